@@ -1,0 +1,66 @@
+"""The ``skillharness`` command line: one typer app composed of one module per command group.
+
+Each module in :mod:`skillharness.commands` owns its sub-commands; this file only wires them.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from skillharness import __version__
+from skillharness.errors import SkillharnessError
+
+app = typer.Typer(
+    name="skillharness",
+    help="Evolve a video-QA agent's skills; accept an edit only when a statistical gate says it helps.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    """skillharness command line."""
+
+
+def _register() -> None:
+    # Imported here so `skillharness --version` stays fast and a broken group names itself.
+    from skillharness.commands import split as split_cmd
+
+    split_cmd.register(app)
+
+
+def main() -> None:
+    """Console entry point: user errors print one clear message and exit 2, never a traceback."""
+    _register()
+    try:
+        app(standalone_mode=False)
+    except SkillharnessError as exc:
+        typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.exit(130)
+    except Exception as exc:  # click usage errors and the like
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,21 @@
+"""The ``data`` config section: where questions, pools, videos and subtitles live."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from skillharness.data.questions import VIDEO_MME, Benchmark
+from skillharness.util.model import StrictModel
+
+
+class DataConfig(StrictModel):
+    """Inputs of a run. Relative paths are resolved against the config file's folder."""
+
+    questions: Path | None = Field(None, description="Questions file (parquet, json, jsonl, csv, tsv).")
+    pools: Path | None = Field(None, description="Frozen pools.json written by `skillharness split`.")
+    pools_sha256: str | None = Field(None, description="Expected sha256 of pools.json; checked at start.")
+    videos_dir: Path | None = Field(None, description="Folder of <videoID>.mp4 (or .mkv/.webm) files.")
+    subtitles_dir: Path | None = Field(None, description="Folder of <videoID>.srt files (optional).")
+    benchmark: Benchmark = Field(VIDEO_MME, description="Legal task types, durations and letters.")

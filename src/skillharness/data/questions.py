@@ -1,0 +1,102 @@
+"""The Question record and the task-type vocabulary.
+
+A question is one row of a Video-MME-layout file. The model is benchmark-neutral: which task
+types and duration labels are legal is a :class:`Benchmark` given to the loader, so another
+benchmark only needs another vocabulary, not another model.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+from pydantic import Field, field_validator, model_validator
+
+from skillharness.util.model import StrictModel
+
+__all__ = ["TaskType", "Question", "Benchmark", "VIDEO_MME", "OPTION_LETTERS", "slugify"]
+
+OPTION_LETTERS = ("A", "B", "C", "D")
+_OPTION_RE = re.compile(r"^([A-Z])\.\s?(.*)$", re.DOTALL)
+
+
+class TaskType(StrEnum):
+    """The 12 Video-MME task types (the default vocabulary)."""
+
+    TEMPORAL_PERCEPTION = "Temporal Perception"
+    SPATIAL_PERCEPTION = "Spatial Perception"
+    ATTRIBUTE_PERCEPTION = "Attribute Perception"
+    ACTION_RECOGNITION = "Action Recognition"
+    OBJECT_RECOGNITION = "Object Recognition"
+    OCR_PROBLEMS = "OCR Problems"
+    COUNTING_PROBLEM = "Counting Problem"
+    TEMPORAL_REASONING = "Temporal Reasoning"
+    SPATIAL_REASONING = "Spatial Reasoning"
+    ACTION_REASONING = "Action Reasoning"
+    OBJECT_REASONING = "Object Reasoning"
+    INFORMATION_SYNOPSIS = "Information Synopsis"
+
+
+def slugify(name: str) -> str:
+    """File-system name of a task type: ``"OCR Problems"`` → ``"ocr_problems"``."""
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+class Benchmark(StrictModel):
+    """The vocabulary a questions file is validated against."""
+
+    name: str = "videomme"
+    task_types: tuple[str, ...] = tuple(t.value for t in TaskType)
+    durations: tuple[str, ...] = ("short", "medium", "long")
+    option_letters: tuple[str, ...] = OPTION_LETTERS
+
+
+VIDEO_MME = Benchmark()
+
+
+class Question(StrictModel):
+    """One multiple-choice question about one video, in the official Video-MME layout."""
+
+    video_id: str = Field(min_length=1)
+    duration: str = Field(min_length=1)
+    domain: str = ""
+    sub_category: str = ""
+    url: str = ""
+    videoID: str = Field(min_length=1)  # noqa: N815 - the official column name
+    question_id: str = Field(min_length=1)
+    task_type: str = Field(min_length=1)
+    question: str = Field(min_length=1)
+    options: tuple[str, ...] = Field(min_length=2)
+    answer: str = Field(min_length=1, max_length=1)
+
+    @field_validator("answer")
+    @classmethod
+    def _upper_answer(cls, value: str) -> str:
+        return value.strip().upper()
+
+    @model_validator(mode="after")
+    def _answer_among_options(self) -> Question:
+        letters = self.letters
+        for index, option in enumerate(self.options):
+            match = _OPTION_RE.match(option)
+            if match is None or match.group(1) != OPTION_LETTERS[index]:
+                raise ValueError(
+                    f"options[{index}] must start with '{OPTION_LETTERS[index]}. ', got {option!r}"
+                )
+        if self.answer not in letters:
+            raise ValueError(f"answer {self.answer!r} is not among the option letters {letters}")
+        return self
+
+    @property
+    def letters(self) -> tuple[str, ...]:
+        """The option letters, in order (``("A", "B", "C", "D")`` for Video-MME)."""
+        return OPTION_LETTERS[: len(self.options)]
+
+    def option_text(self, letter: str) -> str:
+        """The option text without its ``"A. "`` prefix."""
+        match = _OPTION_RE.match(self.options[self.letters.index(letter)])
+        return match.group(2) if match else ""
+
+    @property
+    def task_slug(self) -> str:
+        return slugify(self.task_type)

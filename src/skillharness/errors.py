@@ -1,0 +1,100 @@
+"""Every exception skillharness raises, in one tree.
+
+User-input errors (the user can fix the file, flag or config) are kept apart from run-time
+errors (the endpoint, the disk or the store misbehaved)::
+
+    SkillharnessError
+    ├── UserError                    the user's input is wrong; the message names it
+    │   ├── ConfigError              config file, env var or CLI flag (key path + file)
+    │   ├── DataError                questions file, video, subtitles (file + row/line + field)
+    │   ├── SplitError               split artifacts (exists without --force, hash mismatch)
+    │   ├── SkillError               skill document / bundle / workspace (file + line)
+    │   └── TemplateError            missing, empty or badly rendering prompt template
+    └── RunError                     something failed while running
+        ├── LLMError                 a model call failed
+        │   ├── TransientLLMError    worth retrying (timeouts, disconnects, 429/5xx, cut stream)
+        │   └── FatalLLMError        retrying cannot help (400/401/403/404/422)
+        │       └── AuthError        names the endpoint and the env var, never the key
+        ├── InfraError               frames, disk, store: the question could not be asked
+        ├── StoreError               run store schema/version/readonly problems
+        └── CacheError               cache backend problems (never a corrupt entry: that is a miss)
+
+Third-party exceptions are translated at the layer boundary (``raise X(...) from exc``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+class SkillharnessError(Exception):
+    """Base class. ``context`` carries machine-readable details (file, row, field, ...)."""
+
+    def __init__(self, message: str, **context: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.context: Mapping[str, Any] = dict(context)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UserError(SkillharnessError):
+    """The user's input is at fault; the message says which input and how."""
+
+
+class ConfigError(UserError):
+    """A config file, environment variable or flag is invalid."""
+
+
+class DataError(UserError):
+    """A questions file, video or subtitle file is invalid."""
+
+
+class SplitError(UserError):
+    """Split artifacts are missing, mismatched, or would be overwritten."""
+
+
+class SkillError(UserError):
+    """A skill document, bundle or workspace is malformed."""
+
+
+class TemplateError(UserError):
+    """A prompt template is missing, empty or fails strict rendering."""
+
+
+class RunError(SkillharnessError):
+    """Something failed at run time."""
+
+
+class LLMError(RunError):
+    """A model call failed."""
+
+
+class TransientLLMError(LLMError):
+    """A model call failed in a way that a retry may fix."""
+
+    def __init__(self, message: str, *, retry_after_s: float | None = None, **context: Any) -> None:
+        super().__init__(message, **context)
+        self.retry_after_s = retry_after_s
+
+
+class FatalLLMError(LLMError):
+    """A model call failed in a way that a retry cannot fix."""
+
+
+class AuthError(FatalLLMError):
+    """The endpoint refused our credentials. Names the endpoint and env var, never the key."""
+
+
+class InfraError(RunError):
+    """Infrastructure (frames, disk, store) failed; the question could not be asked fairly."""
+
+
+class StoreError(RunError):
+    """The run store could not be opened, migrated or written."""
+
+
+class CacheError(RunError):
+    """A cache backend is unreachable or misconfigured."""

@@ -1,0 +1,1 @@
+"""The LLM layer: streaming client, errors, retries, breaker, routing, cache."""

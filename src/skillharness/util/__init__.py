@@ -1,0 +1,1 @@
+"""Small shared utilities with no knowledge of the domain."""

@@ -1,0 +1,80 @@
+"""Crash-safe file writes.
+
+Every artifact a user keeps as evidence (pools, manifests, checkpoints, cache files) is written
+through here: a temp file in the same folder, fsync, ``os.replace``, fsync of the folder. A crash
+at any point leaves either the old file or the new one, never a torn mix (audit P1-7, P2-1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "fsync_dir", "sha256_file",
+           "sha256_bytes", "atomic_open"]
+
+
+def fsync_dir(path: Path) -> None:
+    """Flush a directory entry so a completed rename survives power loss."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_open(path: Path | str) -> Iterator[BinaryIO]:
+    """Yield a binary file that replaces ``path`` only if the block finishes without error."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    fsync_dir(target.parent)
+
+
+def atomic_write_bytes(path: Path | str, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically."""
+    with atomic_open(path) as handle:
+        handle.write(data)
+
+
+def atomic_write_text(path: Path | str, text: str) -> None:
+    """Write UTF-8 ``text`` to ``path`` atomically."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: Path | str, obj: Any) -> bytes:
+    """Write ``obj`` as stable, indented JSON atomically; return the bytes written."""
+    data = (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    atomic_write_bytes(path, data)
+    return data
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path | str) -> str:
+    """Hex sha256 of a file, streamed so large files do not load into memory."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
