@@ -98,3 +98,11 @@ class StoreError(RunError):
 
 class CacheError(RunError):
     """A cache backend is unreachable or misconfigured."""
+
+
+class CircuitOpenError(TransientLLMError):
+    """An endpoint's circuit breaker stayed open past the caller's wait deadline (or fail-fast).
+
+    Transient for the run (a resume asks again), but the retry layer does not retry it: the
+    caller has already waited as long as the config allows.
+    """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from skillharness.llm.types import SamplingParams
 from skillharness.util.model import StrictModel
@@ -13,11 +13,29 @@ class AgentConfig(StrictModel):
     """How the agent sees a question and how much it may spend on it."""
 
     initial_frames: int = Field(8, ge=0, description="Uniform frames in the first message.")
-    max_steps: int = Field(6, ge=1, description="Model turns per question.")
+    max_steps: int = Field(6, ge=1, description="Model turns per question; the last one may only answer.")
     max_frames: int = Field(32, ge=0, description="Frames per question, first message included.")
+    max_frames_per_call: int = Field(16, ge=1, description="Most frames one get_frames call may return.")
     vision: bool = Field(True, description="false: send no images (subtitle-and-text baseline).")
     subtitles: bool = Field(True, description="Show the subtitle lines at the sampled frame times.")
+    max_subtitle_chars: int = Field(
+        4000, ge=100, description="Subtitle text shown per message or tool result; longer is cut."
+    )
+    trace_chars: int = Field(2000, ge=100, description="Characters of each message kept in the trace.")
     samples: int = Field(1, ge=1, description="Independent samples per question.")
     concurrency: int = Field(24, ge=1, description="Questions in flight.")
-    sampling: SamplingParams = Field(default_factory=lambda: SamplingParams(temperature=0.0))
-    frames: FramesConfig = Field(default_factory=FramesConfig)
+    sampling: SamplingParams = Field(
+        default_factory=lambda: SamplingParams(temperature=0.0),
+        description="Sampling parameters of every agent call (all enter the cache key).",
+    )
+    frames: FramesConfig = Field(
+        default_factory=FramesConfig, description="Frame decoding, resizing, JPEG quality and cache."
+    )
+
+    @model_validator(mode="after")
+    def _initial_within_budget(self) -> AgentConfig:
+        if self.vision and self.initial_frames > self.max_frames:
+            raise ValueError(
+                f"initial_frames ({self.initial_frames}) exceeds max_frames ({self.max_frames})"
+            )
+        return self

@@ -1,18 +1,97 @@
-"""The ``llm`` and ``cache`` config sections."""
+"""The ``llm`` and ``cache`` config sections.
+
+Every field is documented; unknown keys are rejected (``StrictModel``). The API key itself is
+never part of the config: only the *name* of the environment variable that holds it, read at
+call time.
+"""
 
 from __future__ import annotations
 
-from pydantic import Field
+from enum import StrEnum
 
+from pydantic import Field, field_validator
+
+from skillharness.errors import ConfigError
+from skillharness.llm.cache.ttl import parse_ttl
+from skillharness.llm.roles import Role
 from skillharness.util.model import StrictModel
+
+__all__ = [
+    "EndpointConfig", "TimeoutConfig", "RetryConfig", "BreakerConfig", "OpenBehaviour",
+    "RolePrice", "LLMConfig", "CacheConfig",
+]
 
 
 class EndpointConfig(StrictModel):
     """One OpenAI-compatible server. The key itself is never in config: only the env var's name."""
 
-    base_url: str = Field(description="e.g. http://127.0.0.1:8000/v1")
-    api_key_env: str | None = Field(None, description="Name of the env var holding the API key.")
+    base_url: str = Field(description="e.g. http://127.0.0.1:8000/v1 (the path before /chat/completions).")
+    api_key_env: str | None = Field(
+        None, description="Name of the env var holding the API key; None sends no Authorization header."
+    )
     max_in_flight: int = Field(24, ge=1, description="Concurrent requests to this endpoint.")
+    name: str | None = Field(None, description="Label used in logs and errors; defaults to base_url.")
+
+    @property
+    def label(self) -> str:
+        """How logs, errors and responses name this endpoint."""
+        return self.name or self.base_url
+
+
+class TimeoutConfig(StrictModel):
+    """httpx per-phase timeouts plus a total deadline per attempt (a slow drip never ends otherwise)."""
+
+    connect_s: float = Field(10.0, gt=0, description="Establishing the TCP connection.")
+    read_s: float = Field(120.0, gt=0, description="Longest wait for the next bytes (first byte included).")
+    write_s: float = Field(30.0, gt=0, description="Longest wait to send the request body.")
+    pool_s: float = Field(30.0, gt=0, description="Longest wait for a free connection from the pool.")
+    total_s: float = Field(600.0, gt=0, description="Whole attempt, from sending to the last SSE frame.")
+
+
+class RetryConfig(StrictModel):
+    """Retries of transient failures: capped per call and, globally, by a budget."""
+
+    max_attempts: int = Field(8, ge=1, description="Attempts per call, the first included.")
+    base_delay_s: float = Field(0.5, gt=0, description="Backoff scale: attempt n sleeps U(0, base*2^(n-1)).")
+    max_delay_s: float = Field(30.0, gt=0, description="Cap of one exponential backoff sleep.")
+    retry_after_cap_s: float = Field(120.0, gt=0, description="Cap of a server's Retry-After.")
+    max_elapsed_s: float = Field(
+        1800.0, gt=0, description="Total deadline of one call over all its attempts and sleeps."
+    )
+    budget_share: float = Field(
+        0.2, ge=0, le=10, description="Retries may not exceed this share of the calls in the window."
+    )
+    budget_window_s: float = Field(60.0, gt=0, description="The sliding window of 'recent calls'.")
+    budget_floor: int = Field(
+        10, ge=0, description="Retries always allowed per window, so a quiet run can still retry."
+    )
+
+
+class OpenBehaviour(StrEnum):
+    """What a caller does when its endpoint's breaker is open (or half-open with a probe out)."""
+
+    WAIT = "wait"  # pause until the endpoint recovers, up to breaker.wait_deadline_s
+    FAIL_FAST = "fail_fast"  # raise CircuitOpenError at once
+
+
+class BreakerConfig(StrictModel):
+    """A per-endpoint circuit breaker: closed → open → half-open (exactly one probe) → closed."""
+
+    failure_threshold: int = Field(5, ge=1, description="Consecutive transient failures that open it.")
+    cooldown_s: float = Field(10.0, gt=0, description="Time open before one probe is let through.")
+    on_open: OpenBehaviour = Field(
+        OpenBehaviour.WAIT, description="'wait' pauses callers (an outage pauses the run); 'fail_fast'."
+    )
+    wait_deadline_s: float = Field(
+        900.0, gt=0, description="Longest a caller waits for an open endpoint before CircuitOpenError."
+    )
+
+
+class RolePrice(StrictModel):
+    """Price of tokens for one role, for cost accounting (any currency; reports say 'cost')."""
+
+    prompt_per_mtok: float = Field(0.0, ge=0, description="Cost of one million prompt tokens.")
+    completion_per_mtok: float = Field(0.0, ge=0, description="Cost of one million completion tokens.")
 
 
 class LLMConfig(StrictModel):
@@ -20,13 +99,43 @@ class LLMConfig(StrictModel):
 
     model: str = Field("sim-vl", description="Model name sent in every request.")
     endpoints: tuple[EndpointConfig, ...] = Field(
-        (EndpointConfig(base_url="http://127.0.0.1:8000/v1"),), min_length=1
+        (EndpointConfig(base_url="http://127.0.0.1:8000/v1"),),
+        min_length=1,
+        description="Replicas serving the model; calls go to the least-loaded healthy one.",
+    )
+    timeouts: TimeoutConfig = Field(default_factory=TimeoutConfig, description="Per-attempt timeouts.")
+    retry: RetryConfig = Field(default_factory=RetryConfig, description="Retry policy and budget.")
+    breaker: BreakerConfig = Field(default_factory=BreakerConfig, description="Per-endpoint breaker.")
+    prices: dict[Role, RolePrice] = Field(
+        default_factory=dict, description="Optional token prices per role; absent roles cost 0."
+    )
+    tool_calls_in_content: bool = Field(
+        False,
+        description="Accept a tool call written as bare JSON in 'content' (small llama.cpp models do).",
     )
 
 
 class CacheConfig(StrictModel):
     """The response cache."""
 
-    url: str = Field("sqlite:///.skillharness/cache.sqlite", description="sqlite:///path or redis://host:port/db")
-    ttl: str = Field("never", description="'never' or a duration like '7d', '12h', '30m'. No magic 0.")
-    salt: str | None = Field(None, description="Mixed into every key; training runs get one automatically.")
+    enabled: bool = Field(True, description="False bypasses the cache entirely.")
+    url: str = Field(
+        "sqlite:///.skillharness/cache.sqlite",
+        description="sqlite:///relative/path, sqlite:////absolute/path, or redis://host:port/db.",
+    )
+    ttl: str = Field("never", description="'never' or a positive duration like '7d', '12h', '30m'. No magic 0.")
+    salt: str | None = Field(
+        None, description="Mixed into every key; None lets the caller (a training run) supply its own."
+    )
+    namespace: str = Field(
+        "skillharness", pattern=r"^[A-Za-z0-9_.-]+$", description="Key prefix; 'cache clear' removes only it."
+    )
+
+    @field_validator("ttl")
+    @classmethod
+    def _ttl_parses(cls, value: str) -> str:
+        try:
+            parse_ttl(value)
+        except ConfigError as exc:  # pydantic reports a ValueError with the key path
+            raise ValueError(str(exc)) from exc
+        return value

@@ -2,17 +2,42 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from skillharness.util.model import StrictModel
 
 
 class GateConfig(StrictModel):
-    """The e-process gate."""
+    """The e-process gate (see docs/gate.md): bets, threshold, ladder and budget."""
 
-    alpha: float = Field(0.05, gt=0, lt=1, description="Type-I error of one gate.")
-    bet_cap: float = Field(0.5, gt=0, le=0.5, description="Largest bet; bets stay in [0, bet_cap].")
-    n_max: int = Field(64, ge=1, description="Largest number of paired observations per gate.")
+    alpha: float = Field(0.05, gt=0, lt=1, description="Type-I error of one gate (false accept of a no-better edit).")
+    bet_cap: float = Field(
+        0.5, gt=0, le=0.5, description="Largest bet; bets stay in [0, bet_cap], so one win multiplies wealth by at most 1 + bet_cap."
+    )
+    n_max: int = Field(64, ge=1, description="Largest number of paired observations (ties included) per gate.")
+    bet_strategy: Literal["agrapa", "ons"] = Field(
+        "agrapa", description="Predictable bet rule: 'agrapa' (plug-in Kelly bet) or 'ons' (online Newton step)."
+    )
+    first_stage: int = Field(8, ge=1, description="Observations in the ladder's first stage.")
+    stage_growth: float = Field(
+        2.0, ge=1.0, description="Each ladder stage ends at ceil(previous end x stage_growth) observations, capped at n_max."
+    )
+    n_candidates: int = Field(
+        1, ge=1, description="Candidates tested on the same val data; the accept threshold becomes n_candidates / alpha."
+    )
+    alpha_spending: Literal["none", "basel", "geometric"] = Field(
+        "none",
+        description=(
+            "Per-run alpha spending over the run's gates k = 1, 2, ...: 'none' gives each gate alpha; "
+            "'basel' gives alpha * 6 / (pi^2 k^2); 'geometric' gives alpha / 2^k. The last two bound the "
+            "run's chance of any false accept by alpha."
+        ),
+    )
+    mcnemar_alpha: float = Field(
+        0.05, gt=0, lt=1, description="Level of the one-sided McNemar harm guard on untargeted classes (Holm over classes)."
+    )
 
 
 class TrainConfig(StrictModel):

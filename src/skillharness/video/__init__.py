@@ -1,1 +1,25 @@
-"""video layer."""
+"""Video layer: JPEG frames sampled from video files (seek-based, cached on disk) and subtitles."""
+
+from skillharness.video._decode import DecoderStats, decoder_stats
+from skillharness.video.cache import FrameCache, default_cache_dir
+from skillharness.video.config import FramesConfig
+from skillharness.video.frames import FrameSampler, range_timestamps, uniform_timestamps, video_duration
+from skillharness.video.subtitles import SubtitleLine, Subtitles, load_subtitles
+from skillharness.video.types import Frame, FrameSet
+
+__all__ = [
+    "DecoderStats",
+    "Frame",
+    "FrameCache",
+    "FrameSampler",
+    "FrameSet",
+    "FramesConfig",
+    "SubtitleLine",
+    "Subtitles",
+    "decoder_stats",
+    "default_cache_dir",
+    "load_subtitles",
+    "range_timestamps",
+    "uniform_timestamps",
+    "video_duration",
+]

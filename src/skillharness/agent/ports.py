@@ -1,0 +1,82 @@
+"""What the agent needs from its collaborators, as small structural protocols.
+
+The agent sits below the store and the skills layer, so it names what it needs here and the
+runner plugs in the real objects (the run store's writer, the skills bundle, the frame sampler)
+or thin adapters around them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from skillharness.agent.records import Prediction, TraceStep
+from skillharness.data.questions import Question
+from skillharness.llm.types import ChatRequest, ChatResponse
+from skillharness.video.types import FrameSet
+
+__all__ = ["BundleView", "FrameSource", "SubtitleSource", "TraceSink", "InvalidatingChatModel"]
+
+
+class BundleView(Protocol):
+    """The agent's text: what the skills layer's bundle offers the agent."""
+
+    @property
+    def system_prompt(self) -> str: ...
+
+    def skill_text(self, task_type: str) -> str:
+        """The whole skill document (all regions) for ``task_type``."""
+        ...
+
+    def tool_description(self, tool_name: str) -> str: ...
+
+    def relevant_hash(self, task_type: str) -> str:
+        """Hash of the text that can affect ``task_type`` (system + its skill + tool descriptions)."""
+        ...
+
+
+class FrameSource(Protocol):
+    """The frames of a question's video. Failures of single frames come back in the FrameSet."""
+
+    async def duration_s(self, question: Question) -> float: ...
+
+    async def uniform(self, question: Question, count: int) -> FrameSet: ...
+
+    async def between(self, question: Question, start_s: float, end_s: float, count: int) -> FrameSet: ...
+
+
+class SubtitleSource(Protocol):
+    """Subtitle lines of a question's video, already formatted (e.g. ``"[12.0s] text"``).
+
+    A video without subtitles returns ``()``: that is normal, not an error.
+    """
+
+    async def at(self, question: Question, timestamps: Sequence[float]) -> tuple[str, ...]: ...
+
+    async def between(self, question: Question, start_s: float, end_s: float) -> tuple[str, ...]: ...
+
+
+class TraceSink(Protocol):
+    """Where the agent records what it does, as it does it (audit P0-2).
+
+    When a call returns the record is durable (or the call raised, which the agent turns into
+    an ``infra_error`` for that question). Every write is an upsert on the record's key.
+    """
+
+    async def write_step(self, step: TraceStep) -> None: ...
+
+    async def write_prediction(self, prediction: Prediction) -> None: ...
+
+
+@runtime_checkable
+class InvalidatingChatModel(Protocol):
+    """A chat model with a response cache that can forget one request's response.
+
+    The agent calls ``invalidate`` for every request of a question that ended in a parse or infra
+    error, so a resume asks the model again instead of replaying the bad response (audit P0-4).
+    Invalidating a request that is not cached is a no-op.
+    """
+
+    async def complete(self, request: ChatRequest) -> ChatResponse: ...
+
+    async def invalidate(self, request: ChatRequest) -> None: ...

@@ -1,0 +1,189 @@
+"""The one config: YAML file, then environment, then command-line flags.
+
+Precedence (highest first): flags actually given on the command line, ``SKILLHARNESS_*``
+environment variables (``SKILLHARNESS_LLM__MODEL=...``, ``__`` descends a level), the YAML file,
+the defaults. Every section rejects unknown keys, and the error names the key, its path and
+where it came from (file, variable or flag). Secrets are never config values: an endpoint names
+the environment variable that holds its key (``api_key_env``), and the key is read at call time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from skillharness.agent.config import AgentConfig
+from skillharness.data.config import DataConfig
+from skillharness.errors import ConfigError
+from skillharness.eval.config import EvalConfig
+from skillharness.llm.config import CacheConfig, LLMConfig
+from skillharness.store.config import StoreConfig
+from skillharness.train.config import TrainConfig
+
+__all__ = ["Config", "load_config", "flag_overrides", "ENV_PREFIX"]
+
+ENV_PREFIX = "SKILLHARNESS_"
+_NESTED = "__"
+_yaml_data: ContextVar[dict[str, Any]] = ContextVar("_yaml_data", default={})
+
+
+class _YamlSource(PydanticBaseSettingsSource):
+    """The parsed YAML of the current :func:`load_config` call (lowest-priority source)."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return _yaml_data.get().get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(_yaml_data.get())
+
+
+class Config(BaseSettings):
+    """Everything a user sets. See ``docs/config.md`` for every key."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_nested_delimiter=_NESTED, extra="forbid", frozen=True,
+        case_sensitive=False,
+    )
+
+    data: DataConfig = Field(default_factory=DataConfig)
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    train: TrainConfig = Field(default_factory=TrainConfig)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Flags (init kwargs) beat the environment, which beats the file. No .env or secrets dir:
+        # a secret must come from the environment named in the config, nowhere else.
+        return init_settings, env_settings, _YamlSource(settings_cls)
+
+    def fingerprint(self) -> str:
+        """sha256 of the canonical JSON of this config (for run provenance; holds no secrets)."""
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def flag_overrides(flags: Mapping[str, Any]) -> dict[str, Any]:
+    """Nest dotted flag values (``{"agent.concurrency": 8}``), dropping flags not given (None).
+
+    A flag overrides the file only when the user typed it: typer options default to ``None``
+    and are dropped here, so a default never masks a YAML value.
+    """
+    nested: dict[str, Any] = {}
+    for dotted, value in flags.items():
+        if value is None:
+            continue
+        *parents, leaf = dotted.split(".")
+        node = nested
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return nested
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}", file=str(path))
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}", file=str(path)) from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of sections, got {type(data).__name__}",
+                          file=str(path))
+    return data
+
+
+def _check_env_sections() -> None:
+    sections = set(Config.model_fields)
+    for name in os.environ:
+        if name.upper().startswith(ENV_PREFIX):
+            head = name[len(ENV_PREFIX):].split(_NESTED)[0].lower()
+            if head and head not in sections and "__" in name[len(ENV_PREFIX):]:
+                raise ConfigError(f"environment variable {name}: unknown config section {head!r} "
+                                  f"(known: {', '.join(sorted(sections))})", variable=name)
+
+
+def _has_path(data: Any, path: tuple[Any, ...]) -> bool:
+    node = data
+    for part in path:
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list | tuple) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        else:
+            return False
+    return True
+
+
+def _origin(loc: tuple[Any, ...], yaml_data: dict[str, Any], flags: dict[str, Any], path: Path | None) -> str:
+    if _has_path(flags, loc):
+        return "the command line"
+    if _has_path(yaml_data, loc):
+        return str(path)
+    return f"the environment ({ENV_PREFIX}{_NESTED.join(str(p).upper() for p in loc)})"
+
+
+def _explain(exc: ValidationError, yaml_data: dict[str, Any], flags: dict[str, Any], path: Path | None) -> str:
+    lines = []
+    errors = exc.errors()
+    locs = [tuple(e["loc"]) for e in errors]
+    for err in errors:
+        loc = tuple(err["loc"])
+        if any(len(other) > len(loc) and other[: len(loc)] == loc for other in locs):
+            continue  # a container error caused by a nested one: report the nested one only
+        dotted = ".".join(str(p) for p in loc)
+        where = _origin(loc, yaml_data, flags, path)
+        if err["type"] == "extra_forbidden":
+            lines.append(f"unknown key {str(loc[-1])!r} at {dotted} (in {where})")
+        else:
+            lines.append(f"{dotted}: {err['msg']} (in {where})")
+    return "invalid config:\n  " + "\n  ".join(lines)
+
+
+def _resolve_relative(yaml_data: dict[str, Any], base: Path) -> dict[str, Any]:
+    # Paths in a config file are relative to the file, so an experiment folder can move as a whole.
+    data_section = yaml_data.get("data")
+    if not isinstance(data_section, dict):
+        return yaml_data
+    resolved = dict(data_section)
+    for key in ("questions", "pools", "videos_dir", "subtitles_dir"):
+        value = resolved.get(key)
+        if isinstance(value, str) and value and not Path(value).is_absolute():
+            resolved[key] = str((base / value).resolve())
+    return {**yaml_data, "data": resolved}
+
+
+def load_config(path: Path | str | None = None, flags: Mapping[str, Any] | None = None) -> Config:
+    """Build the config from ``path`` (optional YAML), the environment and given ``flags``."""
+    file_path = Path(path) if path is not None else None
+    yaml_data = _resolve_relative(_read_yaml(file_path), file_path.parent) if file_path else {}
+    overrides = flag_overrides(flags or {})
+    _check_env_sections()
+    token = _yaml_data.set(yaml_data)
+    try:
+        return Config(**overrides)
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, yaml_data, overrides, file_path), file=str(file_path)) from exc
+    finally:
+        _yaml_data.reset(token)

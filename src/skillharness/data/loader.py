@@ -1,0 +1,183 @@
+"""Read a questions file in the Video-MME layout, validating every row.
+
+Formats: parquet (the official release), JSON (a list of rows), JSONL, CSV and TSV. In the
+text formats ``options`` is a JSON list (``["A. x", "B. y", ...]``) or a Python-literal list.
+All problems are collected and raised together in one :class:`DataError`, each naming the file,
+the row and the field, so a user fixes a file in one pass instead of one error per run.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from skillharness.data.questions import VIDEO_MME, Benchmark, Question
+from skillharness.errors import DataError
+
+__all__ = ["load_questions", "read_rows", "REQUIRED_COLUMNS", "MAX_REPORTED_PROBLEMS"]
+
+REQUIRED_COLUMNS = (
+    "video_id", "duration", "domain", "sub_category", "url", "videoID",
+    "question_id", "task_type", "question", "options", "answer",
+)
+MAX_REPORTED_PROBLEMS = 50
+
+
+def load_questions(path: Path | str, benchmark: Benchmark = VIDEO_MME) -> list[Question]:
+    """Load and validate every row of ``path``; raise one DataError listing all problems."""
+    source = Path(path)
+    if not source.is_file():
+        raise DataError(f"questions file not found: {source}", file=str(source))
+    problems: list[str] = []
+    questions: list[Question] = []
+    first_row_of: dict[str, int] = {}
+    for row_no, row in enumerate(read_rows(source), start=1):
+        question = _validate_row(source, row_no, row, benchmark, problems)
+        if question is None:
+            continue
+        if question.question_id in first_row_of:
+            problems.append(
+                f"{source}: row {row_no}: field 'question_id': duplicate {question.question_id!r} "
+                f"(first seen at row {first_row_of[question.question_id]})"
+            )
+            continue
+        first_row_of[question.question_id] = row_no
+        questions.append(question)
+    if not questions and not problems:
+        problems.append(f"{source}: the file holds no questions")
+    if problems:
+        shown = problems[:MAX_REPORTED_PROBLEMS]
+        more = len(problems) - len(shown)
+        tail = f"\n  ... and {more} more" if more else ""
+        raise DataError(
+            f"{len(problems)} problem(s) in {source}:\n  " + "\n  ".join(shown) + tail,
+            file=str(source), problems=problems,
+        )
+    return questions
+
+
+def _validate_row(
+    source: Path, row_no: int, row: Mapping[str, Any], benchmark: Benchmark, problems: list[str]
+) -> Question | None:
+    where = f"{source}: row {row_no}"
+    qid = row.get("question_id")
+    if qid not in (None, ""):
+        where += f" (question_id {qid})"
+    missing = [col for col in REQUIRED_COLUMNS if col not in row]
+    if missing:
+        problems.append(f"{where}: missing column(s) {', '.join(missing)}")
+        return None
+    fields = {col: row[col] for col in REQUIRED_COLUMNS}
+    try:
+        fields["options"] = _parse_options(fields["options"])
+    except ValueError as exc:
+        problems.append(f"{where}: field 'options': {exc}")
+        return None
+    for col in ("video_id", "question_id", "videoID"):
+        fields[col] = _as_text(fields[col])
+    try:
+        question = Question.model_validate(fields)
+    except ValidationError as exc:
+        for err in exc.errors():
+            field = ".".join(str(p) for p in err["loc"]) or "row"
+            problems.append(f"{where}: field '{field}': {err['msg']}")
+        return None
+    if question.task_type not in benchmark.task_types:
+        problems.append(
+            f"{where}: field 'task_type': unknown task type {question.task_type!r} "
+            f"(benchmark {benchmark.name!r} knows {len(benchmark.task_types)})"
+        )
+        return None
+    if question.duration not in benchmark.durations:
+        problems.append(
+            f"{where}: field 'duration': {question.duration!r} is not one of {list(benchmark.durations)}"
+        )
+        return None
+    return question
+
+
+def _as_text(value: Any) -> Any:
+    # CSV readers and parquet may hand back ints for ids like "001"; keep strings as they are.
+    return str(value) if isinstance(value, int) else value
+
+
+def _parse_options(value: Any) -> tuple[str, ...]:
+    if hasattr(value, "tolist"):  # numpy arrays from parquet
+        value = value.tolist()
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            try:
+                value = ast.literal_eval(text)
+            except (ValueError, SyntaxError) as exc:
+                raise ValueError(f"not a list of options: {text[:80]!r}") from exc
+    if not isinstance(value, list | tuple) or not all(isinstance(o, str) for o in value):
+        raise ValueError(f"expected a list of strings, got {type(value).__name__}")
+    return tuple(value)
+
+
+def read_rows(source: Path) -> Iterator[Mapping[str, Any]]:
+    """Yield raw rows of ``source`` by its suffix; unreadable files raise DataError."""
+    suffix = source.suffix.lower()
+    readers = {".parquet": _parquet_rows, ".json": _json_rows, ".jsonl": _jsonl_rows,
+               ".csv": _csv_rows, ".tsv": _csv_rows}
+    reader = readers.get(suffix)
+    if reader is None:
+        raise DataError(
+            f"{source}: unsupported questions format {suffix!r} (use .parquet, .json, .jsonl, .csv or .tsv)",
+            file=str(source),
+        )
+    yield from reader(source)
+
+
+def _json_rows(source: Path) -> Iterable[Mapping[str, Any]]:
+    try:
+        data = json.loads(source.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(f"{source}: not valid JSON: {exc}", file=str(source)) from exc
+    if not isinstance(data, list):
+        raise DataError(f"{source}: expected a JSON list of rows, got {type(data).__name__}", file=str(source))
+    for index, row in enumerate(data, start=1):
+        if not isinstance(row, dict):
+            raise DataError(f"{source}: row {index}: expected an object, got {type(row).__name__}",
+                            file=str(source), row=index)
+    return data
+
+
+def _jsonl_rows(source: Path) -> Iterator[Mapping[str, Any]]:
+    with source.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{source}: line {line_no}: not valid JSON: {exc}",
+                                file=str(source), row=line_no) from exc
+            if not isinstance(row, dict):
+                raise DataError(f"{source}: line {line_no}: expected an object", file=str(source), row=line_no)
+            yield row
+
+
+def _csv_rows(source: Path) -> Iterator[Mapping[str, Any]]:
+    delimiter = "\t" if source.suffix.lower() == ".tsv" else ","
+    with source.open(encoding="utf-8", newline="") as handle:
+        yield from csv.DictReader(handle, delimiter=delimiter)
+
+
+def _parquet_rows(source: Path) -> Iterable[Mapping[str, Any]]:
+    import pyarrow.parquet as pq  # imported lazily: pyarrow is slow to import
+
+    try:
+        table = pq.read_table(source)
+    except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+        raise DataError(f"{source}: not a readable parquet file: {exc}", file=str(source)) from exc
+    return table.to_pylist()

@@ -1,0 +1,181 @@
+"""The frozen split's artifacts on disk: ``pools.json`` and ``split_manifest.json``.
+
+Written atomically, never replaced without ``force`` (which first moves the old files into a
+timestamped backup folder, audit P2-1), and verifiable: :func:`verify_split` re-hashes and
+re-counts everything the manifest claims.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from skillharness.data.questions import Question
+from skillharness.data.split import POOL_NAMES, Split, count_table
+from skillharness.errors import SplitError
+from skillharness.util.atomic import atomic_write_bytes, atomic_write_json, fsync_dir, sha256_bytes, sha256_file
+
+__all__ = ["POOLS_FILE", "MANIFEST_FILE", "SCHEMA_VERSION", "FrozenPools", "WriteResult",
+           "write_split", "load_pools", "verify_split", "existing_artifacts"]
+
+POOLS_FILE = "pools.json"
+MANIFEST_FILE = "split_manifest.json"
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class FrozenPools:
+    """The question ids of each pool, as later stages read them."""
+
+    unit: str
+    units: dict[str, tuple[str, ...]]
+    questions: dict[str, tuple[str, ...]]
+    sha256: str
+
+    def pool_of(self) -> dict[str, str]:
+        return {qid: pool for pool, qids in self.questions.items() for qid in qids}
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    pools_path: Path
+    manifest_path: Path
+    pools_sha256: str
+    backup_dir: Path | None
+
+
+def _pools_document(split: Split) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "unit": split.params.unit,
+        "pools": {
+            name: {"units": [u.id for u in units], "question_ids": [q for u in units for q in u.question_ids]}
+            for name, units in split.pools.items()
+        },
+    }
+
+
+def _manifest(split: Split, questions: Sequence[Question], source: Path, source_sha: str,
+              pools_sha: str, version: str) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "package_version": version,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "source": {"path": str(source.resolve()), "sha256": source_sha, "questions": len(questions)},
+        "parameters": split.params.model_dump(mode="json"),
+        "pool_sizes": {name: {"units": len(units), "questions": sum(len(u.question_ids) for u in units)}
+                       for name, units in split.pools.items()},
+        "counts": count_table(split, questions),
+        "micro_classes": [m.__dict__ for m in split.micro],
+        "unmet_min_val_per_class": list(split.unmet_min_val),
+        "pools_sha256": pools_sha,
+    }
+
+
+def existing_artifacts(out_dir: Path) -> list[Path]:
+    return [out_dir / name for name in (POOLS_FILE, MANIFEST_FILE) if (out_dir / name).exists()]
+
+
+def write_split(split: Split, questions: Sequence[Question], source: Path, out_dir: Path,
+                *, force: bool, version: str) -> WriteResult:
+    """Write both artifacts atomically; refuse to replace existing ones unless ``force``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    existing = existing_artifacts(out_dir)
+    if existing and not force:
+        listing = ", ".join(f"{p.name} (sha256 {sha256_file(p)})" for p in existing)
+        raise SplitError(f"split artifacts already exist in {out_dir}: {listing}. They are frozen evidence; "
+                         "pass --force to replace them (the old files are backed up first).",
+                         files=[str(p) for p in existing])
+    backup = _backup(out_dir, existing) if existing else None
+    pools_bytes = json.dumps(_pools_document(split), indent=2, sort_keys=True).encode() + b"\n"
+    pools_sha = sha256_bytes(pools_bytes)
+    atomic_write_bytes(out_dir / POOLS_FILE, pools_bytes)
+    atomic_write_json(out_dir / MANIFEST_FILE,
+                      _manifest(split, questions, source, sha256_file(source), pools_sha, version))
+    return WriteResult(out_dir / POOLS_FILE, out_dir / MANIFEST_FILE, pools_sha, backup)
+
+
+def _backup(out_dir: Path, files: Sequence[Path]) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    backup = out_dir / f"backup-{stamp}"
+    backup.mkdir()
+    for path in files:
+        os.replace(path, backup / path.name)
+    fsync_dir(backup)
+    fsync_dir(out_dir)
+    return backup
+
+
+def load_pools(path: Path, expected_sha256: str | None = None) -> FrozenPools:
+    """Read ``pools.json``; with ``expected_sha256`` a mismatch is an error, never a warning."""
+    if not path.is_file():
+        raise SplitError(f"pools file not found: {path}", file=str(path))
+    data = path.read_bytes()
+    digest = sha256_bytes(data)
+    if expected_sha256 is not None and digest != expected_sha256:
+        raise SplitError(f"{path}: sha256 {digest} does not match the expected {expected_sha256}; "
+                         "the frozen split was changed", file=str(path))
+    try:
+        doc = json.loads(data)
+        if doc.get("schema_version") != SCHEMA_VERSION:
+            raise SplitError(f"{path}: unsupported pools schema_version {doc.get('schema_version')!r}")
+        pools = doc["pools"]
+        units = {name: tuple(pools[name]["units"]) for name in POOL_NAMES}
+        qids = {name: tuple(pools[name]["question_ids"]) for name in POOL_NAMES}
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+        raise SplitError(f"{path}: not a valid pools file: {exc!r}", file=str(path)) from exc
+    return FrozenPools(doc["unit"], units, qids, digest)
+
+
+def verify_split(out_dir: Path, questions_path: Path | None = None) -> list[str]:
+    """Re-check the artifacts in ``out_dir``; return the list of problems (empty = verified)."""
+    from skillharness.data.loader import load_questions
+
+    manifest_path = out_dir / MANIFEST_FILE
+    if not manifest_path.is_file():
+        return [f"{manifest_path} is missing"]
+    try:
+        manifest = json.loads(manifest_path.read_text())
+        pools = load_pools(out_dir / POOLS_FILE, manifest["pools_sha256"])
+    except (json.JSONDecodeError, KeyError) as exc:
+        return [f"{manifest_path}: unreadable manifest: {exc!r}"]
+    except SplitError as exc:
+        return [str(exc)]
+    problems = _overlaps(pools)
+    source = questions_path or Path(manifest["source"]["path"])
+    if not source.is_file():
+        return [*problems, f"source questions file {source} not found; pass --questions to re-check counts"]
+    if (digest := sha256_file(source)) != manifest["source"]["sha256"]:
+        problems.append(f"source {source}: sha256 {digest} != manifest {manifest['source']['sha256']}")
+        return problems
+    by_id = {q.question_id: q for q in load_questions(source)}
+    recount: dict[str, dict[str, dict[str, int]]] = {}
+    for pool, qids in pools.questions.items():
+        cells: dict[str, dict[str, int]] = {}
+        for qid in qids:
+            if qid not in by_id:
+                problems.append(f"pool {pool}: question {qid} is not in {source}")
+                continue
+            q = by_id[qid]
+            cells.setdefault(q.task_type, {}).setdefault(q.duration, 0)
+            cells[q.task_type][q.duration] += 1
+        recount[pool] = dict(sorted(cells.items()))
+    if recount != manifest["counts"]:
+        problems.append("per-pool counts recomputed from pools.json differ from the manifest")
+    return problems
+
+
+def _overlaps(pools: FrozenPools) -> list[str]:
+    problems = []
+    seen: dict[str, str] = {}
+    for pool in POOL_NAMES:
+        for unit in pools.units[pool]:
+            if unit in seen:
+                problems.append(f"unit {unit} is in both {seen[unit]} and {pool}")
+            seen[unit] = pool
+    return problems

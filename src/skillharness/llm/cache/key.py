@@ -1,0 +1,54 @@
+"""The cache key: sha256 of canonical JSON over everything that shapes a response (audit P1-1).
+
+In the key: a key version, the model, the full messages (tool calls and tool results included),
+tools, tool_choice, response_format, *every* :class:`SamplingParams` field (unset ones as explicit
+nulls, so adding a field changes every key rather than silently aliasing), extra_body, the sample
+index and the salt. Out of the key: the API key, timeouts, retry settings and the stream flag,
+which change how we ask, not what is answered. The role is out too: it is derived from the
+request content (tools or schema name), so it would add nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from skillharness.llm.types import ChatRequest, SamplingParams
+
+__all__ = ["KEY_VERSION", "cache_key", "key_material", "canonical_json"]
+
+KEY_VERSION = 1
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON: sorted keys, no whitespace, UTF-8 kept, NaN refused."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _sampling_material(sampling: SamplingParams) -> dict[str, Any]:
+    # Iterate the model's declared fields so a new field enters the key without a code change.
+    dumped = sampling.model_dump(mode="json")
+    return {name: dumped.get(name) for name in type(sampling).model_fields}
+
+
+def key_material(request: ChatRequest, salt: str | None) -> dict[str, Any]:
+    """The exact object that is hashed (exposed so tests and docs can show it)."""
+    return {
+        "v": KEY_VERSION,
+        "model": request.model,
+        "messages": list(request.messages),
+        "tools": list(request.tools) if request.tools is not None else None,
+        "tool_choice": request.tool_choice,
+        "response_format": request.response_format,
+        "sampling": _sampling_material(request.sampling),
+        "extra_body": request.extra_body,
+        "sample_idx": request.sample_idx,
+        "salt": salt,
+    }
+
+
+def cache_key(request: ChatRequest, salt: str | None) -> str:
+    """Hex sha256 of the canonical JSON of :func:`key_material`."""
+    text = canonical_json(key_material(request, salt))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

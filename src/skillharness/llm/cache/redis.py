@@ -1,0 +1,83 @@
+"""Redis backend: a cache shared by several harness processes or machines.
+
+Every key lives under ``<namespace>:cache:``; ``clear`` deletes only those (SCAN + UNLINK), never
+FLUSHDB. Redis expires entries itself, so ``prune`` has nothing to do.
+"""
+
+from __future__ import annotations
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from skillharness.errors import CacheError
+from skillharness.llm.cache.backend import BackendStats, redact_url
+
+__all__ = ["RedisBackend"]
+
+_SCAN_BATCH = 500
+
+
+class RedisBackend:
+    """Async redis-py client; errors become CacheError naming the (redacted) URL."""
+
+    def __init__(self, url: str, namespace: str) -> None:
+        self.url = url
+        self.prefix = f"{namespace}:cache:"
+        try:
+            self._redis = aioredis.from_url(url, socket_connect_timeout=10, socket_timeout=30)
+        except (RedisError, ValueError) as exc:
+            raise CacheError(f"cache url {redact_url(url)}: {exc}", url=redact_url(url)) from exc
+
+    def _fail(self, exc: Exception) -> CacheError:
+        return CacheError(f"redis cache {redact_url(self.url)}: {exc}", url=redact_url(self.url))
+
+    async def get(self, key: str) -> bytes | None:
+        try:
+            return await self._redis.get(self.prefix + key)
+        except RedisError as exc:
+            raise self._fail(exc) from exc
+
+    async def put(self, key: str, value: bytes, ttl_s: float | None) -> None:
+        px = None if ttl_s is None else max(1, int(ttl_s * 1000))
+        try:
+            await self._redis.set(self.prefix + key, value, px=px)
+        except RedisError as exc:
+            raise self._fail(exc) from exc
+
+    async def delete(self, key: str) -> None:
+        try:
+            await self._redis.unlink(self.prefix + key)
+        except RedisError as exc:
+            raise self._fail(exc) from exc
+
+    async def _keys(self) -> list[bytes]:
+        return [k async for k in self._redis.scan_iter(match=self.prefix + "*", count=_SCAN_BATCH)]
+
+    async def stats(self) -> BackendStats:
+        try:
+            keys = await self._keys()
+            size = 0
+            for start in range(0, len(keys), _SCAN_BATCH):
+                async with self._redis.pipeline(transaction=False) as pipe:
+                    for k in keys[start : start + _SCAN_BATCH]:
+                        pipe.strlen(k)
+                    size += sum(await pipe.execute())
+        except RedisError as exc:
+            raise self._fail(exc) from exc
+        return BackendStats("redis", redact_url(self.url), len(keys), size, 0)
+
+    async def prune(self) -> int:
+        return 0
+
+    async def clear(self) -> int:
+        try:
+            keys = await self._keys()
+            removed = 0
+            for start in range(0, len(keys), _SCAN_BATCH):
+                removed += await self._redis.unlink(*keys[start : start + _SCAN_BATCH])
+        except RedisError as exc:
+            raise self._fail(exc) from exc
+        return removed
+
+    async def aclose(self) -> None:
+        await self._redis.aclose()

@@ -1,0 +1,99 @@
+"""SQLite file backend: the embedded default, safe for several processes (WAL)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from skillharness.errors import CacheError
+from skillharness.llm.cache.backend import BackendStats
+
+__all__ = ["SQLiteBackend"]
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS cache_entries (
+    namespace  TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    value      BLOB NOT NULL,
+    created_at REAL NOT NULL,
+    expires_at REAL,              -- NULL: never expires
+    PRIMARY KEY (namespace, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS cache_entries_expiry ON cache_entries (namespace, expires_at);
+"""
+
+
+class SQLiteBackend:
+    """One connection guarded by a lock; calls run in a worker thread so a lock wait never blocks
+    the event loop."""
+
+    def __init__(self, path: str | Path, namespace: str) -> None:
+        self.path = Path(path)
+        self.namespace = namespace
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
+            # WAL lets readers and one writer (possibly other processes) proceed together;
+            # synchronous=NORMAL is durable across process crashes, which is what a cache needs.
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.executescript(_DDL)
+        except sqlite3.Error as exc:
+            raise CacheError(f"cannot open cache file {self.path}: {exc}", file=str(self.path)) from exc
+
+    def _run(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        with self._lock:
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise CacheError(f"cache file {self.path}: {exc}", file=str(self.path)) from exc
+
+    async def _arun(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        return await asyncio.to_thread(self._run, sql, params)
+
+    async def get(self, key: str) -> bytes | None:
+        rows = await self._arun(
+            "SELECT value FROM cache_entries WHERE namespace=? AND key=? AND (expires_at IS NULL OR expires_at>?)",
+            (self.namespace, key, time.time()),
+        )
+        return bytes(rows[0][0]) if rows else None  # type: ignore[arg-type]
+
+    async def put(self, key: str, value: bytes, ttl_s: float | None) -> None:
+        now = time.time()
+        await self._arun(
+            "INSERT OR REPLACE INTO cache_entries VALUES (?,?,?,?,?)",
+            (self.namespace, key, value, now, None if ttl_s is None else now + ttl_s),
+        )
+
+    async def delete(self, key: str) -> None:
+        await self._arun("DELETE FROM cache_entries WHERE namespace=? AND key=?", (self.namespace, key))
+
+    async def stats(self) -> BackendStats:
+        rows = await self._arun(
+            "SELECT COUNT(*), COALESCE(SUM(LENGTH(value)),0),"
+            " COALESCE(SUM(expires_at IS NOT NULL AND expires_at<=?),0)"
+            " FROM cache_entries WHERE namespace=?",
+            (time.time(), self.namespace),
+        )
+        entries, size, expired = rows[0]
+        return BackendStats("sqlite", str(self.path), int(entries), int(size), int(expired))  # type: ignore[arg-type]
+
+    async def prune(self) -> int:
+        rows = await self._arun(
+            "DELETE FROM cache_entries WHERE namespace=? AND expires_at IS NOT NULL AND expires_at<=?"
+            " RETURNING 1",
+            (self.namespace, time.time()),
+        )
+        return len(rows)
+
+    async def clear(self) -> int:
+        rows = await self._arun("DELETE FROM cache_entries WHERE namespace=? RETURNING 1", (self.namespace,))
+        return len(rows)
+
+    async def aclose(self) -> None:
+        with self._lock:
+            self._conn.close()

@@ -1,0 +1,172 @@
+"""Every knob of the simulated model, in one strict, documented config.
+
+The same :class:`SimConfig` drives the in-process server used by tests, the ``sim serve``
+command (``--world FILE`` is a YAML or JSON dump of it) and the oracle, so the ground truth the
+oracle reports is computed from exactly the numbers the server samples with.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import Field, model_validator
+
+from skillharness.llm.roles import Role
+from skillharness.util.model import StrictModel
+
+__all__ = [
+    "FaultKind", "FaultConfig", "LatencyConfig", "WorldConfig", "AgentConfig",
+    "JudgeConfig", "EvolveConfig", "SimConfig", "AnswerShape",
+]
+
+
+class FaultKind(StrEnum):
+    """A way the simulated server misbehaves (see docs/simulator.md for the exact bytes)."""
+
+    TRUNCATE = "truncate"  # stream ends cleanly after some chunks, without data: [DONE]
+    RESET = "reset"  # the connection is dropped mid-stream (incomplete chunked body)
+    HTTP_429 = "http_429"  # 429 with a Retry-After header
+    HTTP_500 = "http_500"
+    HTTP_502 = "http_502"
+    HTTP_503 = "http_503"
+    VLLM_ERROR_FRAME = "vllm_error_frame"  # data: {"error": ...} then data: [DONE]
+    LLAMACPP_ERROR_FRAME = "llamacpp_error_frame"  # data: {"error": ...} and the stream ends
+    SLOW_FIRST_BYTE = "slow_first_byte"  # nothing is sent for slow_first_byte_s, then a normal reply
+    MALFORMED_CHUNK = "malformed_chunk"  # one data: frame holds broken JSON, the rest is normal
+
+
+class AnswerShape(StrEnum):
+    """How the agent role writes the letter it intends to answer."""
+
+    PLAIN = "plain"  # {"answer": "B"}
+    PAREN = "paren"  # {"answer": "(b)"}
+    SENTENCE = "sentence"  # {"answer": "The answer is B."}
+    LIST = "list"  # {"answer": ["B"]}
+    TWO_LETTERS = "two_letters"  # {"answer": "B, D"}: never correct
+    NO_ANSWER = "no_answer"  # a text reply and no submit_answer call: never correct
+
+
+# Shapes that still carry exactly the intended letter; the oracle counts the other two as wrong.
+LETTER_PRESERVING_SHAPES = frozenset(
+    {AnswerShape.PLAIN, AnswerShape.PAREN, AnswerShape.SENTENCE, AnswerShape.LIST}
+)
+
+
+class FaultConfig(StrictModel):
+    """Random faults: each request draws at most one fault, seeded by the request number."""
+
+    rates: dict[FaultKind, float] = Field(
+        default_factory=dict, description="Probability of each fault per eligible request (sum <= 1)."
+    )
+    roles: tuple[Role, ...] | None = Field(
+        None, description="Only requests of these roles are eligible; None = every request."
+    )
+    every_k: int | None = Field(
+        None, ge=1, description="Only every k-th eligible request (1-based count) may fault."
+    )
+    retry_after_s: float = Field(1.0, ge=0, description="Retry-After header value sent with 429.")
+    slow_first_byte_s: float = Field(5.0, ge=0, description="Delay before the first byte of a slow reply.")
+    cut_after_chunks: int = Field(2, ge=0, description="Chunks sent before a truncate/reset/error frame.")
+
+    @model_validator(mode="after")
+    def _rates_are_probabilities(self) -> FaultConfig:
+        if any(not 0.0 <= rate <= 1.0 for rate in self.rates.values()):
+            raise ValueError("every fault rate must be within [0, 1]")
+        if sum(self.rates.values()) > 1.0 + 1e-9:
+            raise ValueError(f"fault rates sum to {sum(self.rates.values()):.3f} > 1")
+        return self
+
+
+class LatencyConfig(StrictModel):
+    """Time the server takes, like a GPU server under no load."""
+
+    ttft_s: float = Field(0.0, ge=0, description="Time to first token, seconds.")
+    per_token_s: float = Field(0.0, ge=0, description="Time per generated token, seconds.")
+    jitter_s: float = Field(0.0, ge=0, description="Uniform extra delay in [0, jitter_s] added to ttft.")
+
+
+class WorldConfig(StrictModel):
+    """The hidden ground truth: how questions depend on insights and harmful rules."""
+
+    insights_per_task: int = Field(3, ge=1, le=6, description="Hidden insights per task type.")
+    needed_min: int = Field(1, ge=1, description="Fewest insights a question needs.")
+    needed_max: int = Field(2, ge=1, description="Most insights a question needs.")
+    base_min: float = Field(0.30, ge=0, le=1, description="Lowest base accuracy (no insight present).")
+    base_max: float = Field(0.60, ge=0, le=1, description="Highest base accuracy.")
+    gain_min: float = Field(0.20, ge=0, le=1, description="Smallest gain when all needed insights are present.")
+    gain_max: float = Field(0.40, ge=0, le=1, description="Largest such gain.")
+    harm_per_rule: float = Field(0.15, ge=0, le=1, description="Accuracy lost per harmful rule present.")
+    floor: float = Field(0.02, ge=0, le=1, description="Lowest probability of intending the right letter.")
+    ceiling: float = Field(0.97, ge=0, le=1, description="Highest probability of intending the right letter.")
+
+    @model_validator(mode="after")
+    def _ranges(self) -> WorldConfig:
+        if self.needed_min > self.needed_max or self.needed_max > self.insights_per_task:
+            raise ValueError("need needed_min <= needed_max <= insights_per_task")
+        if self.base_min > self.base_max or self.gain_min > self.gain_max or self.floor > self.ceiling:
+            raise ValueError("each *_min must be <= its *_max and floor <= ceiling")
+        return self
+
+
+class AgentConfig(StrictModel):
+    """How the agent role behaves besides being right or wrong."""
+
+    awkward_rate: float = Field(0.10, ge=0, le=1, description="Share of answers in a non-plain shape.")
+    awkward_shapes: dict[AnswerShape, float] = Field(
+        default_factory=lambda: {
+            AnswerShape.PAREN: 1.0, AnswerShape.SENTENCE: 1.0, AnswerShape.LIST: 1.0,
+            AnswerShape.TWO_LETTERS: 1.0, AnswerShape.NO_ANSWER: 1.0,
+        },
+        description="Relative weights of the awkward shapes (PLAIN here is ignored).",
+    )
+    subtitles_rate: float = Field(0.5, ge=0, le=1, description="Episodes that call get_subtitles.")
+    extra_frames_rate: float = Field(0.3, ge=0, le=1, description="Episodes that call get_frames twice.")
+
+    @model_validator(mode="after")
+    def _weights(self) -> AgentConfig:
+        weights = {k: v for k, v in self.awkward_shapes.items() if k != AnswerShape.PLAIN}
+        if any(v < 0 for v in weights.values()) or (self.awkward_rate > 0 and sum(weights.values()) <= 0):
+            raise ValueError("awkward_shapes weights must be >= 0 with a positive sum")
+        return self
+
+
+class JudgeConfig(StrictModel):
+    """The diagnosis judge: right most of the time, sometimes flipped or unsure."""
+
+    noise: float = Field(0.10, ge=0, le=1, description="Probability of flipping defect <-> lapse.")
+    uncertain_rate: float = Field(0.05, ge=0, le=1, description="Probability of answering 'uncertain'.")
+
+
+class EvolveConfig(StrictModel):
+    """What an evolve call proposes; the rest of each edit's probability mass is 'useless'."""
+
+    insight_rate: float = Field(0.5, ge=0, le=1, description="An edit states a missing insight (reworded).")
+    harmful_rate: float = Field(0.2, ge=0, le=1, description="An edit states a harmful rule.")
+    edits_per_call: int = Field(1, ge=1, le=5, description="Edits per proposal.")
+    rank_accuracy: float = Field(0.7, ge=0, le=1, description="Rank picks the truly best candidate.")
+    consolidate_drop_rate: float = Field(
+        0.1, ge=0, le=1, description="Consolidation drops one instruction line it should have kept."
+    )
+
+    @model_validator(mode="after")
+    def _sum(self) -> EvolveConfig:
+        if self.insight_rate + self.harmful_rate > 1.0 + 1e-9:
+            raise ValueError("insight_rate + harmful_rate must be <= 1")
+        return self
+
+
+class SimConfig(StrictModel):
+    """Everything the simulated model does, seeded."""
+
+    seed: int = Field(0, description="World and sampling seed: same seed, same world, same answers.")
+    model_names: tuple[str, ...] = Field(("sim-vl",), min_length=1, description="Served model names.")
+    max_body_bytes: int = Field(32 * 1024 * 1024, ge=1024, description="Larger request bodies get 413.")
+    max_concurrency: int | None = Field(
+        None, ge=1, description="Requests processed at once; the rest queue (None = unlimited)."
+    )
+    latency: LatencyConfig = Field(default_factory=LatencyConfig)
+    faults: FaultConfig = Field(default_factory=FaultConfig)
+    world: WorldConfig = Field(default_factory=WorldConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    evolve: EvolveConfig = Field(default_factory=EvolveConfig)

@@ -1,0 +1,86 @@
+"""Which request gets which fault: seeded random rates, filters, and forced faults for tests.
+
+A request gets at most one fault. Forced faults (``force(kind, count)``) come first and make a
+test deterministic ("the next request is cut"); otherwise the configured rates decide, with a
+draw that depends only on the seed and the request's number.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from skillharness.llm.roles import Role
+from skillharness.sim.config import FaultConfig, FaultKind
+from skillharness.sim.draw import uniform, weighted_choice
+
+__all__ = ["FaultInjector", "STREAM_ONLY_FAULTS"]
+
+# Faults that only make sense inside an SSE stream; a non-streamed reply shows them differently
+# (documented in docs/simulator.md): truncate/reset drop the connection mid-body, error frames
+# become a 500, a malformed chunk becomes a broken JSON body.
+STREAM_ONLY_FAULTS = frozenset(
+    {
+        FaultKind.TRUNCATE, FaultKind.RESET, FaultKind.VLLM_ERROR_FRAME,
+        FaultKind.LLAMACPP_ERROR_FRAME, FaultKind.MALFORMED_CHUNK,
+    }
+)
+
+
+@dataclass
+class _Forced:
+    kind: FaultKind
+    remaining: int
+    roles: frozenset[Role] | None
+
+
+class FaultInjector:
+    """Decides the fault (or none) of each request; safe to call from any thread."""
+
+    def __init__(self, config: FaultConfig, seed: int) -> None:
+        self._lock = threading.Lock()
+        self._seed = seed
+        self._config = config
+        self._forced: list[_Forced] = []
+        self._eligible = 0
+
+    @property
+    def config(self) -> FaultConfig:
+        return self._config
+
+    def configure(self, config: FaultConfig) -> None:
+        """Replace the random fault settings (forced faults stay queued)."""
+        with self._lock:
+            self._config = config
+            self._eligible = 0
+
+    def force(self, kind: FaultKind, count: int = 1, roles: tuple[Role, ...] | None = None) -> None:
+        """Give the next ``count`` requests (of ``roles``, if given) fault ``kind``."""
+        with self._lock:
+            self._forced.append(_Forced(FaultKind(kind), count, frozenset(roles) if roles else None))
+
+    def clear(self) -> None:
+        """Drop every forced fault and every random rate."""
+        with self._lock:
+            self._forced.clear()
+            self._config = FaultConfig()
+            self._eligible = 0
+
+    def decide(self, request_no: int, role: Role | None) -> FaultKind | None:
+        """The fault of request number ``request_no`` (1-based) playing ``role``."""
+        with self._lock:
+            for entry in self._forced:
+                if entry.roles is None or role in entry.roles:
+                    entry.remaining -= 1
+                    if entry.remaining <= 0:
+                        self._forced.remove(entry)
+                    return entry.kind
+            config = self._config
+            if not config.rates or (config.roles is not None and role not in config.roles):
+                return None
+            self._eligible += 1
+            if config.every_k is not None and self._eligible % config.every_k != 0:
+                return None
+        items: list[tuple[FaultKind | None, float]] = list(config.rates.items())
+        items.append((None, max(0.0, 1.0 - sum(config.rates.values()))))
+        return weighted_choice(items, uniform(self._seed, "fault", request_no))

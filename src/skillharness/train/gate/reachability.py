@@ -1,0 +1,115 @@
+"""Can a gate accept at all? Decided before any evolution cost is spent (audit P0-3).
+
+Every factor of the wealth is at most ``1 + cap`` (a win at the largest bet); ties and losses
+never raise it. So after ``n`` observations ``K_n <= (1 + cap)^n`` for any predictable strategy,
+and acceptance needs at least ``min_wins = ceil(log(threshold) / log(1 + cap))`` wins, hence at
+least that many drawable observations. With ``cap = 1/2`` and ``alpha = 0.05``:
+``1.5^7 = 17.1 < 20 <= 25.6 = 1.5^8``, so 8. The built-in strategies start at the cap, so an
+unbroken run of ``min_wins`` wins does accept: the bound is attained.
+
+Multiple testing: ``m`` candidates tested on the same val data use the threshold ``m / alpha``
+(a union bound over their e-processes); per-run alpha spending gives gate ``k`` the level
+``alpha_k`` with ``sum_k alpha_k <= alpha``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from skillharness.errors import ConfigError
+from skillharness.train.config import GateConfig
+
+__all__ = [
+    "Reachability",
+    "ensure_reachable",
+    "gate_alpha",
+    "min_wins",
+    "reachability",
+    "reachability_for",
+    "threshold",
+]
+
+
+def gate_alpha(alpha: float, spending: str = "none", gate_index: int = 1) -> float:
+    """Level of the ``gate_index``-th gate of a run (1-based) under an alpha-spending schedule.
+
+    ``none``: every gate gets ``alpha``. ``basel``: ``alpha * 6 / (pi^2 k^2)``.
+    ``geometric``: ``alpha / 2^k``. Both spending schedules sum to at most ``alpha``.
+    """
+    if gate_index < 1:
+        raise ConfigError(f"gate_index must be >= 1, got {gate_index}", field="gate_index")
+    if spending == "none":
+        return alpha
+    if spending == "basel":
+        return alpha * 6.0 / (math.pi**2 * gate_index**2)
+    if spending == "geometric":
+        return alpha / 2.0**gate_index
+    raise ConfigError(f"unknown alpha spending {spending!r}", field="gate.alpha_spending")
+
+
+def threshold(alpha: float, n_candidates: int = 1) -> float:
+    """E-value threshold ``m / alpha`` for ``m`` candidates tested on the same data."""
+    return n_candidates / alpha
+
+
+def min_wins(threshold_value: float, bet_cap: float) -> int:
+    """Fewest wins ``w`` with ``(1 + bet_cap)^w >= threshold_value`` (exact at float boundaries)."""
+    if threshold_value <= 1.0:
+        return 0
+    wins = max(0, math.ceil(math.log(threshold_value) / math.log1p(bet_cap)) - 1)
+    while (1.0 + bet_cap) ** wins < threshold_value:
+        wins += 1
+    return wins
+
+
+@dataclass(frozen=True)
+class Reachability:
+    """Whether a gate with ``drawable`` observations can ever reach its threshold."""
+
+    alpha: float
+    threshold: float
+    bet_cap: float
+    drawable: int
+    min_wins: int
+    max_wealth: float
+
+    @property
+    def reachable(self) -> bool:
+        """True when an all-wins run of the drawable observations reaches the threshold."""
+        return self.drawable >= self.min_wins
+
+
+def reachability(alpha: float, bet_cap: float, drawable: int, n_candidates: int = 1) -> Reachability:
+    """Pure reachability check for one gate; ``alpha`` is this gate's (possibly spent) level."""
+    thr = threshold(alpha, n_candidates)
+    return Reachability(
+        alpha=alpha,
+        threshold=thr,
+        bet_cap=bet_cap,
+        drawable=drawable,
+        min_wins=min_wins(thr, bet_cap),
+        max_wealth=(1.0 + bet_cap) ** drawable,
+    )
+
+
+def reachability_for(config: GateConfig, drawable: int, gate_index: int = 1) -> Reachability:
+    """Reachability of gate ``gate_index`` of a run under ``config``; the budget caps ``drawable``."""
+    level = gate_alpha(config.alpha, config.alpha_spending, gate_index)
+    return reachability(level, config.bet_cap, min(drawable, config.n_max), config.n_candidates)
+
+
+def ensure_reachable(config: GateConfig, drawable: int, *, gate_index: int = 1, label: str = "gate") -> Reachability:
+    """Refuse, before any cost is spent, a gate that could never accept."""
+    result = reachability_for(config, drawable, gate_index)
+    if not result.reachable:
+        raise ConfigError(
+            f"{label}: acceptance is unreachable: it needs at least {result.min_wins} wins "
+            f"(threshold {result.threshold:g}, bet cap {result.bet_cap:g}) but only {result.drawable} "
+            "observations can be drawn; enlarge the val pool or budget, or exclude this class",
+            label=label,
+            drawable=result.drawable,
+            min_wins=result.min_wins,
+            threshold=result.threshold,
+        )
+    return result

@@ -1,0 +1,180 @@
+"""Frame sampling: which timestamps, and the JPEG frames shown at them.
+
+The sampling rule (timestamps are rounded to whole microseconds):
+
+- uniform, N frames over a video of duration D: ``t_i = (i + 0.5) * D / N`` for ``i = 0..N-1``;
+- range, N frames over ``[start, end]``: ``t_i = start + (i + 0.5) * (end - start) / N``.
+
+Each frame is the centre of an equal slice, so no frame sits on the first (often black) or the
+past-the-end instant. The frame "at" ``t`` is the one on screen at ``t`` (the last frame whose
+presentation time is ``<= t``). Frames are resized (never enlarged) so their longest side is
+``FramesConfig.longest_side`` and encoded as JPEG at ``FramesConfig.jpeg_quality``.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from skillharness.errors import DataError
+from skillharness.video._decode import decode_at, probe
+from skillharness.video.cache import FrameCache, VideoIdentity, default_cache_dir
+from skillharness.video.config import FramesConfig
+from skillharness.video.types import Frame, FrameSet
+
+__all__ = ["FrameSampler", "encode_jpeg", "range_timestamps", "uniform_timestamps", "video_duration"]
+
+
+def _round_us(t: float) -> float:
+    return round(t, 6)
+
+
+def uniform_timestamps(duration_s: float, count: int) -> tuple[float, ...]:
+    """``count`` timestamps ``(i + 0.5) * duration / count``: the centres of equal slices."""
+    return range_timestamps(0.0, duration_s, count)
+
+
+def range_timestamps(start_s: float, end_s: float, count: int) -> tuple[float, ...]:
+    """``count`` timestamps ``start + (i + 0.5) * (end - start) / count``."""
+    if count < 1:
+        raise DataError(f"zero frames requested (count={count}); ask for at least one")
+    if not end_s > start_s:
+        raise DataError(f"empty time range [{start_s}, {end_s}]: end must be after start")
+    step = (end_s - start_s) / count
+    return tuple(_round_us(start_s + (i + 0.5) * step) for i in range(count))
+
+
+def encode_jpeg(rgb: np.ndarray, longest_side: int, quality: int) -> tuple[bytes, int, int]:
+    """Resize an RGB array so its longest side is at most ``longest_side``; return (jpeg, w, h)."""
+    image = Image.fromarray(rgb, mode="RGB")
+    scale = longest_side / max(image.size)
+    if scale < 1:
+        size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+        image = image.resize(size, Image.Resampling.BICUBIC)
+    buffer = io.BytesIO()
+    image.save(buffer, format="JPEG", quality=quality)
+    return buffer.getvalue(), image.width, image.height
+
+
+def video_duration(path: Path | str) -> float:
+    """Duration of a video in seconds (from its header; nothing is decoded).
+
+    Raises:
+        DataError: missing, unreadable, audio-only or frameless file.
+    """
+    return probe(Path(path)).duration_s
+
+
+class FrameSampler:
+    """Samples JPEG frames from video files, through the on-disk frame cache.
+
+    Args:
+        config: Resize, quality and cache settings.
+        cache: An explicit cache (tests); by default ``config.cache_dir`` or the user cache folder,
+            or none when ``config.cache_enabled`` is false.
+    """
+
+    def __init__(self, config: FramesConfig | None = None, cache: FrameCache | None = None) -> None:
+        self.config = config or FramesConfig()
+        if cache is None and self.config.cache_enabled:
+            cache = FrameCache(self.config.cache_dir or default_cache_dir())
+        self.cache = cache
+
+    def duration(self, video: Path | str) -> float:
+        """The video's duration in seconds, cached by file identity."""
+        path = _existing(video)
+        identity = VideoIdentity.of(path)
+        cached = self.cache.get_duration(identity) if self.cache else None
+        if cached is not None:
+            return cached
+        duration = probe(path).duration_s
+        if self.cache:
+            self.cache.put_duration(identity, duration)
+        return duration
+
+    def uniform(self, video: Path | str, count: int) -> FrameSet:
+        """``count`` frames spread uniformly over the whole video."""
+        duration = self.duration(video)
+        return self._sample(Path(video), duration, uniform_timestamps(duration, count))
+
+    def range(self, video: Path | str, start_s: float, end_s: float, count: int) -> FrameSet:
+        """``count`` frames spread uniformly over ``[start_s, end_s]``, which must lie inside the video.
+
+        Raises:
+            DataError: the range is empty or reaches outside ``[0, duration]``.
+        """
+        duration = self.duration(video)
+        if start_s < 0 or end_s > duration or not end_s > start_s:
+            raise DataError(
+                f"time range [{start_s}, {end_s}] is outside the video {video} (duration {duration:.3f} s)",
+                file=str(video),
+            )
+        return self._sample(Path(video), duration, range_timestamps(start_s, end_s, count))
+
+    def at(self, video: Path | str, timestamps: Sequence[float]) -> FrameSet:
+        """The frames shown at explicit timestamps (each within ``[0, duration)``)."""
+        duration = self.duration(video)
+        if not timestamps:
+            raise DataError(f"zero frames requested from {video}", file=str(video))
+        outside = [t for t in timestamps if not 0 <= t < duration]
+        if outside:
+            raise DataError(
+                f"timestamps {outside} are outside the video {video} (duration {duration:.3f} s)",
+                file=str(video),
+            )
+        return self._sample(Path(video), duration, tuple(_round_us(t) for t in timestamps))
+
+    def _keys(self, identity: VideoIdentity, timestamps: Sequence[float]) -> list[str]:
+        side, quality = self.config.longest_side, self.config.jpeg_quality
+        return [FrameCache.frame_key(identity, t, side, quality) for t in timestamps]
+
+    def _sample(self, path: Path, duration: float, timestamps: tuple[float, ...]) -> FrameSet:
+        identity = VideoIdentity.of(path)
+        keys = self._keys(identity, timestamps)
+        found: dict[int, Frame] = {}
+        if self.cache:
+            for i, (key, t) in enumerate(zip(keys, timestamps, strict=True)):
+                if (hit := self.cache.get_frame(key, t)) is not None:
+                    found[i] = hit
+        hits = len(found)
+        missing = [i for i in range(len(timestamps)) if i not in found]
+        decoded = self._decode(path, [timestamps[i] for i in missing])
+        fresh = {i: frame for i, frame in zip(missing, decoded, strict=True) if frame is not None}
+        found.update(fresh)
+        if not found:
+            raise DataError(f"no frame of {path} could be decoded at {list(timestamps)}", file=str(path))
+        if self.cache:  # only after every check passed: an error leaves nothing behind
+            for i, frame in fresh.items():
+                self.cache.put_frame(keys[i], frame)
+        return FrameSet(
+            video=path,
+            duration_s=duration,
+            requested_s=timestamps,
+            frames=tuple(found[i] for i in sorted(found)),
+            failed_timestamps=tuple(t for i, t in enumerate(timestamps) if i not in found),
+            from_cache=hits,
+        )
+
+    def _decode(self, path: Path, timestamps: list[float]) -> list[Frame | None]:
+        if not timestamps:
+            return []
+        side, quality = self.config.longest_side, self.config.jpeg_quality
+        out: list[Frame | None] = []
+        for t, raw in zip(timestamps, decode_at(path, timestamps), strict=True):
+            if raw is None:
+                out.append(None)
+                continue
+            jpeg, width, height = encode_jpeg(raw.rgb, side, quality)
+            out.append(Frame(t, raw.pts_s, jpeg, width, height))
+        return out
+
+
+def _existing(video: Path | str) -> Path:
+    path = Path(video)
+    if not path.is_file():
+        raise DataError(f"video file not found: {path}", file=str(path))
+    return path

@@ -1,0 +1,155 @@
+"""The frozen split: determinism, pool sizes, coverage, micro classes, and its artifacts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from skillharness.data.loader import load_questions
+from skillharness.data.pools import load_pools, verify_split, write_split
+from skillharness.data.questions import Question, TaskType
+from skillharness.data.split import SplitParams, make_split
+from skillharness.errors import SplitError
+
+MICRO = {"Temporal Perception", "Spatial Perception", "Spatial Reasoning"}
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "skillharness.cli", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.fixture(scope="module")
+def real(videomme_questions_path: Path) -> list[Question]:
+    return load_questions(videomme_questions_path)
+
+
+def val_counts(split, questions) -> Counter[str]:
+    by_id = {q.question_id: q for q in questions}
+    return Counter(by_id[qid].task_type for u in split.pools["val"] for qid in u.question_ids)
+
+
+def test_question_units_900_sample(real: list[Question]) -> None:
+    params = SplitParams(sizes=(210, 90, 600), unit="question", sample=900, seed=7)
+    split = make_split(real, params)
+    assert [len(split.pools[p]) for p in ("train", "val", "test")] == [210, 90, 600]
+    ids = [q for units in split.pools.values() for u in units for q in u.question_ids]
+    assert len(ids) == len(set(ids)) == 900
+    # Stratification keeps each pool's duration mix close to the whole (1/3 each in Video-MME).
+    by_id = {q.question_id: q for q in real}
+    for pool, units in split.pools.items():
+        mix = Counter(by_id[u.question_ids[0]].duration for u in units)
+        for duration in ("short", "medium", "long"):
+            assert abs(mix[duration] / len(units) - 1 / 3) < 0.05, (pool, mix)
+    assert make_split(real, params) == split  # deterministic for a seed
+    assert make_split(real, params.model_copy(update={"seed": 8})) != split
+
+
+def test_video_units_never_cross_pools(real: list[Question]) -> None:
+    split = make_split(real, SplitParams(sizes=(210, 90, 600), unit="video", seed=0))
+    assert [len(split.pools[p]) for p in ("train", "val", "test")] == [210, 90, 600]
+    video_of = {q.question_id: q.video_id for q in real}
+    pool_of_video: dict[str, str] = {}
+    for pool, units in split.pools.items():
+        for unit in units:
+            assert {video_of[q] for q in unit.question_ids} == {unit.id}
+            assert pool_of_video.setdefault(unit.id, pool) == pool
+    assert sum(len(u.question_ids) for units in split.pools.values() for u in units) == 2700
+
+
+def test_micro_classes_are_reported(real: list[Question]) -> None:
+    split = make_split(real, SplitParams(sizes=(210, 90, 600), unit="video", seed=0, micro_min_val=8))
+    counts = val_counts(split, real)
+    reported = {m.task_type for m in split.micro}
+    assert reported == {t for t in (x.value for x in TaskType) if counts[t] < 8 or t not in counts}
+    assert reported & MICRO, "the real data's three micro classes are short in a 90-video val pool"
+    for micro in split.micro:
+        assert micro.val_questions == counts[micro.task_type]
+        assert "needed for a gate to accept" in micro.reason
+
+
+def test_p0_3_val_covers_every_trained_class(real: list[Question]) -> None:
+    k = 8
+    split = make_split(real, SplitParams(sizes=(210, 90, 600), unit="video", seed=3, min_val_per_class=k))
+    counts = val_counts(split, real)
+    micro = {m.task_type for m in split.micro}
+    for task in (t.value for t in TaskType):
+        if task not in micro:
+            assert counts[task] >= k, (task, counts[task])
+    assert set(split.unmet_min_val) <= micro
+    # Every class that has enough units reaches K: so with K = the gate minimum nothing is micro.
+    assert not micro, split.micro
+    assert [len(split.pools[p]) for p in ("train", "val", "test")] == [210, 90, 600]
+
+
+def test_unreachable_minimum_is_reported_not_hidden(tmp_path: Path, real: list[Question]) -> None:
+    split = make_split(real, SplitParams(sizes=(60, 20, 100), unit="video", sample=180, seed=1,
+                                         min_val_per_class=40))
+    assert split.unmet_min_val, "40 val questions per class cannot fit in 20 videos"
+    counts = val_counts(split, real)
+    assert all(counts[t] < 40 for t in split.unmet_min_val)
+    assert all(counts[t] >= 40 for t in counts if t not in split.unmet_min_val)
+
+
+def test_sizes_larger_than_the_data_are_refused(real: list[Question]) -> None:
+    with pytest.raises(SplitError, match="need 1000 video units, only 900"):
+        make_split(real, SplitParams(sizes=(400, 100, 500), unit="video"))
+
+
+def test_excluded_task_types_leave_the_pools(real: list[Question]) -> None:
+    split = make_split(real, SplitParams(sizes=(600, 300, 1600), unit="question",
+                                         exclude_task_types=tuple(MICRO)))
+    by_id = {q.question_id: q for q in real}
+    kept = {by_id[q].task_type for units in split.pools.values() for u in units for q in u.question_ids}
+    assert not kept & MICRO
+
+
+def test_artifacts_verify_and_detect_tampering(tmp_path: Path, real: list[Question],
+                                               videomme_questions_path: Path) -> None:
+    split = make_split(real, SplitParams(sizes=(210, 90, 600), unit="question", sample=900))
+    out = tmp_path / "split"
+    written = write_split(split, real, videomme_questions_path, out, force=False, version="test")
+    manifest = json.loads(written.manifest_path.read_text())
+    assert manifest["pools_sha256"] == written.pools_sha256
+    assert manifest["source"]["sha256"] and manifest["parameters"]["sample"] == 900
+    assert sum(sum(d.values()) for d in manifest["counts"]["val"].values()) == 90
+    assert verify_split(out) == []
+    pools = load_pools(written.pools_path, written.pools_sha256)
+    assert len(pools.questions["test"]) == 600
+    doc = json.loads(written.pools_path.read_text())
+    doc["pools"]["val"]["question_ids"].append(doc["pools"]["test"]["question_ids"][0])
+    written.pools_path.write_text(json.dumps(doc))
+    problems = verify_split(out)
+    assert problems and "does not match" in problems[0]
+    with pytest.raises(SplitError, match="does not match the expected"):
+        load_pools(written.pools_path, written.pools_sha256)
+
+
+def test_p2_1_split_refuses_to_overwrite_without_force(tmp_path: Path, videomme_questions_path: Path) -> None:
+    out = tmp_path / "split"
+    args = ["split", "--questions", str(videomme_questions_path), "--out", str(out), "--unit", "question",
+            "--sample", "900"]
+    first = cli(*args)
+    assert first.returncode == 0, first.stderr
+    assert "Micro classes" in first.stdout and "val" in first.stdout
+    original = (out / "pools.json").read_bytes()
+    again = cli(*args, "--seed", "5")
+    assert again.returncode != 0
+    assert "already exist" in again.stderr and "pools.json (sha256" in again.stderr and "--force" in again.stderr
+    assert (out / "pools.json").read_bytes() == original, "a refused split must not touch the artifacts"
+    forced = cli(*args, "--seed", "5", "--force")
+    assert forced.returncode == 0, forced.stderr
+    backups = list(out.glob("backup-*"))
+    assert len(backups) == 1 and "backed up" in forced.stdout.replace("\n", " ") or "old ones are in" in forced.stdout
+    assert (backups[0] / "pools.json").read_bytes() == original
+    assert (out / "pools.json").read_bytes() != original
+    verified = cli("split", "verify", str(out))
+    assert verified.returncode == 0, verified.stderr
+    (out / "pools.json").write_text("{}")
+    broken = cli("split", "verify", str(out))
+    assert broken.returncode != 0 and "does NOT verify" in broken.stderr

@@ -1,0 +1,63 @@
+"""Atomic writes: a crash between the temp write and the replace leaves the old file intact."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from skillharness.util.atomic import atomic_open, atomic_write_json, atomic_write_text, sha256_file
+
+CHILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    from skillharness.util import atomic
+    def die(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGKILL)   # the process dies after the temp file is fsynced
+    atomic.os.replace = die
+    atomic.atomic_write_text(sys.argv[1], "NEW CONTENT " * 1000)
+    """
+)
+
+
+def test_p1_7_crash_between_write_and_replace_leaves_old_file(tmp_path: Path) -> None:
+    target = tmp_path / "manifest.json"
+    target.write_text("OLD")
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(target)], capture_output=True, timeout=60)
+    assert proc.returncode == -9, proc.stderr.decode()
+    assert target.read_text() == "OLD"
+
+
+def test_exception_inside_block_keeps_old_file_and_removes_temp(tmp_path: Path) -> None:
+    target = tmp_path / "pools.json"
+    target.write_text("OLD")
+    with pytest.raises(RuntimeError), atomic_open(target) as handle:
+        handle.write(b"half")
+        raise RuntimeError("disk full")
+    assert target.read_text() == "OLD"
+    assert [p.name for p in tmp_path.iterdir()] == ["pools.json"]
+
+
+def test_full_disk_during_write_keeps_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "checkpoint.json"
+    target.write_text("OLD")
+
+    def no_space(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("skillharness.util.atomic.os.fsync", no_space)
+    with pytest.raises(OSError, match="No space"):
+        atomic_write_text(target, "NEW")
+    assert target.read_text() == "OLD"
+    assert len(list(tmp_path.iterdir())) == 1
+
+
+def test_json_write_is_stable_and_hashable(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    atomic_write_json(a, {"b": 1, "a": [1, 2]})
+    atomic_write_json(b, {"a": [1, 2], "b": 1})
+    assert sha256_file(a) == sha256_file(b)
+    assert a.read_text().startswith("{\n")
