@@ -36,9 +36,19 @@ def _root(
 
 def _register() -> None:
     # Imported here so `skillharness --version` stays fast and a broken group names itself.
+    from skillharness.commands import bundle as bundle_cmd
+    from skillharness.commands import cache as cache_cmd
+    from skillharness.commands import data as data_cmd
+    from skillharness.commands import frames as frames_cmd
+    from skillharness.commands import gate as gate_cmd
     from skillharness.commands import split as split_cmd
 
     split_cmd.register(app)
+    gate_cmd.register(app)
+    bundle_cmd.register(app)
+    cache_cmd.register(app)
+    data_cmd.register(app)
+    frames_cmd.register(app)
 
 
 def main() -> None:

@@ -106,3 +106,7 @@ class CircuitOpenError(TransientLLMError):
     Transient for the run (a resume asks again), but the retry layer does not retry it: the
     caller has already waited as long as the config allows.
     """
+
+
+class GateError(RunError):
+    """A gate was misused: fed after its decision, past its budget, or with a malformed outcome."""

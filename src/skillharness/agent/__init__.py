@@ -1,1 +1,23 @@
-"""agent layer."""
+"""The video-QA agent: one question, one sample, a tool-using loop inside one error boundary."""
+
+from skillharness.agent.config import AgentConfig
+from skillharness.agent.loop import Agent
+from skillharness.agent.normalize import Normalized, normalize_answer
+from skillharness.agent.ports import BundleView, FrameSource, InvalidatingChatModel, SubtitleSource, TraceSink
+from skillharness.agent.records import Prediction, PredictionStatus, StepRole, TraceStep
+
+__all__ = [
+    "Agent",
+    "AgentConfig",
+    "BundleView",
+    "FrameSource",
+    "InvalidatingChatModel",
+    "Normalized",
+    "Prediction",
+    "PredictionStatus",
+    "StepRole",
+    "SubtitleSource",
+    "TraceSink",
+    "TraceStep",
+    "normalize_answer",
+]

@@ -35,7 +35,5 @@ class AgentConfig(StrictModel):
     @model_validator(mode="after")
     def _initial_within_budget(self) -> AgentConfig:
         if self.vision and self.initial_frames > self.max_frames:
-            raise ValueError(
-                f"initial_frames ({self.initial_frames}) exceeds max_frames ({self.max_frames})"
-            )
+            raise ValueError(f"initial_frames ({self.initial_frames}) exceeds max_frames ({self.max_frames})")
         return self

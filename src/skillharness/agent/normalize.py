@@ -70,7 +70,9 @@ def normalize_answer(raw: object, letters: Sequence[str], options: Sequence[str]
     return Normalized(letter)
 
 
-def _letters_in(raw: object, allowed: tuple[str, ...], options: tuple[str, ...], depth: int) -> set[str] | str:
+def _letters_in(
+    raw: object, allowed: tuple[str, ...], options: tuple[str, ...], depth: int
+) -> set[str] | str:
     """The set of letters ``raw`` names, or a reason string when its shape is not an answer."""
     if depth > _MAX_DEPTH:
         return "answer nested too deeply"
@@ -94,7 +96,9 @@ def _letters_in(raw: object, allowed: tuple[str, ...], options: tuple[str, ...],
     return f"not an answer: {_preview(raw)}"
 
 
-def _letters_in_text(text: str, allowed: tuple[str, ...], options: tuple[str, ...], depth: int) -> set[str] | str:
+def _letters_in_text(
+    text: str, allowed: tuple[str, ...], options: tuple[str, ...], depth: int
+) -> set[str] | str:
     text = text.strip()
     if not text:
         return "empty answer"
@@ -103,7 +107,7 @@ def _letters_in_text(text: str, allowed: tuple[str, ...], options: tuple[str, ..
     fenced = _FENCE.match(text)
     if fenced:
         text = fenced.group(1).strip()
-    if text[:1] in "{[\"":
+    if text[:1] in '{["':
         try:
             parsed = json.loads(text)
         except ValueError:

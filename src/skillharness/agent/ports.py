@@ -7,7 +7,7 @@ or thin adapters around them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from skillharness.agent.records import Prediction, TraceStep
@@ -15,20 +15,29 @@ from skillharness.data.questions import Question
 from skillharness.llm.types import ChatRequest, ChatResponse
 from skillharness.video.types import FrameSet
 
-__all__ = ["BundleView", "FrameSource", "SubtitleSource", "TraceSink", "InvalidatingChatModel"]
+__all__ = ["BundleView", "FrameSource", "InvalidatingChatModel", "SkillText", "SubtitleSource", "TraceSink"]
+
+
+class SkillText(Protocol):
+    """A skill document; the agent only needs its full text."""
+
+    def render(self) -> str: ...
 
 
 class BundleView(Protocol):
-    """The agent's text: what the skills layer's bundle offers the agent."""
+    """The agent's text, as :class:`skillharness.skills.Bundle` offers it."""
 
     @property
     def system_prompt(self) -> str: ...
 
-    def skill_text(self, task_type: str) -> str:
-        """The whole skill document (all regions) for ``task_type``."""
+    @property
+    def tools(self) -> Mapping[str, str]:
+        """Tool name → description (the descriptions evolve; names and schemas do not)."""
         ...
 
-    def tool_description(self, tool_name: str) -> str: ...
+    def skill(self, task_type: str) -> SkillText:
+        """The skill document (all regions) for ``task_type``."""
+        ...
 
     def relevant_hash(self, task_type: str) -> str:
         """Hash of the text that can affect ``task_type`` (system + its skill + tool descriptions)."""
@@ -51,9 +60,9 @@ class SubtitleSource(Protocol):
     A video without subtitles returns ``()``: that is normal, not an error.
     """
 
-    async def at(self, question: Question, timestamps: Sequence[float]) -> tuple[str, ...]: ...
+    async def lines_at(self, question: Question, timestamps: Sequence[float]) -> tuple[str, ...]: ...
 
-    async def between(self, question: Question, start_s: float, end_s: float) -> tuple[str, ...]: ...
+    async def lines_between(self, question: Question, start_s: float, end_s: float) -> tuple[str, ...]: ...
 
 
 class TraceSink(Protocol):

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from skillharness.util.model import StrictModel
 
-__all__ = ["PredictionStatus", "Prediction", "TraceStep", "StepRole"]
+__all__ = ["Prediction", "PredictionStatus", "StepRole", "TraceStep"]
 
 
 class PredictionStatus(StrEnum):

@@ -109,6 +109,9 @@ def print_split(console: Console, result: Split, questions: list) -> None:
         console.print("[bold magenta]Micro classes[/] (exclude them from training, or name them in the config):")
         for m in result.micro:
             console.print(f"  - {m.task_type}: {m.reason}")
+    else:
+        console.print(f"No micro classes: every task type has at least {result.params.micro_min_val} val "
+                      "questions and a train question, so every gate can accept.")
     if result.unmet_min_val:
         console.print(f"[yellow]Could not reach --min-val-per-class {result.params.min_val_per_class} for:[/] "
                       + ", ".join(result.unmet_min_val))

@@ -17,8 +17,14 @@ from skillharness.llm.roles import Role
 from skillharness.util.model import StrictModel
 
 __all__ = [
-    "EndpointConfig", "TimeoutConfig", "RetryConfig", "BreakerConfig", "OpenBehaviour",
-    "RolePrice", "LLMConfig", "CacheConfig",
+    "BreakerConfig",
+    "CacheConfig",
+    "EndpointConfig",
+    "LLMConfig",
+    "OpenBehaviour",
+    "RetryConfig",
+    "RolePrice",
+    "TimeoutConfig",
 ]
 
 
@@ -123,7 +129,9 @@ class CacheConfig(StrictModel):
         "sqlite:///.skillharness/cache.sqlite",
         description="sqlite:///relative/path, sqlite:////absolute/path, or redis://host:port/db.",
     )
-    ttl: str = Field("never", description="'never' or a positive duration like '7d', '12h', '30m'. No magic 0.")
+    ttl: str = Field(
+        "never", description="'never' or a positive duration like '7d', '12h', '30m'. No magic 0."
+    )
     salt: str | None = Field(
         None, description="Mixed into every key; None lets the caller (a training run) supply its own."
     )

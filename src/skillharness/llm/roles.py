@@ -147,3 +147,12 @@ def role_of_request(body: dict[str, Any]) -> Role | None:
 # server (the simulator, or a human reading a trace) can find it without guessing.
 DOCUMENT_OPEN = "<current_document>"
 DOCUMENT_CLOSE = "</current_document>"
+
+# Top-level request-body key carrying ChatRequest.sample_idx to the server (send it through the
+# OpenAI client's ``extra_body``). The simulator draws a fresh sample per index; real servers
+# ignore unknown keys.
+SAMPLE_IDX_KEY = "sample_idx"
+
+# Evolve-rank prompts introduce each candidate with a line starting with this heading, formatted
+# with its 0-based index (the ``choice`` the rank schema returns), e.g. "### Candidate 0".
+RANK_CANDIDATE_HEADING = "### Candidate {index}"

@@ -1,1 +1,15 @@
-"""sim layer."""
+"""The simulated model: an OpenAI-compatible server with a known ground truth, faults and an oracle.
+
+It is a simulator. Its ground truth is a seeded world of hidden insights per task type; the
+oracle reports the exact expected accuracy of any bundle text on any question set.
+"""
+
+from skillharness.sim.config import AnswerShape, FaultConfig, FaultKind, LatencyConfig, SimConfig
+from skillharness.sim.oracle import BundleText, EditEffect, Oracle
+from skillharness.sim.runner import SimServer, build_state, run_sim_server
+from skillharness.sim.world import World
+
+__all__ = [
+    "AnswerShape", "BundleText", "EditEffect", "FaultConfig", "FaultKind", "LatencyConfig", "Oracle",
+    "SimConfig", "SimServer", "World", "build_state", "run_sim_server",
+]

@@ -88,7 +88,7 @@ class LatencyConfig(StrictModel):
 class WorldConfig(StrictModel):
     """The hidden ground truth: how questions depend on insights and harmful rules."""
 
-    insights_per_task: int = Field(3, ge=1, le=6, description="Hidden insights per task type.")
+    insights_per_task: int = Field(3, ge=1, le=3, description="Hidden insights per task type (the banks hold 3).")
     needed_min: int = Field(1, ge=1, description="Fewest insights a question needs.")
     needed_max: int = Field(2, ge=1, description="Most insights a question needs.")
     base_min: float = Field(0.30, ge=0, le=1, description="Lowest base accuracy (no insight present).")

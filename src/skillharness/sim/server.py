@@ -119,12 +119,12 @@ class ChatCompletions:
     ) -> None:
         state = self.state
         semaphore = state._semaphore
-        state.stats.queue_enter()
-        try:
-            if semaphore is not None:
+        if semaphore is not None:
+            state.stats.queue_enter()
+            try:
                 await semaphore.acquire()
-        finally:
-            state.stats.queue_leave()
+            finally:
+                state.stats.queue_leave()
         state.stats.start()
         try:
             await self._answer(body, role, request_no, fault, send)

@@ -1,1 +1,39 @@
-"""skills layer."""
+"""Skills: region-aware skill documents, patch edits, content-hashed bundles, a crash-safe workspace."""
+
+from skillharness.skills.bundle import Bundle, EditTarget, initial_bundle
+from skillharness.skills.document import MomentumUpdate, SkillDocument
+from skillharness.skills.edits import (
+    Edit,
+    EditLimits,
+    EditOp,
+    EditSet,
+    Refusal,
+    RefusalReason,
+    parse_edit_set,
+)
+from skillharness.skills.hashing import canonical_bytes, content_hash
+from skillharness.skills.patch import apply_edit_set, apply_edit_set_to_text
+from skillharness.skills.workspace import EditRecord, Manifest, VersionRecord, Workspace
+
+__all__ = [
+    "Bundle",
+    "Edit",
+    "EditLimits",
+    "EditOp",
+    "EditRecord",
+    "EditSet",
+    "EditTarget",
+    "Manifest",
+    "MomentumUpdate",
+    "Refusal",
+    "RefusalReason",
+    "SkillDocument",
+    "VersionRecord",
+    "Workspace",
+    "apply_edit_set",
+    "apply_edit_set_to_text",
+    "canonical_bytes",
+    "content_hash",
+    "initial_bundle",
+    "parse_edit_set",
+]

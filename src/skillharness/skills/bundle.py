@@ -24,14 +24,14 @@ from skillharness.data.questions import slugify
 from skillharness.errors import SkillError
 from skillharness.llm.roles import AGENT_TOOL_NAMES
 from skillharness.skills.document import MomentumUpdate, SkillDocument
-from skillharness.skills.edits import EditLimits, EditSet, Refusal
+from skillharness.skills.edits import EditLimits, EditSet, Refusal, RefusalReason
 from skillharness.skills.hashing import BUNDLE_HASH_SCHEME, RELEVANT_HASH_SCHEME, content_hash
 from skillharness.skills.markers import MARKER_LIKE
 from skillharness.skills.patch import apply_edit_set, apply_edit_set_to_text
 from skillharness.util.atomic import atomic_write_bytes
 from skillharness.util.model import StrictModel
 
-__all__ = ["SYSTEM_FILE", "TOOLS_FILE", "SKILLS_DIR", "Bundle", "EditTarget", "initial_bundle"]
+__all__ = ["SKILLS_DIR", "SYSTEM_FILE", "TOOLS_FILE", "Bundle", "EditTarget", "initial_bundle"]
 
 SYSTEM_FILE = "system.md"
 TOOLS_FILE = "tools.yaml"
@@ -75,7 +75,9 @@ class Bundle:
     def __post_init__(self) -> None:
         _validate(self.system_prompt, self.skills, self.tools, self.source)
         object.__setattr__(self, "skills", MappingProxyType(dict(sorted(self.skills.items()))))
-        object.__setattr__(self, "tools", MappingProxyType({name: self.tools[name] for name in AGENT_TOOL_NAMES}))
+        object.__setattr__(
+            self, "tools", MappingProxyType({name: self.tools[name] for name in AGENT_TOOL_NAMES})
+        )
 
     # --- files --------------------------------------------------------------------------------
     @classmethod
@@ -106,6 +108,7 @@ class Bundle:
     def save(self, path: Path | str) -> None:
         """Write the bundle's files into ``path`` (each atomically); other files are left alone."""
         root = Path(path)
+        (root / SKILLS_DIR).mkdir(parents=True, exist_ok=True)
         for rel, data in self.files().items():
             atomic_write_bytes(root / rel, data)
 
@@ -113,22 +116,26 @@ class Bundle:
     @cached_property
     def bundle_hash(self) -> str:
         """Hash of everything the bundle holds (see :mod:`skillharness.skills.hashing`)."""
-        return content_hash({
-            "scheme": BUNDLE_HASH_SCHEME,
-            "system": self.system_prompt,
-            "skills": {slug: doc.render() for slug, doc in self.skills.items()},
-            "tools": dict(self.tools),
-        })
+        return content_hash(
+            {
+                "scheme": BUNDLE_HASH_SCHEME,
+                "system": self.system_prompt,
+                "skills": {slug: doc.render() for slug, doc in self.skills.items()},
+                "tools": dict(self.tools),
+            }
+        )
 
     def relevant_hash(self, task_type: str) -> str:
         """Hash of what an agent answering ``task_type`` sees: system prompt, that skill, tools."""
         slug = slugify(task_type)
-        return content_hash({
-            "scheme": RELEVANT_HASH_SCHEME,
-            "system": self.system_prompt,
-            "skill": {"slug": slug, "text": self.skill(slug).render()},
-            "tools": dict(self.tools),
-        })
+        return content_hash(
+            {
+                "scheme": RELEVANT_HASH_SCHEME,
+                "system": self.system_prompt,
+                "skill": {"slug": slug, "text": self.skill(slug).render()},
+                "tools": dict(self.tools),
+            }
+        )
 
     def relevant_hashes(self) -> dict[str, str]:
         """Slug → :meth:`relevant_hash` for every skill."""
@@ -147,7 +154,9 @@ class Bundle:
         """The task types among ``task_types`` without a skill document."""
         return [t for t in task_types if slugify(t) not in self.skills]
 
-    def apply(self, target: EditTarget, edit_set: EditSet, limits: EditLimits | None = None) -> Bundle | Refusal:
+    def apply(
+        self, target: EditTarget, edit_set: EditSet, limits: EditLimits | None = None
+    ) -> Bundle | Refusal:
         """A new bundle with ``edit_set`` applied to ``target``'s body, or the refusal."""
         system, skills, tools = self.system_prompt, dict(self.skills), dict(self.tools)
         if target.kind == "skill":
@@ -167,7 +176,10 @@ class Bundle:
             if isinstance(text, Refusal):
                 return text
             tools[target.name] = text
-        return self._rebuilt(system, skills, tools)
+        try:
+            return self._rebuilt(system, skills, tools)
+        except SkillError as exc:  # e.g. a rewrite emptied the system prompt or a tool description
+            return Refusal(reason=RefusalReason.MALFORMED_EDIT, detail=str(exc)[:300])
 
     def with_momentum(self, task_type: str, update: MomentumUpdate) -> Bundle:
         """A new bundle whose ``task_type`` skill has ``update`` as its momentum region."""
@@ -176,10 +188,7 @@ class Bundle:
         return self._rebuilt(self.system_prompt, skills, dict(self.tools))
 
     def _rebuilt(self, system: str, skills: dict[str, SkillDocument], tools: dict[str, str]) -> Bundle:
-        try:
-            return Bundle(system, skills, tools, source=self.source)
-        except SkillError as exc:  # e.g. an edit emptied the system prompt
-            raise SkillError(f"edit result is not a valid bundle: {exc}") from exc
+        return Bundle(system, skills, tools, source=self.source)
 
 
 def initial_bundle() -> Bundle:
@@ -189,9 +198,16 @@ def initial_bundle() -> Bundle:
     return Bundle(bundle.system_prompt, bundle.skills, bundle.tools, source="<initial bundle>")
 
 
-def _validate(system: str, skills: Mapping[str, SkillDocument], tools: Mapping[str, str], source: str) -> None:
+def _validate(
+    system: str, skills: Mapping[str, SkillDocument], tools: Mapping[str, str], source: str
+) -> None:
     if not system.strip():
-        raise SkillError(f"{source}/{SYSTEM_FILE}: the system prompt is empty", file=f"{source}/{SYSTEM_FILE}")
+        raise SkillError(
+            f"{source}/{SYSTEM_FILE}: the system prompt is empty", file=f"{source}/{SYSTEM_FILE}"
+        )
+    for name, text in tools.items():
+        if not isinstance(text, str) or not text.strip():
+            raise SkillError(f"{source}/{TOOLS_FILE}: tool {name!r} needs a non-empty description string")
     for name, text in (("system prompt", system), *((f"tool {k}", v) for k, v in tools.items())):
         if MARKER_LIKE.search(text):
             raise SkillError(f"{source}: the {name} contains a skillharness marker-like sequence")
@@ -206,9 +222,6 @@ def _validate(system: str, skills: Mapping[str, SkillDocument], tools: Mapping[s
             f" (unknown: {unknown or 'none'}; missing: {missing or 'none'})",
             file=f"{source}/{TOOLS_FILE}",
         )
-    for name, text in tools.items():
-        if not isinstance(text, str) or not text.strip():
-            raise SkillError(f"{source}/{TOOLS_FILE}: tool {name!r} needs a non-empty description string")
 
 
 def _read_text(path: Path) -> str:
@@ -237,7 +250,30 @@ def _parse_tools(text: str, source: str) -> dict[str, str]:
     return loaded
 
 
+class _ToolsDumper(yaml.SafeDumper):
+    """Writes multi-line descriptions as ``|`` block scalars, so diffs show them line by line."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    # Only plain printable text goes in a block; anything else (NEL, control characters) is left
+    # to double quotes, which escape it, so every string loads back exactly.
+    plain = all(char == "\n" or char.isprintable() for char in value)
+    if not plain:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+    style = "|" if "\n" in value and value == value.strip(" ") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_ToolsDumper.add_representer(str, _represent_str)
+
+
 def _dump_tools(tools: Mapping[str, str]) -> bytes:
-    # Block scalars keep descriptions readable and diffable; safe_dump handles quoting.
-    body = yaml.safe_dump(dict(tools), sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
+    body = yaml.dump(
+        dict(tools),
+        Dumper=_ToolsDumper,
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
+        default_flow_style=False,
+    )
     return (_TOOLS_HEADER + body).encode("utf-8")

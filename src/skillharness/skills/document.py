@@ -49,7 +49,7 @@ class MomentumUpdate(StrictModel):
         return value
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class SkillDocument:
     """An immutable, parsed skill document. Build one with :meth:`parse` or :meth:`author`."""
 
@@ -62,7 +62,9 @@ class SkillDocument:
 
     # --- construction -------------------------------------------------------------------------
     @classmethod
-    def author(cls, body: str, appendix: str, *, momentum: str = "", source: str = "<memory>") -> SkillDocument:
+    def author(
+        cls, body: str, appendix: str, *, momentum: str = "", source: str = "<memory>"
+    ) -> SkillDocument:
         """Compose a new document by hand (initial bundles); regions get a trailing newline."""
         text = (
             ensure_trailing_newline(body)
@@ -160,13 +162,15 @@ def _find_markers(text: str, source: str) -> tuple[tuple[int, int], tuple[int, i
                 first = _line_of(text, found[content][0])
                 raise SkillError(
                     f"{source}:{lineno}: duplicate marker {content!r} (first at line {first})",
-                    file=source, line=lineno,
+                    file=source,
+                    line=lineno,
                 )
             if content == MOMENTUM_MARKER and APPENDIX_MARKER in found:
                 raise SkillError(
                     f"{source}:{lineno}: momentum marker after the appendix marker "
                     f"(line {_line_of(text, found[APPENDIX_MARKER][0])})",
-                    file=source, line=lineno,
+                    file=source,
+                    line=lineno,
                 )
             found[content] = (offset, end)
             exact_starts.add(offset)
@@ -175,13 +179,16 @@ def _find_markers(text: str, source: str) -> tuple[tuple[int, int], tuple[int, i
         if match.start() not in exact_starts:
             lineno = _line_of(text, match.start())
             raise SkillError(
-                f"{source}:{lineno}: marker-like text that is not an exact marker line", file=source, line=lineno
+                f"{source}:{lineno}: marker-like text that is not an exact marker line",
+                file=source,
+                line=lineno,
             )
     for marker in (MOMENTUM_MARKER, APPENDIX_MARKER):
         if marker not in found:
             lines = text.count("\n") + 1
             raise SkillError(
                 f"{source}: missing marker line {marker!r} (searched lines 1-{lines})",
-                file=source, line=None,
+                file=source,
+                line=None,
             )
     return found[MOMENTUM_MARKER], found[APPENDIX_MARKER]

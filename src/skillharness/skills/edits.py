@@ -18,7 +18,13 @@ from pydantic import ConfigDict, Field, ValidationError
 from skillharness.util.model import StrictModel
 
 __all__ = [
-    "Edit", "EditLimits", "EditOp", "EditSet", "Refusal", "RefusalReason", "parse_edit_set",
+    "Edit",
+    "EditLimits",
+    "EditOp",
+    "EditSet",
+    "Refusal",
+    "RefusalReason",
+    "parse_edit_set",
 ]
 
 
@@ -118,7 +124,9 @@ def parse_edit_set(raw: str | bytes | dict[str, Any]) -> EditSet | Refusal:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "<root>"
-        reason = RefusalReason.MALFORMED_JSON if first["type"] == "json_invalid" else RefusalReason.MALFORMED_EDIT
+        reason = (
+            RefusalReason.MALFORMED_JSON if first["type"] == "json_invalid" else RefusalReason.MALFORMED_EDIT
+        )
         loc = first["loc"]
         index = loc[1] if len(loc) > 1 and loc[0] == "edits" and isinstance(loc[1], int) else None
         return Refusal(reason=reason, detail=f"{where}: {first['msg']}"[:300], edit_index=index)

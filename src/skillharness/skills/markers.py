@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MOMENTUM_MARKER", "APPENDIX_MARKER", "MARKERS", "MARKER_LIKE"]
+__all__ = ["APPENDIX_MARKER", "MARKERS", "MARKER_LIKE", "MOMENTUM_MARKER"]
 
 MOMENTUM_MARKER = "<!-- skillharness:momentum -->"
 APPENDIX_MARKER = "<!-- skillharness:appendix -->"

@@ -107,7 +107,9 @@ def _resolve(doc_text: str, body_end: int, edit: Edit, index: int) -> _Span | Re
     starts = _occurrences(doc_text, edit.anchor)
     in_body = [s for s in starts if s < body_end]
     if len(in_body) > 1:
-        return _refuse(RefusalReason.ANCHOR_AMBIGUOUS, f"anchor occurs {len(in_body)} times in the body", index)
+        return _refuse(
+            RefusalReason.ANCHOR_AMBIGUOUS, f"anchor occurs {len(in_body)} times in the body", index
+        )
     if not in_body:
         if starts:
             return _refuse(RefusalReason.SPAN_OUTSIDE_BODY, "anchor occurs only outside the body", index)

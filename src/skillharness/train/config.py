@@ -12,20 +12,32 @@ from skillharness.util.model import StrictModel
 class GateConfig(StrictModel):
     """The e-process gate (see docs/gate.md): bets, threshold, ladder and budget."""
 
-    alpha: float = Field(0.05, gt=0, lt=1, description="Type-I error of one gate (false accept of a no-better edit).")
-    bet_cap: float = Field(
-        0.5, gt=0, le=0.5, description="Largest bet; bets stay in [0, bet_cap], so one win multiplies wealth by at most 1 + bet_cap."
+    alpha: float = Field(
+        0.05, gt=0, lt=1, description="Type-I error of one gate (false accept of a no-better edit)."
     )
-    n_max: int = Field(64, ge=1, description="Largest number of paired observations (ties included) per gate.")
+    bet_cap: float = Field(
+        0.5,
+        gt=0,
+        le=0.5,
+        description="Bets stay in [0, bet_cap], so a win multiplies wealth by at most 1 + bet_cap.",
+    )
+    n_max: int = Field(
+        64, ge=1, description="Largest number of paired observations (ties included) per gate."
+    )
     bet_strategy: Literal["agrapa", "ons"] = Field(
-        "agrapa", description="Predictable bet rule: 'agrapa' (plug-in Kelly bet) or 'ons' (online Newton step)."
+        "agrapa",
+        description="Predictable bet rule: 'agrapa' (plug-in Kelly bet) or 'ons' (online Newton step).",
     )
     first_stage: int = Field(8, ge=1, description="Observations in the ladder's first stage.")
     stage_growth: float = Field(
-        2.0, ge=1.0, description="Each ladder stage ends at ceil(previous end x stage_growth) observations, capped at n_max."
+        2.0,
+        ge=1.0,
+        description="A ladder stage ends at ceil(previous end x stage_growth) observations, capped at n_max.",
     )
     n_candidates: int = Field(
-        1, ge=1, description="Candidates tested on the same val data; the accept threshold becomes n_candidates / alpha."
+        1,
+        ge=1,
+        description="Candidates tested on the same val data; the accept threshold is n_candidates / alpha.",
     )
     alpha_spending: Literal["none", "basel", "geometric"] = Field(
         "none",
@@ -36,7 +48,10 @@ class GateConfig(StrictModel):
         ),
     )
     mcnemar_alpha: float = Field(
-        0.05, gt=0, lt=1, description="Level of the one-sided McNemar harm guard on untargeted classes (Holm over classes)."
+        0.05,
+        gt=0,
+        lt=1,
+        description="Level of the one-sided McNemar harm guard on untargeted classes (Holm over classes).",
     )
 
 

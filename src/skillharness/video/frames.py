@@ -44,8 +44,8 @@ def range_timestamps(start_s: float, end_s: float, count: int) -> tuple[float, .
         raise DataError(f"zero frames requested (count={count}); ask for at least one")
     if not end_s > start_s:
         raise DataError(f"empty time range [{start_s}, {end_s}]: end must be after start")
-    step = (end_s - start_s) / count
-    return tuple(_round_us(start_s + (i + 0.5) * step) for i in range(count))
+    span = end_s - start_s
+    return tuple(_round_us(start_s + (i + 0.5) * span / count) for i in range(count))
 
 
 def encode_jpeg(rgb: np.ndarray, longest_side: int, quality: int) -> tuple[bytes, int, int]:

@@ -5,5 +5,12 @@ from skillharness.llm.cache.key import cache_key
 from skillharness.llm.cache.model import CacheCounters, CachedModel
 from skillharness.llm.cache.ttl import parse_ttl
 
-__all__ = ["BackendStats", "CacheBackend", "CacheCounters", "CachedModel", "cache_key", "open_backend",
-           "parse_ttl"]
+__all__ = [
+    "BackendStats",
+    "CacheBackend",
+    "CacheCounters",
+    "CachedModel",
+    "cache_key",
+    "open_backend",
+    "parse_ttl",
+]

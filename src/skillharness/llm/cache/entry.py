@@ -14,8 +14,15 @@ from pydantic import ValidationError
 from skillharness.llm.types import ChatResponse, ToolCall, Usage
 from skillharness.util.model import StrictModel
 
-__all__ = ["ENTRY_SCHEMA", "STORED_FINISH_REASONS", "CacheEntry", "StoredResponse", "encode_entry",
-           "decode_entry", "is_storable"]
+__all__ = [
+    "ENTRY_SCHEMA",
+    "STORED_FINISH_REASONS",
+    "CacheEntry",
+    "StoredResponse",
+    "decode_entry",
+    "encode_entry",
+    "is_storable",
+]
 
 ENTRY_SCHEMA = "skillharness.cache.entry/1"
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from skillharness.llm.types import ChatRequest, SamplingParams
 
-__all__ = ["KEY_VERSION", "cache_key", "key_material", "canonical_json"]
+__all__ = ["KEY_VERSION", "cache_key", "canonical_json", "key_material"]
 
 KEY_VERSION = 1
 

@@ -35,7 +35,9 @@ class CacheCounters:
 class CachedModel:
     """Wraps ``inner``; ``salt`` enters every key; ``ttl_s`` None means never expire."""
 
-    def __init__(self, inner: ChatModel, backend: CacheBackend, *, salt: str | None, ttl_s: float | None) -> None:
+    def __init__(
+        self, inner: ChatModel, backend: CacheBackend, *, salt: str | None, ttl_s: float | None
+    ) -> None:
         self.inner = inner
         self.backend = backend
         self.salt = salt

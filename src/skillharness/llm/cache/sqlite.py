@@ -36,7 +36,9 @@ class SQLiteBackend:
         self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
+            self._conn = sqlite3.connect(
+                self.path, timeout=30.0, check_same_thread=False, isolation_level=None
+            )
             # WAL lets readers and one writer (possibly other processes) proceed together;
             # synchronous=NORMAL is durable across process crashes, which is what a cache needs.
             self._conn.execute("PRAGMA journal_mode=WAL")
@@ -57,7 +59,8 @@ class SQLiteBackend:
 
     async def get(self, key: str) -> bytes | None:
         rows = await self._arun(
-            "SELECT value FROM cache_entries WHERE namespace=? AND key=? AND (expires_at IS NULL OR expires_at>?)",
+            "SELECT value FROM cache_entries"
+            " WHERE namespace=? AND key=? AND (expires_at IS NULL OR expires_at>?)",
             (self.namespace, key, time.time()),
         )
         return bytes(rows[0][0]) if rows else None  # type: ignore[arg-type]

@@ -33,7 +33,10 @@ _ONS_STEP = 2.0 / (2.0 - math.log(3.0))
 class BetStrategy(Protocol):
     """Maps each run's observations to the predictable bets placed on them."""
 
-    cap: float
+    @property
+    def cap(self) -> float:
+        """Largest bet."""
+        ...
 
     def bets(self, d: NDArray[np.int8]) -> NDArray[np.float64]:
         """Return ``lam`` with ``lam[:, t]`` in ``[0, cap]`` computed from ``d[:, :t]`` only."""

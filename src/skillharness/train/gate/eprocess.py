@@ -17,6 +17,7 @@ from typing import Final
 import numpy as np
 from numpy.typing import NDArray
 
+from skillharness.errors import GateError
 from skillharness.train.gate.bets import BetStrategy
 
 __all__ = ["INFRA", "PairedOutcome", "WealthPaths", "split_observations", "to_observation", "wealth_paths"]
@@ -57,7 +58,7 @@ def to_observation(outcome: Outcome) -> int | None:
     if isinstance(outcome, PairedOutcome):
         return outcome.d
     if isinstance(outcome, bool) or outcome not in (-1, 0, 1):
-        raise ValueError(f"an observation must be -1, 0, +1, None or a PairedOutcome, got {outcome!r}")
+        raise GateError(f"an observation must be -1, 0, +1, None or a PairedOutcome, got {outcome!r}")
     return int(outcome)
 
 

@@ -61,6 +61,10 @@ class Decision:
         """True for every kind but ``CONTINUE``."""
         return self.kind is not DecisionKind.CONTINUE
 
+    def to_record(self) -> dict[str, float | int | str]:
+        """Plain JSON-ready fields for logs and the run store (``kind`` as its label)."""
+        return {**self.__dict__, "kind": self.kind.label}
+
 
 def stage_ends(first_stage: int, growth: float, budget: int) -> tuple[int, ...]:
     """Cumulative observation counts at which stages end: ``first, ceil(first*g), ...``, then ``budget``."""
@@ -81,11 +85,11 @@ class PathDecisions:
     n_used: NDArray[np.int64]
 
 
-def _first_crossing(wealth: NDArray[np.float64], thr: float) -> NDArray[np.int64]:
-    """1-based observation index of the first crossing per run; a huge value when none."""
+def _first_crossing(wealth: NDArray[np.float64], thr: float, never: int) -> NDArray[np.int64]:
+    """1-based observation index of the first crossing per run; ``never`` when none."""
     hit = wealth[:, 1:] >= thr
     first = np.argmax(hit, axis=1) + 1
-    return np.where(hit.any(axis=1), first, np.iinfo(np.int64).max)
+    return np.where(hit.any(axis=1), first, never)
 
 
 def decide_paths(
@@ -96,20 +100,100 @@ def decide_paths(
     A run whose data end before any crossing or futile checkpoint gets ``CONTINUE``.
     """
     runs, n = paths.up.shape[0], paths.up.shape[1] - 1
-    cross_up = _first_crossing(paths.up, thr)
-    cross_down = _first_crossing(paths.down, thr)
-    never = np.iinfo(np.int64).max
+    never = n + 1
+    cross_up = _first_crossing(paths.up, thr, never)
+    cross_down = _first_crossing(paths.down, thr, never)
     futile_at = np.full(runs, never, dtype=np.int64)
+    with np.errstate(divide="ignore"):  # wealth that underflowed to 0 has log -inf: futile, as it should be
+        log_up = np.log(paths.up)
     for end in sorted(checkpoints, reverse=True):
         if end > n:
             continue
-        bound = paths.up[:, end] * (1.0 + cap) ** (budget - end)
-        futile_at = np.where(bound < thr, end, futile_at)
+        # In logs, so that long budgets cannot overflow (1.5^2000 is not a float).
+        log_bound = log_up[:, end] + (budget - end) * math.log1p(cap)
+        futile_at = np.where(log_bound < math.log(thr), end, futile_at)
     crossing = np.minimum(cross_up, cross_down)
     kinds = np.zeros(runs, dtype=np.int8)
     kinds[cross_up < np.minimum(cross_down, futile_at + 1)] = DecisionKind.ACCEPT
     kinds[cross_down < np.minimum(cross_up, futile_at + 1)] = DecisionKind.REJECT_EVIDENCE
-    inertia = (futile_at < crossing) & (futile_at != never)
+    inertia = futile_at < crossing
     kinds[inertia] = DecisionKind.REJECT_INERTIA
     n_used = np.where(inertia, futile_at, np.where(crossing != never, crossing, n))
     return PathDecisions(kinds, n_used.astype(np.int64))
+
+
+class Ladder:
+    """One gate, fed stage by stage by the caller (the training loop).
+
+    Construction checks reachability and raises ``ConfigError`` for a gate that could never accept,
+    before anything is spent. ``feed`` takes a stage of outcomes (``PairedOutcome``, ``-1/0/+1``,
+    or ``None``/``INFRA``, which are skipped and counted) and returns the decision after it.
+    """
+
+    def __init__(
+        self,
+        config: GateConfig,
+        drawable: int,
+        *,
+        gate_index: int = 1,
+        label: str = "gate",
+        strategy: BetStrategy | None = None,
+    ) -> None:
+        self.config = config
+        self.reach: Reachability = ensure_reachable(config, drawable, gate_index=gate_index, label=label)
+        self.budget = self.reach.drawable
+        self.threshold = self.reach.threshold
+        self.strategy = strategy or make_bet_strategy(config.bet_strategy, config.bet_cap)
+        self.plan = stage_ends(config.first_stage, config.stage_growth, self.budget)
+        self._observed: list[int] = []
+        self._checkpoints: list[int] = []
+        self._infra = 0
+        self.decision: Decision | None = None
+
+    @property
+    def next_request(self) -> int:
+        """Observations the next stage should bring (0 once the gate has decided)."""
+        if self.decision is not None and self.decision.terminal:
+            return 0
+        return self._remaining_in_stage(len(self._observed))
+
+    def _remaining_in_stage(self, n: int) -> int:
+        return next((end for end in self.plan if end > n), self.budget) - n
+
+    def feed(self, outcomes: Iterable[Outcome]) -> Decision:
+        """Add one stage of outcomes and decide; observations past the budget are refused."""
+        if self.decision is not None and self.decision.terminal:
+            raise GateError(f"the gate already decided {self.decision.kind.label}; start a new gate")
+        observed, infra = split_observations(outcomes)
+        if len(self._observed) + len(observed) > self.budget:
+            raise GateError(
+                f"stage brings {len(observed)} observations but only "
+                f"{self.budget - len(self._observed)} remain in the budget of {self.budget}",
+                budget=self.budget,
+            )
+        self._observed.extend(observed)
+        self._infra += infra
+        self._checkpoints.append(len(self._observed))
+        self.decision = self._decide()
+        return self.decision
+
+    def _decide(self) -> Decision:
+        d = np.asarray([self._observed], dtype=np.int8).reshape(1, -1)
+        paths = wealth_paths(d, self.strategy)
+        result = decide_paths(paths, self._checkpoints, self.threshold, self.config.bet_cap, self.budget)
+        kind = DecisionKind(int(result.kinds[0]))
+        n = int(result.n_used[0]) if kind is not DecisionKind.CONTINUE else d.shape[1]
+        seen = d[0, :n]
+        return Decision(
+            kind=kind,
+            wealth=float(paths.up[0, n]),
+            harm_wealth=float(paths.down[0, n]),
+            threshold=self.threshold,
+            n=n,
+            wins=int(np.count_nonzero(seen > 0)),
+            losses=int(np.count_nonzero(seen < 0)),
+            ties=int(np.count_nonzero(seen == 0)),
+            infra=self._infra,
+            stage=len(self._checkpoints),
+            next_request=self._remaining_in_stage(n) if kind is DecisionKind.CONTINUE else 0,
+        )

@@ -24,6 +24,7 @@ __all__ = [
     "Reachability",
     "ensure_reachable",
     "gate_alpha",
+    "min_net_wins",
     "min_wins",
     "reachability",
     "reachability_for",
@@ -44,7 +45,7 @@ def gate_alpha(alpha: float, spending: str = "none", gate_index: int = 1) -> flo
     if spending == "basel":
         return alpha * 6.0 / (math.pi**2 * gate_index**2)
     if spending == "geometric":
-        return alpha / 2.0**gate_index
+        return math.ldexp(alpha, -gate_index)  # alpha / 2^k without overflow for large k
     raise ConfigError(f"unknown alpha spending {spending!r}", field="gate.alpha_spending")
 
 
@@ -61,6 +62,21 @@ def min_wins(threshold_value: float, bet_cap: float) -> int:
     while (1.0 + bet_cap) ** wins < threshold_value:
         wins += 1
     return wins
+
+
+def min_net_wins(*, alpha: float, bet_cap: float, n_candidates: int = 1) -> int:
+    """Fewest wins (with no losses: net wins) a gate at level ``alpha`` needs; 8 at 0.05 and 1/2.
+
+    It is also the fewest drawable observations with which acceptance is possible at all.
+    """
+    return min_wins(threshold(alpha, n_candidates), bet_cap)
+
+
+def _max_wealth(bet_cap: float, drawable: int) -> float:
+    try:
+        return (1.0 + bet_cap) ** drawable
+    except OverflowError:
+        return math.inf
 
 
 @dataclass(frozen=True)
@@ -89,7 +105,7 @@ def reachability(alpha: float, bet_cap: float, drawable: int, n_candidates: int 
         bet_cap=bet_cap,
         drawable=drawable,
         min_wins=min_wins(thr, bet_cap),
-        max_wealth=(1.0 + bet_cap) ** drawable,
+        max_wealth=_max_wealth(bet_cap, drawable),
     )
 
 
@@ -99,7 +115,9 @@ def reachability_for(config: GateConfig, drawable: int, gate_index: int = 1) -> 
     return reachability(level, config.bet_cap, min(drawable, config.n_max), config.n_candidates)
 
 
-def ensure_reachable(config: GateConfig, drawable: int, *, gate_index: int = 1, label: str = "gate") -> Reachability:
+def ensure_reachable(
+    config: GateConfig, drawable: int, *, gate_index: int = 1, label: str = "gate"
+) -> Reachability:
     """Refuse, before any cost is spent, a gate that could never accept."""
     result = reachability_for(config, drawable, gate_index)
     if not result.reachable:

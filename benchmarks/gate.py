@@ -1,0 +1,125 @@
+"""Benchmark: false-accept rate and power of our gate against two baseline acceptance rules.
+
+Run: ``.venv/bin/python benchmarks/gate.py`` (a few seconds on one core). Every rule sees the
+same seeded draws. Effects are accuracy gains ``delta = p_plus - p_minus`` at a discordance of
+0.3 (``p_plus + p_minus``); ``delta = 0`` is the null, where any accept is a false accept. The
+table goes to ``docs/benchmarks.md`` under ``## gate``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from skillharness.train.config import GateConfig
+from skillharness.train.gate import (
+    EProcessGate,
+    FixedNStandardError,
+    GateRule,
+    StrictlyBetterMinibatch,
+    effect_rates,
+    simulate,
+    stage_ends,
+)
+from skillharness.train.gate.ladder import DecisionKind, PathDecisions
+from skillharness.util.atomic import atomic_write_text
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+EFFECTS = (0.0, 0.05, 0.10, 0.15, 0.20, 0.30)
+DISCORDANCE = 0.3
+BUDGETS = (64, 256)
+RUNS = 20000
+SEED = 20260716
+
+
+@dataclass(frozen=True)
+class PeekingStandardError:
+    """The fixed-n SE rule looked at after every ladder stage, as it is often used (not valid)."""
+
+    budget: int
+    z: float = 2.0
+    name: str = "mean > 2 SE, checked at each stage"
+
+    def run(self, d: NDArray[np.int8]) -> PathDecisions:
+        kinds = np.full(d.shape[0], DecisionKind.REJECT_INERTIA, dtype=np.int8)
+        n_used = np.full(d.shape[0], self.budget, dtype=np.int64)
+        open_ = np.ones(d.shape[0], dtype=bool)
+        for end in stage_ends(8, 2.0, self.budget):
+            sample = d[:, :end].astype(np.float64)
+            mean = sample.mean(axis=1)
+            se = sample.std(axis=1, ddof=1) / np.sqrt(end)
+            for hit, kind in (
+                (mean > self.z * se, DecisionKind.ACCEPT),
+                (mean < -self.z * se, DecisionKind.REJECT_EVIDENCE),
+            ):
+                now = open_ & hit
+                kinds[now], n_used[now] = kind, end
+                open_ &= ~now
+        return PathDecisions(kinds, n_used)
+
+
+def rules_for(budget: int) -> list[GateRule]:
+    return [
+        EProcessGate(GateConfig(n_max=budget), name="e-process ladder (aGRAPA)"),
+        EProcessGate(GateConfig(n_max=budget, bet_strategy="ons"), name="e-process ladder (ONS)"),
+        StrictlyBetterMinibatch(),
+        FixedNStandardError(n=budget),
+        PeekingStandardError(budget),
+    ]
+
+
+def table(budget: int) -> list[str]:
+    header = "| rule | " + " | ".join(f"Δ={e:g}" for e in EFFECTS) + " |"
+    lines = [header, "|---" * (len(EFFECTS) + 1) + "|"]
+    for rule in rules_for(budget):
+        cells = []
+        for effect in EFFECTS:
+            p_plus, p_minus = effect_rates(effect, DISCORDANCE)
+            s = simulate(rule, p_plus, p_minus, n=budget, runs=RUNS, seed=SEED + int(effect * 1000))
+            cells.append(f"{s.accept_rate:.3f} ({s.mean_observations:.0f})")
+        lines.append(f"| {rule.name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def section(elapsed_s: float, body: list[str]) -> str:
+    return "\n".join(
+        [
+            "## gate",
+            "",
+            "Accept rate (mean observations used) over "
+            f"{RUNS} seeded simulated gates per cell; α = 0.05, bet cap 1/2, ladder stages 8, 16, 32, ...",
+            f"Effect Δ = p+ − p− at discordance p+ + p− = {DISCORDANCE}; the Δ=0 column is the",
+            "false-accept rate (it must be ≤ 0.05). Reproduce with `.venv/bin/python benchmarks/gate.py` "
+            f"({elapsed_s:.0f} s on one core).",
+            "",
+            *body,
+            "",
+        ]
+    )
+
+
+def write_section(text: str) -> None:
+    old = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
+    pattern = re.compile(r"^## gate\n.*?(?=^## |\Z)", re.S | re.M)
+    new = pattern.sub(lambda _: text + "\n", old) if pattern.search(old) else old.rstrip("\n") + "\n\n" + text
+    atomic_write_text(DOC, new)
+
+
+def main() -> None:
+    start = time.perf_counter()
+    body: list[str] = []
+    for budget in BUDGETS:
+        body += [f"Budget n_max = {budget} (the fixed-n rule uses all {budget}):", "", *table(budget), ""]
+    text = section(time.perf_counter() - start, body[:-1])
+    write_section(text)
+    sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()

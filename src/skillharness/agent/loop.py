@@ -1,0 +1,217 @@
+"""The agent loop: one question, one sample, inside one error boundary (audit P0-2, P0-4).
+
+``Agent.answer`` asks the model with the first message, runs the tools it calls under the step
+and frame budgets, normalizes the submitted answer, writes every step to the sink as it happens,
+and writes the prediction. Whatever goes wrong inside (the model, the video, the sink, a bug)
+ends as an ``infra_error`` prediction that names the exception: one question never aborts the
+batch it is in. A question that ended in a parse or infra error asks the model wrapper to forget
+its cached responses, so a resume asks again instead of replaying them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from skillharness.agent.config import AgentConfig
+from skillharness.agent.episode import Episode, Verdict
+from skillharness.agent.normalize import normalize_answer
+from skillharness.agent.ports import BundleView, FrameSource, InvalidatingChatModel, SubtitleSource, TraceSink
+from skillharness.agent.prompt import first_user_message, system_message
+from skillharness.agent.records import Prediction, PredictionStatus
+from skillharness.agent.tools import ToolBox, available_tools, tool_specs
+from skillharness.data.questions import Question
+from skillharness.llm.roles import TOOL_SUBMIT_ANSWER, Role
+from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse, ToolCall
+from skillharness.video.frames import uniform_timestamps
+
+__all__ = ["Agent"]
+
+_LAST_TURN = "This is your last turn: call submit_answer now with one option letter."
+
+
+@dataclass(frozen=True)
+class Agent:
+    """Everything needed to answer questions with one bundle against one model.
+
+    Attributes:
+        model: the chat model (usually the cached, retrying, breaker-guarded client).
+        model_name: the model name sent in every request.
+        bundle: the system prompt, skills and tool descriptions.
+        frames: the frame source of the questions' videos.
+        subtitles: the subtitle source, or None when the run has none.
+        config: budgets, vision/subtitle switches and sampling parameters.
+    """
+
+    model: ChatModel
+    model_name: str
+    bundle: BundleView
+    frames: FrameSource
+    subtitles: SubtitleSource | None
+    config: AgentConfig
+
+    async def answer(
+        self, question: Question, *, run_id: str, sample_idx: int, sink: TraceSink
+    ) -> Prediction:
+        """Answer one question once; never raises except on cancellation.
+
+        Returns the prediction that was written to ``sink`` (or, if even writing the failure
+        failed, the ``infra_error`` prediction that could not be written: a resume retries it).
+        """
+        episode = Episode(
+            question=question,
+            run_id=run_id,
+            sample_idx=sample_idx,
+            sink=sink,
+            trace_chars=self.config.trace_chars,
+            started=time.monotonic(),
+        )
+        try:
+            episode.relevant_text_hash = self.bundle.relevant_hash(question.task_type)
+            verdict = await self._converse(question, episode)
+            prediction = episode.prediction(verdict)
+            if prediction.status is not PredictionStatus.OK:
+                await self._invalidate(episode)
+            await sink.write_prediction(prediction)
+            return prediction
+        except Exception as exc:  # the per-question error boundary (audit P0-4)
+            return await self._record_failure(episode, exc)
+
+    async def _record_failure(self, episode: Episode, exc: Exception) -> Prediction:
+        prediction = episode.prediction(Verdict.infra(exc))
+        try:
+            await self._invalidate(episode)
+            await episode.sink.write_prediction(prediction)
+        except Exception as second:
+            note = f"; recording it failed too: {type(second).__name__}: {second}"
+            prediction = prediction.model_copy(
+                update={"error_message": (prediction.error_message or "") + note}
+            )
+        return prediction
+
+    async def _invalidate(self, episode: Episode) -> None:
+        if isinstance(self.model, InvalidatingChatModel):
+            for request in episode.requests:
+                await self.model.invalidate(request)
+
+    async def _converse(self, question: Question, episode: Episode) -> Verdict:
+        messages = [
+            system_message(self.bundle.system_prompt, self.bundle.skill(question.task_type).render()),
+            await self._first_message(question, episode),
+        ]
+        offered = available_tools(self.config, has_subtitles=self.subtitles is not None)
+        toolbox = ToolBox(
+            question,
+            config=self.config,
+            offered=offered,
+            duration_s=episode.duration_s,
+            frames=self.frames,
+            subtitles=self.subtitles,
+            frames_used=episode.frames_used,
+        )
+        for turn in range(self.config.max_steps):
+            last = turn == self.config.max_steps - 1
+            if last and turn > 0:
+                messages.append({"role": "user", "content": _LAST_TURN})
+            names = available_tools(self.config, has_subtitles=self.subtitles is not None, answer_only=last)
+            response = await self._ask(messages, names, episode)
+            messages.append(_assistant_message(response))
+            if not response.tool_calls:  # a plain-text answer: judge the text
+                return self._verdict(response.content, question)
+            answers = [call for call in response.tool_calls if call.name == TOOL_SUBMIT_ANSWER]
+            if answers:
+                return await self._submit(answers, question, episode)
+            outcomes = [await toolbox.run(call) for call in response.tool_calls]
+            for outcome in outcomes:
+                await episode.tool_step(outcome)
+            messages.extend(outcome.message() for outcome in outcomes)
+            images = [part for outcome in outcomes for part in outcome.image_parts]
+            if images:
+                messages.append({"role": "user", "content": images})
+        return Verdict.parse(
+            "StepBudgetExhausted", f"no answer submitted within {self.config.max_steps} turns"
+        )
+
+    async def _first_message(self, question: Question, episode: Episode) -> dict:
+        episode.duration_s = await self.frames.duration_s(question)
+        count = min(self.config.initial_frames, self.config.max_frames)
+        frames = None
+        if self.config.vision and count > 0:
+            frame_set = await self.frames.uniform(question, count)
+            frames, times = frame_set.frames, frame_set.timestamps
+            episode.frames_used = len(frame_set.requested_s)
+            episode.degraded |= frame_set.degraded
+        else:
+            times = uniform_timestamps(episode.duration_s, count) if count else ()
+        subtitles = None
+        if self.config.subtitles and self.subtitles is not None:
+            subtitles = await self.subtitles.lines_at(question, times) if times else ()
+        message = first_user_message(
+            question,
+            duration_s=episode.duration_s,
+            timestamps=times,
+            frames=frames if self.config.vision else None,
+            subtitles=subtitles,
+            subtitle_chars=self.config.max_subtitle_chars,
+        )
+        await episode.first_step(message, frames_shown=tuple(times), subtitles=tuple(subtitles or ()))
+        return message
+
+    async def _ask(self, messages: list[dict], names: tuple[str, ...], episode: Episode) -> ChatResponse:
+        request = ChatRequest(
+            model=self.model_name,
+            messages=tuple(messages),
+            role=Role.AGENT,
+            tools=tool_specs(self.bundle, names),
+            tool_choice="auto",
+            sampling=self.config.sampling,
+            sample_idx=episode.sample_idx,
+        )
+        episode.requests.append(request)  # before the call: a failed call may still have cached
+        started = time.monotonic()
+        response = await self.model.complete(request)
+        await episode.model_step(response, time.monotonic() - started)
+        return response
+
+    def _verdict(self, raw: object, question: Question) -> Verdict:
+        normalized = normalize_answer(raw, question.letters, question.options)
+        if normalized.letter is None:
+            return Verdict.parse("AnswerParseError", normalized.error or "unparseable answer")
+        return Verdict.answered(normalized.letter)
+
+    async def _submit(self, calls: list[ToolCall], question: Question, episode: Episode) -> Verdict:
+        raws = [_submitted_value(call.arguments) for call in calls]
+        verdict = self._verdict(raws[0] if len(raws) == 1 else raws, question)
+        for call in calls:
+            await episode.answer_step(call, verdict)
+        return verdict
+
+
+def _submitted_value(arguments: str) -> object:
+    """The ``answer`` field of submit_answer's JSON arguments, or the raw text when it is not JSON."""
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return arguments
+    if isinstance(value, dict) and "answer" in value:
+        return value["answer"]
+    return value
+
+
+def _assistant_message(response: ChatResponse) -> dict:
+    message: dict = {"role": "assistant", "content": response.content}
+    if response.tool_calls:
+        message["tool_calls"] = [
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+            for call in response.tool_calls
+        ]
+    return message
+
+
+def _safe_hash(bundle: BundleView, task_type: str) -> str:
+    # Computed before the boundary's work starts; a failure here must not escape it either.
+    try:
+        return bundle.relevant_hash(task_type)
+    except Exception:
+        return ""

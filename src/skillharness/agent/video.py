@@ -1,0 +1,86 @@
+"""The agent's view of videos and subtitles on disk, over the video layer.
+
+Videos are found as ``<videos_dir>/<videoID>.{mp4,mkv,webm}`` and subtitles as
+``<subtitles_dir>/<videoID>.srt`` (the Video-MME layout). Decoding is CPU-bound and synchronous,
+so it runs on worker threads, at most ``max_decoders`` at a time: the event loop stays free for
+the model calls of the other questions in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from skillharness.agent.prompt import format_seconds
+from skillharness.data.questions import Question
+from skillharness.errors import DataError
+from skillharness.video.frames import FrameSampler
+from skillharness.video.subtitles import SubtitleLine, Subtitles, load_subtitles
+from skillharness.video.types import FrameSet
+
+__all__ = ["VIDEO_SUFFIXES", "LocalVideos"]
+
+VIDEO_SUFFIXES = (".mp4", ".mkv", ".webm")
+_T = TypeVar("_T")
+
+
+class LocalVideos:
+    """A :class:`FrameSource` and :class:`SubtitleSource` over video and subtitle folders."""
+
+    def __init__(
+        self,
+        sampler: FrameSampler,
+        videos_dir: Path,
+        subtitles_dir: Path | None = None,
+        *,
+        max_decoders: int = 2,
+    ) -> None:
+        self._sampler = sampler
+        self._videos_dir = Path(videos_dir)
+        self._subtitles_dir = Path(subtitles_dir) if subtitles_dir else None
+        self._decoders = asyncio.Semaphore(max_decoders)
+        self._subtitles: dict[str, Subtitles] = {}
+
+    def video_path(self, question: Question) -> Path:
+        """The question's video file; DataError naming the places looked at when absent."""
+        candidates = [self._videos_dir / f"{question.videoID}{suffix}" for suffix in VIDEO_SUFFIXES]
+        for path in candidates:
+            if path.is_file():
+                return path
+        raise DataError(
+            f"no video for question {question.question_id}: none of {[str(p) for p in candidates]} exists",
+            file=str(candidates[0]),
+            question_id=question.question_id,
+        )
+
+    async def _decode(self, function: Callable[..., _T], *args: object) -> _T:
+        async with self._decoders:
+            return await asyncio.to_thread(function, *args)
+
+    async def duration_s(self, question: Question) -> float:
+        return await self._decode(self._sampler.duration, self.video_path(question))
+
+    async def uniform(self, question: Question, count: int) -> FrameSet:
+        return await self._decode(self._sampler.uniform, self.video_path(question), count)
+
+    async def between(self, question: Question, start_s: float, end_s: float, count: int) -> FrameSet:
+        return await self._decode(self._sampler.range, self.video_path(question), start_s, end_s, count)
+
+    async def _lines(self, question: Question) -> Subtitles:
+        key = question.videoID
+        if key not in self._subtitles:
+            path = self._subtitles_dir / f"{key}.srt" if self._subtitles_dir else None
+            self._subtitles[key] = await asyncio.to_thread(load_subtitles, path)
+        return self._subtitles[key]
+
+    async def lines_at(self, question: Question, timestamps: Sequence[float]) -> tuple[str, ...]:
+        return _formatted((await self._lines(question)).nearest(timestamps))
+
+    async def lines_between(self, question: Question, start_s: float, end_s: float) -> tuple[str, ...]:
+        return _formatted((await self._lines(question)).overlapping(start_s, end_s))
+
+
+def _formatted(lines: Sequence[SubtitleLine]) -> tuple[str, ...]:
+    return tuple(f"[{format_seconds(line.start_s)}] {line.text}" for line in lines)

@@ -1,0 +1,116 @@
+"""``skillharness bundle init | check | diff``."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from skillharness.data.questions import VIDEO_MME
+from skillharness.errors import SkillError
+from skillharness.skills.bundle import SKILLS_DIR, SYSTEM_FILE, TOOLS_FILE, Bundle, initial_bundle
+
+bundle_app = typer.Typer(help="Create, validate and compare skill bundles.", no_args_is_help=True)
+
+
+def _looks_like_bundle(folder: Path) -> bool:
+    return any((folder / name).exists() for name in (SYSTEM_FILE, TOOLS_FILE, SKILLS_DIR))
+
+
+@bundle_app.command("init")
+def init(
+    out: Annotated[Path, typer.Option("--out", help="Folder to write the initial bundle into.")],
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite the bundle files of an existing bundle.")
+    ] = False,
+) -> None:
+    """Write the initial bundle for the 12 Video-MME task types."""
+    if out.exists() and not out.is_dir():
+        raise SkillError(f"{out}: exists and is not a folder")
+    if _looks_like_bundle(out) and not force:
+        raise SkillError(f"{out}: already holds a bundle; pass --force to overwrite it")
+    bundle = initial_bundle()
+    if force and (out / SKILLS_DIR).is_dir():
+        # A stale skill file would silently join the bundle on the next load.
+        keep = {f"{slug}.md" for slug in bundle.skills}
+        for stale in (out / SKILLS_DIR).glob("*.md"):
+            if stale.name not in keep:
+                stale.unlink()
+    bundle.save(out)
+    typer.echo(f"wrote {len(bundle.files())} files to {out}")
+    typer.echo(f"bundle hash {bundle.bundle_hash}")
+
+
+@bundle_app.command("check")
+def check(
+    folder: Annotated[Path, typer.Argument(help="Bundle folder.")],
+    partial: Annotated[
+        bool, typer.Option("--partial", help="Allow task types without a skill document.")
+    ] = False,
+) -> None:
+    """Validate a bundle folder and print its hashes."""
+    bundle = Bundle.load(folder)
+    missing = bundle.missing_task_types(VIDEO_MME.task_types)
+    if missing and not partial:
+        raise SkillError(f"{folder}: no skill document for {', '.join(missing)} (use --partial to allow)")
+    console = Console()
+    table = Table(title=f"{folder}  ·  bundle {bundle.bundle_hash[:16]}")
+    table.add_column("skill")
+    table.add_column("body chars", justify="right")
+    table.add_column("momentum chars", justify="right")
+    table.add_column("relevant hash")
+    for slug, doc in bundle.skills.items():
+        table.add_row(slug, str(len(doc.body)), str(len(doc.momentum)), bundle.relevant_hash(slug)[:16])
+    console.print(table)
+    summary = f"ok: {len(bundle.skills)} skills, {len(bundle.tools)} tools"
+    typer.echo(f"{summary}; bundle hash {bundle.bundle_hash}")
+
+
+@bundle_app.command("diff")
+def diff(
+    a: Annotated[Path, typer.Argument(help="Old bundle folder.")],
+    b: Annotated[Path, typer.Argument(help="New bundle folder.")],
+    plain: Annotated[bool, typer.Option("--plain", help="No colours.")] = False,
+    context: Annotated[int, typer.Option("--context", min=0, help="Context lines around each change.")] = 3,
+) -> None:
+    """Print a unified diff per file between two bundles."""
+    old, new = Bundle.load(a).files(), Bundle.load(b).files()
+    console = Console(no_color=plain, highlight=False)
+    changed = 0
+    for rel in sorted(set(old) | set(new)):
+        lines = list(
+            difflib.unified_diff(
+                old.get(rel, b"").decode("utf-8").splitlines(keepends=True),
+                new.get(rel, b"").decode("utf-8").splitlines(keepends=True),
+                fromfile=f"a/{rel}" if rel in old else "/dev/null",
+                tofile=f"b/{rel}" if rel in new else "/dev/null",
+                n=context,
+            )
+        )
+        if lines:
+            changed += 1
+            for line in lines:
+                console.print(_styled(line.rstrip("\n")), soft_wrap=True)
+    typer.echo(f"{changed} file(s) differ" if changed else "bundles are identical")
+
+
+def _styled(line: str) -> Text:
+    if line.startswith(("+++", "---")):
+        return Text(line, style="bold")
+    if line.startswith("@@"):
+        return Text(line, style="cyan")
+    if line.startswith("+"):
+        return Text(line, style="green")
+    if line.startswith("-"):
+        return Text(line, style="red")
+    return Text(line)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``bundle`` command group to the root app."""
+    app.add_typer(bundle_app, name="bundle")

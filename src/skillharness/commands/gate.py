@@ -1,0 +1,173 @@
+"""``skillharness gate plan`` and ``gate simulate``: size val pools before paying for training."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from skillharness.errors import ConfigError, SplitError
+from skillharness.train.config import GateConfig
+from skillharness.train.gate import (
+    EProcessGate,
+    FixedNStandardError,
+    GateRule,
+    StrictlyBetterMinibatch,
+    plan_classes,
+    simulate,
+)
+
+gate_app = typer.Typer(help="Plan a gate (is acceptance reachable, with what power?) or simulate one.")
+
+_ALPHA = typer.Option(0.05, "--alpha", help="Type-I error of one gate.")
+_BET_CAP = typer.Option(0.5, "--bet-cap", help="Largest bet, in (0, 1/2].")
+_STRATEGY = typer.Option("agrapa", "--strategy", help="Bet strategy: agrapa or ons.")
+_SEED = typer.Option(0, "--seed", help="Seed of the simulations.")
+_MANIFEST = typer.Option(None, "--manifest", help="Read val questions per class from a split_manifest.json.")
+
+
+def _config(**values: object) -> GateConfig:
+    try:
+        return GateConfig(**values)  # type: ignore[arg-type]
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise ConfigError(f"invalid gate settings: {exc}") from exc
+
+
+def parse_units(text: str, per_unit: int) -> dict[str, int]:
+    """``"Object Reasoning=30,OCR Problems=6"`` -> drawable observations per class."""
+    counts: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.rpartition("=")
+        if not sep or not name.strip() or not value.strip().isdigit():
+            raise ConfigError(f"--units entries look like 'Class Name=30', got {part!r}", field="--units")
+        counts[name.strip()] = int(value) * per_unit
+    if not counts:
+        raise ConfigError("--units is empty", field="--units")
+    return counts
+
+
+def read_manifest_val_counts(path: Path) -> dict[str, int]:
+    """Val questions per task type from a ``split_manifest.json`` (``counts.val.<type>.<duration>``)."""
+    try:
+        doc = json.loads(path.read_text())
+        val = doc["counts"]["val"]
+        return {task: sum(int(n) for n in by_duration.values()) for task, by_duration in val.items()}
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: manifest not found", file=str(path)) from exc
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise SplitError(
+            f"{path}: not a split manifest with counts.val.<task type>.<duration> ({exc})", file=str(path)
+        ) from exc
+
+
+def _floats(text: str, flag: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError as exc:
+        raise ConfigError(f"{flag} must be comma-separated numbers, got {text!r}", field=flag) from exc
+
+
+@gate_app.command("plan")
+def plan(
+    units: str = typer.Option(
+        "", "--units", help='Val units per class, e.g. "Object Reasoning=30,OCR Problems=6".'
+    ),
+    manifest: Path | None = _MANIFEST,
+    questions_per_unit: int = typer.Option(
+        1, "--questions-per-unit", min=1, help="Observations one --units unit gives."
+    ),
+    alpha: float = _ALPHA,
+    bet_cap: float = _BET_CAP,
+    budget: int = typer.Option(64, "--budget", help="Largest number of observations per gate (n_max)."),
+    strategy: str = _STRATEGY,
+    effects: str = typer.Option(
+        "0.05,0.1,0.2", "--effects", help="True accuracy gains to estimate power at."
+    ),
+    discordance: float = typer.Option(
+        0.3, "--discordance", help="Share of draws where exactly one side is right."
+    ),
+    runs: int = typer.Option(2000, "--runs", min=100, help="Simulated gates per power estimate."),
+    seed: int = _SEED,
+) -> None:
+    """Per class: can the gate accept at all, how many wins it needs, and its power."""
+    if bool(units) == (manifest is not None):
+        raise ConfigError("give exactly one of --units or --manifest", field="--units/--manifest")
+    drawable = read_manifest_val_counts(manifest) if manifest else parse_units(units, questions_per_unit)
+    config = _config(alpha=alpha, bet_cap=bet_cap, n_max=budget, bet_strategy=strategy)
+    deltas = _floats(effects, "--effects")
+    plans = plan_classes(drawable, config, effects=deltas, discordance=discordance, runs=runs, seed=seed)
+    table = Table(
+        title=f"gate plan: alpha={alpha:g}, bet cap={bet_cap:g}, budget={budget}, strategy={strategy}"
+    )
+    for column in ("class", "obs", "reachable", "min wins"):
+        table.add_column(column, justify="left" if column == "class" else "right")
+    for delta in deltas:
+        table.add_column(f"P(acc) Δ={delta:g}", justify="right")
+    for p in plans:
+        verdict = "yes" if p.reach.reachable else "[red]NO[/red]"
+        table.add_row(
+            p.label,
+            str(p.reach.drawable),
+            verdict,
+            str(p.reach.min_wins),
+            *(f"{pw:.2f}" for _, pw in p.power),
+        )
+    console = Console()
+    console.print(table)
+    console.print(
+        f"obs = min(drawable, budget); P(acc) = power at discordance {discordance:g} "
+        f"(p+ = (r+Δ)/2, p- = (r-Δ)/2), {runs} seeded simulated gates each."
+    )
+
+
+@gate_app.command("simulate")
+def simulate_cmd(
+    p_plus: float = typer.Option(..., "--p-plus", help="P(candidate right, incumbent wrong)."),
+    p_minus: float = typer.Option(..., "--p-minus", help="P(candidate wrong, incumbent right)."),
+    alpha: float = _ALPHA,
+    n_max: int = typer.Option(64, "--n-max", help="Observation budget per gate."),
+    runs: int = typer.Option(5000, "--runs", min=1, help="Simulated gates."),
+    seed: int = _SEED,
+    bet_cap: float = _BET_CAP,
+    strategy: str = _STRATEGY,
+    first_stage: int = typer.Option(8, "--first-stage", help="Observations in the first ladder stage."),
+    growth: float = typer.Option(2.0, "--growth", help="Ladder stage growth factor."),
+    baselines: bool = typer.Option(
+        False, "--baselines", help="Also run the two baseline rules on the same draws."
+    ),
+) -> None:
+    """Run many seeded gates at true rates p+ / p- and print how they end."""
+    config = _config(
+        alpha=alpha,
+        bet_cap=bet_cap,
+        n_max=n_max,
+        bet_strategy=strategy,
+        first_stage=first_stage,
+        stage_growth=growth,
+    )
+    rules: list[GateRule] = [EProcessGate(config)]
+    if baselines:
+        rules += [StrictlyBetterMinibatch(), FixedNStandardError(n=n_max)]
+    table = Table(
+        title=f"gate simulate: p+={p_plus:g}, p-={p_minus:g}, alpha={alpha:g}, n_max={n_max}, runs={runs}"
+    )
+    for column in ("rule", "accept", "harm reject", "inertia", "mean observations"):
+        table.add_column(column, justify="left" if column == "rule" else "right")
+    for rule in rules:
+        s = simulate(rule, p_plus, p_minus, n=n_max, runs=runs, seed=seed)
+        table.add_row(
+            s.rule,
+            f"{s.accept_rate:.4f}",
+            f"{s.harm_reject_rate:.4f}",
+            f"{s.inertia_rate:.4f}",
+            f"{s.mean_observations:.1f}",
+        )
+    Console().print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``gate`` command group to the root app."""
+    app.add_typer(gate_app, name="gate")

@@ -1,0 +1,150 @@
+"""A per-endpoint circuit breaker whose half-open state admits exactly one probe (audit P2-6).
+
+closed ──(failure_threshold consecutive transient failures)──▶ open
+open ──(cooldown_s elapsed; the next caller becomes THE probe)──▶ half-open
+half-open ──probe succeeds──▶ closed;  half-open ──probe fails──▶ open (cooldown restarts)
+
+While open or probing, other callers wait (default; an outage pauses the run) up to
+``wait_deadline_s``, or fail fast, as configured. Single-probe holds under any concurrency
+because admission is decided without an ``await`` between the check and the claim.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from enum import StrEnum
+
+from skillharness.errors import CircuitOpenError, FatalLLMError, TransientLLMError
+from skillharness.llm.config import BreakerConfig, OpenBehaviour
+from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse
+
+__all__ = ["BreakerModel", "BreakerState", "CircuitBreaker"]
+
+log = logging.getLogger(__name__)
+
+
+class BreakerState(StrEnum):
+    CLOSED = "closed"
+    OPEN = "open"
+    HALF_OPEN = "half_open"
+
+
+class CircuitBreaker:
+    """State machine plus admission; call :meth:`admit`, then exactly one of the ``record_*``."""
+
+    def __init__(self, name: str, config: BreakerConfig, clock: Callable[[], float] = time.monotonic) -> None:
+        self.name = name
+        self.config = config
+        self._clock = clock
+        self.state = BreakerState.CLOSED
+        self._failures = 0
+        self._opened_at = 0.0
+        self._probe_out = False
+        self._changed = asyncio.Event()
+        self.transitions: list[tuple[BreakerState, BreakerState]] = []
+
+    def _set(self, state: BreakerState) -> None:
+        if state is not self.state:
+            log.warning("breaker %s: %s -> %s", self.name, self.state.value, state.value)
+            self.transitions.append((self.state, state))
+            self.state = state
+        self._changed.set()  # wake every waiter; they re-check and most go back to sleep
+        self._changed = asyncio.Event()
+
+    @property
+    def accepting(self) -> bool:
+        """Would a caller be admitted right now without waiting (routing uses this)?"""
+        if self.state is BreakerState.CLOSED:
+            return True
+        if self.state is BreakerState.OPEN:
+            return self._clock() - self._opened_at >= self.config.cooldown_s
+        return not self._probe_out
+
+    def _try_admit(self) -> bool | None:
+        """True: admitted as the probe; False: admitted normally; None: not admitted."""
+        if self.state is BreakerState.CLOSED:
+            return False
+        if self.state is BreakerState.OPEN and self._clock() - self._opened_at >= self.config.cooldown_s:
+            self._set(BreakerState.HALF_OPEN)
+        if self.state is BreakerState.HALF_OPEN and not self._probe_out:
+            self._probe_out = True
+            return True
+        return None
+
+    async def admit(self) -> bool:
+        """Wait for (or refuse) admission. Returns True when this caller is the probe."""
+        deadline = self._clock() + self.config.wait_deadline_s
+        while True:
+            admitted = self._try_admit()
+            if admitted is not None:
+                return admitted
+            remaining = deadline - self._clock()
+            if self.config.on_open is OpenBehaviour.FAIL_FAST or remaining <= 0:
+                raise CircuitOpenError(
+                    f"{self.name}: circuit breaker is {self.state.value}",
+                    endpoint=self.name,
+                    kind="circuit_open",
+                )
+            wake = remaining
+            if self.state is BreakerState.OPEN:
+                wake = min(wake, max(0.0, self._opened_at + self.config.cooldown_s - self._clock()) + 1e-3)
+            try:
+                async with asyncio.timeout(wake):
+                    await self._changed.wait()
+            except TimeoutError:
+                pass
+
+    def record_success(self, probe: bool) -> None:
+        """The endpoint answered (any answer that is not a transient failure counts)."""
+        if probe:
+            self._probe_out = False
+        self._failures = 0
+        if probe or self.state is BreakerState.HALF_OPEN:
+            self._set(BreakerState.CLOSED)
+
+    def record_failure(self, probe: bool) -> None:
+        """The endpoint failed transiently."""
+        if probe:
+            self._probe_out = False
+            self._opened_at = self._clock()
+            self._set(BreakerState.OPEN)
+            return
+        if self.state is BreakerState.CLOSED:
+            self._failures += 1
+            if self._failures >= self.config.failure_threshold:
+                self._opened_at = self._clock()
+                self._set(BreakerState.OPEN)
+
+    def release(self, probe: bool) -> None:
+        """The call ended without telling us anything (cancelled): free the probe slot."""
+        if probe:
+            self._probe_out = False
+            self._set(self.state)
+
+
+class BreakerModel:
+    """Wraps one endpoint's model with its breaker."""
+
+    def __init__(self, inner: ChatModel, breaker: CircuitBreaker) -> None:
+        self.inner = inner
+        self.breaker = breaker
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        probe = await self.breaker.admit()
+        try:
+            response = await self.inner.complete(request)
+        except TransientLLMError:
+            self.breaker.record_failure(probe)
+            raise
+        except FatalLLMError:
+            # A fatal answer (400, 401, ...) still proves the server is up.
+            self.breaker.record_success(probe)
+            raise
+        except BaseException:
+            self.breaker.release(probe)
+            raise
+        self.breaker.record_success(probe)
+        return response

@@ -1,0 +1,131 @@
+"""One OpenAI-compatible endpoint over httpx, streaming SSE.
+
+The client makes exactly one attempt per :meth:`EndpointClient.complete`; retries, breaking and
+routing are wrappers around it. Every failure leaves here as our error tree (httpx exceptions
+are translated at this boundary), and the response is always closed, also on cancellation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+import httpx
+import httpx_sse
+
+from skillharness.errors import AuthError, LLMError
+from skillharness.llm.config import EndpointConfig, TimeoutConfig
+from skillharness.llm.errors import error_for_status, map_httpx_error, transient
+from skillharness.llm.stream import StreamAssembler
+from skillharness.llm.toolcall import apply_content_tool_call
+from skillharness.llm.types import ChatRequest, ChatResponse
+
+__all__ = ["EndpointClient", "request_body"]
+
+_ERROR_BODY_LIMIT = 2048
+
+
+def request_body(request: ChatRequest) -> dict[str, Any]:
+    """The JSON body sent for ``request`` (streaming, with usage in the final chunk)."""
+    body: dict[str, Any] = {"model": request.model, "messages": list(request.messages)}
+    if request.tools is not None:
+        body["tools"] = list(request.tools)
+    if request.tool_choice is not None:
+        body["tool_choice"] = request.tool_choice
+    if request.response_format is not None:
+        body["response_format"] = request.response_format
+    body.update(request.sampling.model_dump(mode="json", exclude_none=True))
+    if request.extra_body:
+        body.update(request.extra_body)
+    body["stream"] = True
+    body["stream_options"] = {"include_usage": True}
+    return body
+
+
+class EndpointClient:
+    """A :class:`ChatModel` for one endpoint: one streamed attempt per call."""
+
+    def __init__(
+        self, endpoint: EndpointConfig, timeouts: TimeoutConfig, *, tool_calls_in_content: bool = False
+    ) -> None:
+        self.endpoint = endpoint
+        self.label = endpoint.label
+        self.total_s = timeouts.total_s
+        self.tool_calls_in_content = tool_calls_in_content
+        self._url = endpoint.base_url.rstrip("/") + "/chat/completions"
+        self._http = httpx.AsyncClient(
+            timeout=httpx.Timeout(
+                connect=timeouts.connect_s, read=timeouts.read_s, write=timeouts.write_s, pool=timeouts.pool_s
+            ),
+            # Room for every in-flight call plus a few keep-alive spares; the router enforces the limit.
+            limits=httpx.Limits(max_connections=endpoint.max_in_flight + 4, max_keepalive_connections=None),
+        )
+
+    def _headers(self) -> dict[str, str]:
+        env = self.endpoint.api_key_env
+        if env is None:
+            return {}
+        key = os.environ.get(env)  # read per call so a rotated key is picked up; never stored
+        if not key:
+            raise AuthError(
+                f"{self.label}: env var {env} (endpoints[].api_key_env) is not set or empty",
+                kind="missing_key",
+                endpoint=self.label,
+                env_var=env,
+            )
+        return {"Authorization": f"Bearer {key}"}
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """One attempt; raises TransientLLMError / FatalLLMError / AuthError on failure."""
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(self.total_s):
+                response = await self._stream(request)
+        except TimeoutError as exc:
+            raise transient(
+                "deadline", f"attempt exceeded its total deadline of {self.total_s}s", self.label
+            ) from exc
+        except LLMError:
+            raise
+        except (httpx.HTTPError, httpx.InvalidURL, httpx.CookieConflict, httpx.StreamError) as exc:
+            raise map_httpx_error(exc, self.label) from exc
+        if self.tool_calls_in_content:
+            response = apply_content_tool_call(response, request.tools)
+        return response.model_copy(update={"latency_s": time.perf_counter() - started})
+
+    async def _stream(self, request: ChatRequest) -> ChatResponse:
+        assembler = StreamAssembler(self.label)
+        async with httpx_sse.aconnect_sse(
+            self._http, "POST", self._url, json=request_body(request), headers=self._headers()
+        ) as source:
+            response = source.response
+            if response.status_code != 200:
+                raise await self._status_error(response)
+            async for event in source.aiter_sse():
+                if event.event == "error":  # some servers name the frame instead of an "error" key
+                    assembler.feed_error(event.data)
+                    continue
+                assembler.feed(event.data)
+                if assembler.done:
+                    break
+        return assembler.finish()
+
+    async def _status_error(self, response: httpx.Response) -> LLMError:
+        raw = b""
+        async for part in response.aiter_bytes():
+            raw += part
+            if len(raw) >= _ERROR_BODY_LIMIT:
+                break
+        return error_for_status(
+            response.status_code,
+            raw[:_ERROR_BODY_LIMIT].decode("utf-8", "replace"),
+            self.label,
+            retry_after=response.headers.get("retry-after"),
+            api_key_env=self.endpoint.api_key_env,
+        )
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self._http.aclose()

@@ -1,0 +1,158 @@
+"""Translating transport failures into our error tree, and retry decisions as data.
+
+Every httpx exception class maps to exactly one entry of :data:`HTTPX_ERROR_KINDS` (a test
+walks httpx's classes and checks the table is complete). HTTP statuses map through
+:func:`error_for_status`. The retry layer never inspects exceptions itself: it asks
+:func:`retry_decision` for a frozen :class:`RetryDecision`.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from dataclasses import dataclass
+
+import httpx
+import httpx_sse
+
+from skillharness.errors import AuthError, CircuitOpenError, FatalLLMError, LLMError, TransientLLMError
+
+__all__ = [
+    "FATAL_STATUSES",
+    "HTTPX_ERROR_KINDS",
+    "TRANSIENT_STATUSES",
+    "RetryDecision",
+    "error_for_status",
+    "fatal",
+    "map_httpx_error",
+    "parse_retry_after",
+    "retry_decision",
+    "transient",
+]
+
+# (kind, transient). Kinds name the failure in logs, errors and statistics.
+HTTPX_ERROR_KINDS: dict[type[BaseException], tuple[str, bool]] = {
+    httpx.ConnectTimeout: ("connect_timeout", True),
+    httpx.ReadTimeout: ("read_timeout", True),
+    httpx.WriteTimeout: ("write_timeout", True),
+    httpx.PoolTimeout: ("pool_timeout", True),
+    httpx.TimeoutException: ("timeout", True),
+    httpx.ConnectError: ("connect_error", True),  # refused: a server restarting
+    httpx.ReadError: ("read_error", True),
+    httpx.WriteError: ("write_error", True),
+    httpx.CloseError: ("close_error", True),
+    httpx.NetworkError: ("network_error", True),
+    httpx.RemoteProtocolError: ("remote_protocol_error", True),  # e.g. connection dropped mid-body
+    httpx.LocalProtocolError: ("local_protocol_error", False),  # our request is malformed
+    httpx.ProtocolError: ("protocol_error", True),
+    httpx.ProxyError: ("proxy_error", True),
+    httpx.UnsupportedProtocol: ("unsupported_protocol", False),  # a base_url typo
+    httpx.TransportError: ("transport_error", True),
+    httpx.DecodingError: ("decoding_error", True),  # a garbled body; another attempt may be clean
+    httpx.TooManyRedirects: ("too_many_redirects", False),
+    httpx.RequestError: ("request_error", True),
+    httpx.HTTPStatusError: ("http_status", False),  # we never call raise_for_status; status is mapped
+    httpx.HTTPError: ("http_error", False),
+    httpx.InvalidURL: ("invalid_url", False),
+    httpx.CookieConflict: ("cookie_conflict", False),
+    httpx.StreamClosed: ("stream_closed", False),  # programming errors: retrying cannot help
+    httpx.StreamConsumed: ("stream_consumed", False),
+    httpx.ResponseNotRead: ("response_not_read", False),
+    httpx.RequestNotRead: ("request_not_read", False),
+    httpx.StreamError: ("stream_error", False),
+    httpx_sse.SSEError: ("not_event_stream", False),  # 200 without text/event-stream
+}
+
+TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})  # plus every 5xx
+FATAL_STATUSES = frozenset({400, 401, 403, 404, 422})  # and every other 4xx
+
+
+def transient(kind: str, message: str, endpoint: str, **context: object) -> TransientLLMError:
+    """A TransientLLMError whose context names its kind and endpoint."""
+    retry_after = context.pop("retry_after_s", None)
+    return TransientLLMError(
+        f"{endpoint}: {message}",
+        retry_after_s=retry_after,
+        kind=kind,
+        endpoint=endpoint,
+        **context,  # type: ignore[arg-type]
+    )
+
+
+def fatal(kind: str, message: str, endpoint: str, **context: object) -> FatalLLMError:
+    """A FatalLLMError whose context names its kind and endpoint."""
+    return FatalLLMError(f"{endpoint}: {message}", kind=kind, endpoint=endpoint, **context)
+
+
+def map_httpx_error(exc: BaseException, endpoint: str) -> LLMError:
+    """Our error for an httpx (or httpx-sse) exception; the most specific table entry wins."""
+    for cls in type(exc).__mro__:
+        if cls in HTTPX_ERROR_KINDS:
+            kind, is_transient = HTTPX_ERROR_KINDS[cls]
+            make = transient if is_transient else fatal
+            return make(kind, f"{kind}: {exc!r}", endpoint)
+    return fatal("unexpected", f"unexpected error: {exc!r}", endpoint)
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP date), or None."""
+    if not value:
+        return None
+    text = value.strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def error_for_status(
+    status: int, body: str, endpoint: str, *, retry_after: str | None = None, api_key_env: str | None = None
+) -> LLMError:
+    """Our error for a non-200 HTTP status. ``body`` is a short excerpt of the server's reply."""
+    excerpt = body[:300]
+    if status in (401, 403):
+        where = (
+            f"the key in env var {api_key_env}" if api_key_env else "no API key (set endpoints[].api_key_env)"
+        )
+        return AuthError(
+            f"{endpoint} refused the credentials (HTTP {status}); check {where}",
+            kind=f"http_{status}",
+            endpoint=endpoint,
+            env_var=api_key_env,
+            status=status,
+        )
+    if status in TRANSIENT_STATUSES or 500 <= status <= 599:
+        return transient(
+            f"http_{status}",
+            f"HTTP {status}: {excerpt}",
+            endpoint,
+            status=status,
+            retry_after_s=parse_retry_after(retry_after),
+        )
+    return fatal(f"http_{status}", f"HTTP {status}: {excerpt}", endpoint, status=status)
+
+
+@dataclass(frozen=True)
+class RetryDecision:
+    """Whether to retry, why, and any server-requested delay."""
+
+    retry: bool
+    kind: str
+    retry_after_s: float | None = None
+
+
+def retry_decision(exc: BaseException) -> RetryDecision:
+    """The retry layer's only source of truth about an exception."""
+    kind = str(getattr(exc, "context", {}).get("kind", type(exc).__name__))
+    if isinstance(exc, CircuitOpenError):
+        return RetryDecision(False, "circuit_open")  # the caller already waited its deadline
+    if isinstance(exc, TransientLLMError):
+        return RetryDecision(True, kind, exc.retry_after_s)
+    return RetryDecision(False, kind)

@@ -1,0 +1,128 @@
+"""Retrying transient failures: backoff with full jitter, Retry-After, an attempt cap, a total
+deadline, and a global budget so an outage cannot multiply the load on a sick server.
+
+What is transient is decided by :func:`skillharness.llm.errors.retry_decision` (data); this
+module only decides *when* and *whether there is budget*.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+
+from skillharness.errors import TransientLLMError
+from skillharness.llm.config import RetryConfig
+from skillharness.llm.errors import retry_decision
+from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse
+
+__all__ = ["RetryBudget", "RetryingModel", "backoff_delay"]
+
+log = logging.getLogger(__name__)
+
+
+def backoff_delay(
+    attempt: int, retry_after_s: float | None, config: RetryConfig, rng: random.Random
+) -> float:
+    """Sleep before attempt ``attempt + 1``: the server's Retry-After (capped) if given, else
+    full jitter U(0, min(max_delay, base * 2^(attempt-1)))."""
+    if retry_after_s is not None:
+        return min(retry_after_s, config.retry_after_cap_s)
+    ceiling = min(config.max_delay_s, config.base_delay_s * 2 ** (attempt - 1))
+    return rng.uniform(0.0, ceiling)
+
+
+class RetryBudget:
+    """Retries in the last ``window_s`` may not exceed ``floor + share * calls`` in that window.
+
+    Shared by every call of a process, so during an outage the extra load from retries stays a
+    bounded fraction of the real traffic instead of a multiple of it.
+    """
+
+    def __init__(
+        self, share: float, window_s: float, floor: int, clock: Callable[[], float] = time.monotonic
+    ):
+        self.share = share
+        self.window_s = window_s
+        self.floor = floor
+        self._clock = clock
+        self._calls: deque[float] = deque()
+        self._retries: deque[float] = deque()
+        self.denied = 0
+
+    def _trim(self, now: float) -> None:
+        for events in (self._calls, self._retries):
+            while events and events[0] <= now - self.window_s:
+                events.popleft()
+
+    def record_call(self) -> None:
+        """Count one first attempt."""
+        self._calls.append(self._clock())
+
+    def try_spend(self) -> bool:
+        """Take one retry from the budget; False (and counted) when none is left."""
+        now = self._clock()
+        self._trim(now)
+        if len(self._retries) >= self.floor + self.share * len(self._calls):
+            self.denied += 1
+            return False
+        self._retries.append(now)
+        return True
+
+
+class RetryingModel:
+    """Wraps ``inner`` (normally the router, so a retry may land on a healthier replica)."""
+
+    def __init__(
+        self,
+        inner: ChatModel,
+        config: RetryConfig,
+        budget: RetryBudget,
+        *,
+        rng: random.Random | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.inner = inner
+        self.config = config
+        self.budget = budget
+        self.rng = rng or random.Random()
+        self.sleep = sleep
+        self.retries = 0
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        self.budget.record_call()
+        started = time.monotonic()
+        attempt = 1
+        while True:
+            try:
+                return await self.inner.complete(request)
+            except TransientLLMError as exc:
+                decision = retry_decision(exc)
+                if not decision.retry:
+                    raise
+                delay = backoff_delay(attempt, decision.retry_after_s, self.config, self.rng)
+                why = self._refusal(attempt, delay, started)
+                if why is not None:
+                    exc.context = {**exc.context, "attempts": attempt, "gave_up": why}  # type: ignore[misc]
+                    log.warning(
+                        "giving up on %s after %d attempt(s): %s (%s)", request.role, attempt, why, exc
+                    )
+                    raise
+                log.info(
+                    "retrying %s in %.2fs after attempt %d: %s", request.role, delay, attempt, decision.kind
+                )
+                self.retries += 1
+                await self.sleep(delay)
+                attempt += 1
+
+    def _refusal(self, attempt: int, delay: float, started: float) -> str | None:
+        if attempt >= self.config.max_attempts:
+            return f"attempt cap {self.config.max_attempts} reached"
+        if time.monotonic() - started + delay > self.config.max_elapsed_s:
+            return f"total deadline {self.config.max_elapsed_s}s would pass"
+        if not self.budget.try_spend():
+            return "global retry budget exhausted"
+        return None

@@ -1,0 +1,135 @@
+"""Assembling an OpenAI-style SSE chat stream into one response, and judging its completeness.
+
+A stream is a success only when it ends with ``data: [DONE]`` after a chunk carrying a
+``finish_reason`` and held no error frame (audit P1-2). vLLM reports a mid-stream failure as an
+error frame followed by ``[DONE]``; llama.cpp as an error frame and no ``[DONE]``: both are
+errors. The assembler is pure (no I/O), so every rule is tested on bytes directly.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from skillharness.errors import LLMError
+from skillharness.llm.errors import FATAL_STATUSES, fatal, transient
+from skillharness.llm.types import ChatResponse, ToolCall, Usage
+
+__all__ = ["DONE", "StreamAssembler"]
+
+DONE = "[DONE]"
+
+
+@dataclass
+class _ToolCallParts:
+    id: str | None = None
+    name: str | None = None
+    arguments: list[str] = field(default_factory=list)
+
+
+class StreamAssembler:
+    """Feed it each SSE ``data`` payload in order; then :meth:`finish` returns or raises."""
+
+    def __init__(self, endpoint: str) -> None:
+        self.endpoint = endpoint
+        self._content: list[str] = []
+        self._tools: dict[int, _ToolCallParts] = {}
+        self._finish_reason: str | None = None
+        self._usage: Usage | None = None
+        self._model = ""
+        self._error: LLMError | None = None
+        self.done = False
+        self.chunks = 0
+
+    def feed(self, data: str) -> None:
+        """Consume one ``data:`` payload. Raises a transient error on malformed JSON."""
+        if self.done:
+            return
+        if data.strip() == DONE:
+            self.done = True
+            return
+        try:
+            chunk = json.loads(data)
+        except ValueError as exc:
+            raise transient("malformed_chunk", f"malformed JSON chunk {data[:80]!r}", self.endpoint) from exc
+        if not isinstance(chunk, dict):
+            raise transient("malformed_chunk", f"chunk is not an object: {data[:80]!r}", self.endpoint)
+        self.chunks += 1
+        if "error" in chunk:
+            self._error = self._error or self._error_frame(chunk["error"])
+            return
+        self._model = chunk.get("model") or self._model
+        if isinstance(chunk.get("usage"), dict):
+            self._usage = Usage(
+                prompt_tokens=int(chunk["usage"].get("prompt_tokens") or 0),
+                completion_tokens=int(chunk["usage"].get("completion_tokens") or 0),
+            )
+        for choice in chunk.get("choices") or ():
+            if isinstance(choice, dict) and int(choice.get("index") or 0) == 0:
+                self._feed_choice(choice)
+
+    def feed_error(self, data: str) -> None:
+        """Consume an ``event: error`` frame (its payload may or may not be JSON)."""
+        try:
+            body = json.loads(data)
+        except ValueError:
+            body = {"message": data}
+        self._error = self._error or self._error_frame(
+            body.get("error", body) if isinstance(body, dict) else body
+        )
+
+    def _feed_choice(self, choice: dict[str, Any]) -> None:
+        delta = choice.get("delta") or {}
+        if isinstance(delta.get("content"), str):
+            self._content.append(delta["content"])
+        for position, part in enumerate(delta.get("tool_calls") or ()):
+            index = part.get("index")
+            slot = self._tools.setdefault(int(index) if index is not None else position, _ToolCallParts())
+            slot.id = slot.id or part.get("id")
+            function = part.get("function") or {}
+            slot.name = slot.name or function.get("name")
+            if isinstance(function.get("arguments"), str):
+                slot.arguments.append(function["arguments"])
+        if choice.get("finish_reason"):
+            self._finish_reason = str(choice["finish_reason"])
+
+    def _error_frame(self, error: Any) -> LLMError:
+        body = error if isinstance(error, dict) else {"message": str(error)}
+        message = str(body.get("message") or body)[:300]
+        code = body.get("code")
+        status = code if isinstance(code, int) else None
+        if status in FATAL_STATUSES:
+            return fatal(
+                "error_frame", f"error frame (code {status}): {message}", self.endpoint, status=status
+            )
+        return transient("error_frame", f"error frame: {message}", self.endpoint, status=status)
+
+    def finish(self) -> ChatResponse:
+        """The assembled response, or the error that makes this stream a failure."""
+        if self._error is not None:
+            raise self._error
+        if not self.done:
+            raise transient(
+                "truncated_stream", f"stream ended without [DONE] after {self.chunks} chunks", self.endpoint
+            )
+        if self._finish_reason is None:
+            raise transient(
+                "truncated_stream", "stream ended with [DONE] but no finish_reason", self.endpoint
+            )
+        calls = []
+        for index in sorted(self._tools):
+            parts = self._tools[index]
+            if not parts.name:
+                raise transient("malformed_chunk", f"tool call {index} has no function name", self.endpoint)
+            calls.append(
+                ToolCall(id=parts.id or f"call_{index}", name=parts.name, arguments="".join(parts.arguments))
+            )
+        return ChatResponse(
+            content="".join(self._content) if self._content else None,
+            tool_calls=tuple(calls),
+            finish_reason=self._finish_reason,
+            usage=self._usage or Usage(),
+            model=self._model,
+            endpoint=self.endpoint,
+        )

@@ -1,0 +1,105 @@
+"""The evolve role: propose patch edits to a document from the failed cases it was shown.
+
+Each edit is, with the configured rates, *useful* (a missing insight the cases need, reworded, or
+the deletion of a line holding a harmful rule), *harmful* (a harmful rule) or *useless* (filler
+that changes nothing). Anchors are whole lines that occur exactly once (as substrings) in the
+document and lie in its body, so every proposal applies cleanly with skills.patch.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Any
+
+from skillharness.data.questions import Question
+from skillharness.sim.insights import USELESS_RULES, normalize_text
+from skillharness.sim.prompt import document_body
+from skillharness.sim.world import Rule, World
+
+__all__ = ["propose_edits", "cases_task_type", "unique_body_lines"]
+
+
+def cases_task_type(cases: tuple[Question, ...]) -> str | None:
+    """The most common task type among ``cases`` (ties: alphabetical), or None."""
+    if not cases:
+        return None
+    counts = Counter(q.task_type for q in cases)
+    return min(counts, key=lambda t: (-counts[t], t))
+
+
+def unique_body_lines(document: str) -> list[str]:
+    """Non-blank body lines that occur exactly once in the whole document (usable anchors)."""
+    body_lines = document_body(document).split("\n")
+    all_lines = Counter(document.split("\n"))
+    return [line for line in body_lines if line.strip() and all_lines[line] == 1 and document.count(line) == 1]
+
+
+def _missing(world: World, document: str, cases: tuple[Question, ...], task_type: str | None) -> list[Rule]:
+    """Missing insights, the ones most cases need first."""
+    norm = normalize_text(document)
+    counts: Counter[str] = Counter()
+    for q in cases:
+        counts.update(i for i in world.truth(q).needed if not world.insight(i).present_in(norm))
+    if task_type is not None:  # insights no shown case needs still help other questions
+        counts.update({r.id: 0 for r in world.insights_for(task_type) if not r.present_in(norm)})
+    return [world.insight(i) for i, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def _edit_text(
+    world: World, document: str, missing: list[Rule], harmful_lines: list[str], kind: str, rng: random.Random
+) -> tuple[str, str | None]:
+    """(kind actually made, text or the harmful line to delete)."""
+    if kind == "useful" and harmful_lines and (not missing or rng.random() < 0.5):
+        return "delete", rng.choice(harmful_lines)
+    if kind == "useful" and missing:
+        rule = missing[0] if rng.random() < 0.7 else rng.choice(missing)
+        return "insert", "- " + rng.choice(rule.wordings[1:] or rule.wordings)
+    norm = normalize_text(document)
+    if kind == "harmful":
+        fresh = [r for r in world.harmful if not r.present_in(norm)] or list(world.harmful)
+        return "insert", "- " + rng.choice(rng.choice(fresh).wordings)
+    fresh_filler = [w for w in USELESS_RULES if normalize_text(w) not in norm] or list(USELESS_RULES)
+    return "insert", "- " + rng.choice(fresh_filler)
+
+
+def propose_edits(
+    world: World, document: str, cases: tuple[Question, ...], rng: random.Random
+) -> dict[str, Any]:
+    """A response object valid against ``RESPONSE_SCHEMAS[Role.EVOLVE]``."""
+    cfg = world.config.evolve
+    task_type = cases_task_type(cases)
+    missing = _missing(world, document, cases, task_type)
+    anchors = unique_body_lines(document)
+    harmful_lines = [line for line in anchors if world.harmful_present(line)]
+    edits: list[dict[str, str]] = []
+    new_lines: list[str] = []
+    for _ in range(cfg.edits_per_call):
+        u = rng.random()
+        kind = "useful" if u < cfg.insight_rate else "harmful" if u < cfg.insight_rate + cfg.harmful_rate else "useless"
+        made, text = _edit_text(world, document, missing, harmful_lines, kind, rng)
+        if made == "delete" and text is not None:
+            harmful_lines.remove(text)
+            # The anchor is matched as a substring: take the line break too, so no blank line stays.
+            anchor = text + "\n" if document.count(text + "\n") == 1 else text
+            edits.append({"op": "delete", "anchor": anchor, "text": ""})
+            continue
+        if text is None or text in new_lines:
+            continue
+        new_lines.append(text)
+        added = normalize_text("\n".join(new_lines))
+        missing = [rule for rule in missing if not rule.present_in(added)]
+    usable = [a for a in anchors if all(e["anchor"].rstrip("\n") != a for e in edits)]
+    if new_lines and usable:
+        # insert_after puts the text right after the anchor's last character: start a new line.
+        edits.append({"op": "insert_after", "anchor": usable[-1], "text": "".join("\n" + t for t in new_lines)})
+    elif new_lines:  # no line to anchor on (an empty body): rewrite it instead
+        body = document_body(document).rstrip("\n")
+        rewritten = "\n".join([line for line in [body, *new_lines] if line])
+        return {"skill_update_mode": "rewrite", "edits": [], "body": rewritten, "rationale": _rationale(task_type)}
+    return {"skill_update_mode": "patch", "edits": edits, "body": None, "rationale": _rationale(task_type)}
+
+
+def _rationale(task_type: str | None) -> str:
+    about = f"{task_type} questions" if task_type else "these questions"
+    return f"The failed cases show the agent lacks guidance for {about}; the edit adds it."

@@ -1,0 +1,174 @@
+"""The oracle: the exact expected accuracy of any bundle text, and the true effect of an edit.
+
+*Bundle text* for a question of task type ``t`` is what the agent role scores::
+
+    system_prompt + "\\n" + skills[t] + "\\n" + "\\n".join(tool_descriptions.values())
+
+i.e. the system prompt, the question's task-type skill document (all regions, rendered) and the
+tool descriptions — the same texts ``Bundle.relevant_hash(t)`` covers. Skills may be keyed by
+task type or by its slug, so a :class:`~skillharness.skills.bundle.Bundle` converts directly.
+The agent role scores the system messages + first user message + tool descriptions of its
+request: the same text as long as the harness puts the skill in one of those messages
+(question text and subtitles hold no insight wording).
+
+The accuracy reported is that of the *normalized answer*: the shapes ``(b)``, ``The answer is
+B.`` and ``{"answer": ["B"]}`` keep the intended letter; "two letters" and "no answer" count as
+wrong. So ``accuracy = mean_q p_intended(q) * letter_kept_share``, exactly.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import Field
+
+from skillharness.data.questions import Question, slugify
+from skillharness.sim.world import World
+from skillharness.skills.bundle import Bundle
+from skillharness.util.model import StrictModel
+
+__all__ = ["BundleText", "EditEffect", "Oracle", "oracle_http"]
+
+
+class BundleText(StrictModel):
+    """The texts of a bundle, as the oracle reads them."""
+
+    system_prompt: str = ""
+    skills: dict[str, str] = Field(default_factory=dict, description="Task type -> skill document.")
+    tool_descriptions: dict[str, str] = Field(default_factory=dict, description="Tool name -> description.")
+
+    def text_for(self, task_type: str) -> str:
+        """The bundle text a question of ``task_type`` is scored on (skills keyed by name or slug)."""
+        skill = self.skills.get(task_type, self.skills.get(slugify(task_type), ""))
+        return "\n".join([self.system_prompt, skill, *self.tool_descriptions.values()])
+
+    @classmethod
+    def from_bundle(cls, bundle: Bundle) -> BundleText:
+        """The texts of a :class:`skillharness.skills.bundle.Bundle` (rendered skill documents)."""
+        return cls(
+            system_prompt=bundle.system_prompt,
+            skills={slug: doc.render() for slug, doc in bundle.skills.items()},
+            tool_descriptions=dict(bundle.tools),
+        )
+
+
+class EditEffect(StrictModel):
+    """Expected accuracy before and after an edit, on one question set."""
+
+    before: float
+    after: float
+    n: int
+
+    @property
+    def delta(self) -> float:
+        return self.after - self.before
+
+
+BundleLike = BundleText | Bundle | str | Mapping[str, Any]
+
+
+def _as_bundle(bundle: BundleLike) -> BundleText:
+    if isinstance(bundle, BundleText):
+        return bundle
+    if isinstance(bundle, Bundle):
+        return BundleText.from_bundle(bundle)
+    if isinstance(bundle, str):  # one text for every question
+        return BundleText(system_prompt=bundle)
+    return BundleText.model_validate(dict(bundle))
+
+
+class Oracle:
+    """Ground truth for one :class:`World`."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+
+    def _questions(self, questions: Iterable[Question | str] | None) -> list[Question]:
+        if questions is None:
+            return list(self.world.questions.values())
+        return [q if isinstance(q, Question) else self.world.question(q) for q in questions]
+
+    def question_accuracy(self, bundle: BundleLike, question: Question | str) -> float:
+        """Probability that one sample of the agent answers ``question`` right with ``bundle``."""
+        q = question if isinstance(question, Question) else self.world.question(question)
+        return self.world.p_correct(q, _as_bundle(bundle).text_for(q.task_type))
+
+    def per_question(self, bundle: BundleLike, questions: Iterable[Question | str] | None = None) -> dict[str, float]:
+        """Expected accuracy of every question (all loaded ones when ``questions`` is None)."""
+        b = _as_bundle(bundle)
+        return {q.question_id: self.world.p_correct(q, b.text_for(q.task_type)) for q in self._questions(questions)}
+
+    def expected_accuracy(self, bundle: BundleLike, questions: Iterable[Question | str] | None = None) -> float:
+        """Mean expected accuracy over ``questions`` (0.0 for an empty set)."""
+        values = list(self.per_question(bundle, questions).values())
+        return sum(values) / len(values) if values else 0.0
+
+    def per_task_type(self, bundle: BundleLike, questions: Iterable[Question | str] | None = None) -> dict[str, float]:
+        """Mean expected accuracy per task type."""
+        qs = self._questions(questions)
+        acc = self.per_question(bundle, qs)
+        groups: dict[str, list[float]] = defaultdict(list)
+        for q in qs:
+            groups[q.task_type].append(acc[q.question_id])
+        return {t: sum(v) / len(v) for t, v in sorted(groups.items())}
+
+    def edit_effect(
+        self, before: BundleLike, after: BundleLike, questions: Iterable[Question | str] | None = None
+    ) -> EditEffect:
+        """The true effect of changing ``before`` into ``after`` on ``questions``."""
+        qs = self._questions(questions)
+        return EditEffect(
+            before=self.expected_accuracy(before, qs), after=self.expected_accuracy(after, qs), n=len(qs)
+        )
+
+    def best_bundle(self, base: BundleLike = "") -> BundleText:
+        """``base`` with every insight's canonical wording appended to its task type's skill.
+
+        Harmful rules already in ``base`` stay: this is the best a pure-addition evolution reaches.
+        """
+        b = _as_bundle(base)
+        skills = dict(b.skills)
+        for task_type in sorted({q.task_type for q in self.world.questions.values()}):
+            lines = [f"- {rule.canonical}" for rule in self.world.insights_for(task_type)]
+            skills[task_type] = "\n".join([skills.get(task_type, ""), *lines]).strip("\n")
+        return b.model_copy(update={"skills": skills})
+
+
+def _ids(value: Any) -> list[str] | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return [part for part in value.split(",") if part]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    raise ValueError("question_ids must be a list of strings or a comma-separated string")
+
+
+def oracle_http(oracle: Oracle, payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``/sim/oracle`` answer.
+
+    ``payload``: ``text`` (one text for every question) or ``bundle`` (a BundleText object),
+    optionally ``after`` (another bundle: report the edit's effect), ``question_ids`` (list or
+    comma-separated; default all) and ``task_type`` (filter).
+    """
+    ids = _ids(payload.get("question_ids"))
+    questions = oracle._questions(ids)
+    if payload.get("task_type"):
+        questions = [q for q in questions if q.task_type == payload["task_type"]]
+    before = payload.get("bundle") if payload.get("bundle") is not None else str(payload.get("text", ""))
+    if isinstance(before, str) and before.startswith("{"):
+        import json
+
+        before = json.loads(before)
+    answer: dict[str, Any] = {
+        "n": len(questions),
+        "accuracy": oracle.expected_accuracy(before, questions),
+        "per_task_type": oracle.per_task_type(before, questions),
+        "simulator": True,
+    }
+    if payload.get("after") is not None:
+        effect = oracle.edit_effect(before, payload["after"], questions)
+        answer.update(after=effect.after, delta=effect.delta)
+    return answer

@@ -1,0 +1,92 @@
+"""Reading the text out of a chat-completions request the way the simulated roles see it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillharness.llm.roles import DOCUMENT_CLOSE, DOCUMENT_OPEN, SAMPLE_IDX_KEY
+from skillharness.sim.wire import estimate_tokens
+from skillharness.skills.markers import MOMENTUM_MARKER
+
+__all__ = [
+    "message_text", "all_text", "first_user_text", "instruction_text", "tool_descriptions",
+    "prompt_tokens", "extract_document", "document_body", "sample_index", "IMAGE_TOKENS",
+]
+
+IMAGE_TOKENS = 256  # prompt tokens charged per image part (order of a small VL model's cost)
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The text of one message: a string content, or its ``text`` parts joined by newlines."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(part.get("text", "")) for part in content if isinstance(part, dict) and part.get("type") == "text"
+        )
+    return ""
+
+
+def all_text(body: dict[str, Any]) -> str:
+    """Every message's text, in order."""
+    return "\n".join(message_text(m) for m in body["messages"])
+
+
+def first_user_text(body: dict[str, Any]) -> str:
+    return next((message_text(m) for m in body["messages"] if m.get("role") == "user"), "")
+
+
+def tool_descriptions(body: dict[str, Any]) -> str:
+    """The ``function.description`` of every tool offered, one per line."""
+    lines = []
+    for tool in body.get("tools") or []:
+        function = tool.get("function") or {}
+        if isinstance(function.get("description"), str):
+            lines.append(function["description"])
+    return "\n".join(lines)
+
+
+def instruction_text(body: dict[str, Any]) -> str:
+    """What the agent role scores: system (and developer) messages, the first user message and
+    the tool descriptions. Later turns (tool results) never change it, so one episode is one draw.
+    """
+    system = [message_text(m) for m in body["messages"] if m.get("role") in ("system", "developer")]
+    return "\n".join([*system, first_user_text(body), tool_descriptions(body)])
+
+
+def prompt_tokens(body: dict[str, Any]) -> int:
+    """Estimated prompt tokens: text at four characters a token plus a flat cost per image."""
+    images = sum(
+        1
+        for m in body["messages"]
+        if isinstance(m.get("content"), list)
+        for part in m["content"]
+        if isinstance(part, dict) and part.get("type") == "image_url"
+    )
+    return estimate_tokens(all_text(body) + tool_descriptions(body)) + IMAGE_TOKENS * images
+
+
+def extract_document(text: str) -> str | None:
+    """The document between DOCUMENT_OPEN and DOCUMENT_CLOSE (the last such pair), or None."""
+    start = text.rfind(DOCUMENT_OPEN)
+    if start < 0:
+        return None
+    end = text.find(DOCUMENT_CLOSE, start)
+    inner = text[start + len(DOCUMENT_OPEN) : end if end >= 0 else len(text)]
+    return inner.strip("\n")
+
+
+def document_body(document: str) -> str:
+    """The editable body of a skill document: everything before the momentum marker line."""
+    lines = document.split("\n")
+    for index, line in enumerate(lines):
+        if line.strip() == MOMENTUM_MARKER:
+            return "\n".join(lines[:index])
+    return document
+
+
+def sample_index(body: dict[str, Any]) -> int:
+    """The request's sample index (top-level ``sample_idx``, sent via ``extra_body``), default 0."""
+    value = body.get(SAMPLE_IDX_KEY, 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -1,0 +1,139 @@
+"""The judge, evolve, rank, momentum and consolidate roles: plausible, noisy, valid JSON.
+
+Each answer is a pure function of the seed, the request's text, ``temperature``, ``seed`` and
+``sample_idx``. The document a call works on is found between DOCUMENT_OPEN and DOCUMENT_CLOSE;
+the questions it is about are recognised by their text and options (see matching.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from skillharness.llm.roles import Role
+from skillharness.sim.draw import digest, rng_for, uniform
+from skillharness.sim.evolve_role import propose_edits
+from skillharness.sim.insights import normalize_text
+from skillharness.sim.prompt import all_text, document_body, extract_document, prompt_tokens, sample_index
+from skillharness.sim.wire import Reply, estimate_tokens
+from skillharness.sim.world import World
+
+__all__ = ["RoleBehaviours"]
+
+# A candidate heading in a rank prompt: "### Candidate 2", "Candidate #2", "candidate [2]".
+_CANDIDATE = re.compile(r"^\W*candidate\s*#?\s*\[?(\d+)\]?", re.IGNORECASE | re.MULTILINE)
+
+
+class RoleBehaviours:
+    """Answers every JSON-schema role for one :class:`World`."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.config = world.config
+
+    def respond(self, body: dict[str, Any], role: Role) -> Reply:
+        text = all_text(body)
+        key = (self.config.seed, role.value, digest(text), sample_index(body), body.get("temperature"),
+               body.get("seed"))
+        handler = {
+            Role.JUDGE: self._judge,
+            Role.EVOLVE: self._evolve,
+            Role.RANK: self._rank,
+            Role.MOMENTUM: self._momentum,
+            Role.CONSOLIDATE: self._consolidate,
+        }[role]
+        payload = handler(text, key)
+        content = json.dumps(payload, ensure_ascii=False)
+        return Reply(content, (), "stop", prompt_tokens(body), estimate_tokens(content))
+
+    # --- judge ----------------------------------------------------------------------------
+    def _judge(self, text: str, key: tuple[Any, ...]) -> dict[str, Any]:
+        cfg = self.config.judge
+        question = self.world.find_question(text)
+        if question is None:
+            return {"verdict": "uncertain", "target": "skill", "reason": "I cannot tell which question this is."}
+        document = extract_document(text)
+        missing = self.world.missing_insights(question, document if document is not None else text)
+        verdict = "defect" if missing else "lapse"
+        if uniform(*key, "flip") < cfg.noise:
+            verdict = "lapse" if verdict == "defect" else "defect"
+        if uniform(*key, "uncertain") < cfg.uncertain_rate:
+            verdict = "uncertain"
+        reasons = {
+            "defect": "The instructions do not tell the agent how to approach this kind of question.",
+            "lapse": "The instructions cover this case; the agent did not follow them.",
+            "uncertain": "The trace does not show clearly why the answer was wrong.",
+        }
+        return {"verdict": verdict, "target": "skill", "reason": reasons[verdict]}
+
+    # --- evolve ---------------------------------------------------------------------------
+    def _evolve(self, text: str, key: tuple[Any, ...]) -> dict[str, Any]:
+        document = extract_document(text) or ""
+        cases = self.world.index.find_all(text)
+        return propose_edits(self.world, document, cases, rng_for(*key, "evolve"))
+
+    # --- rank -----------------------------------------------------------------------------
+    def _rank(self, text: str, key: tuple[Any, ...]) -> dict[str, Any]:
+        matches = list(_CANDIDATE.finditer(text))
+        if not matches:
+            return {"choice": 0, "reason": "Only one candidate was shown."}
+        scores: dict[int, float] = {}
+        for i, match in enumerate(matches):
+            end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+            scores[int(match.group(1))] = self._candidate_score(text[match.end() : end])
+        choices = sorted(scores)
+        if uniform(*key, "rank") < self.config.evolve.rank_accuracy:
+            choice = max(choices, key=lambda c: (scores[c], -c))
+            return {"choice": choice, "reason": "This candidate addresses the failures most directly."}
+        choice = rng_for(*key, "rank_pick").choice(choices)
+        return {"choice": choice, "reason": "This candidate seems the most general."}
+
+    def _candidate_score(self, segment: str) -> float:
+        norm = normalize_text(segment)
+        task_types = {q.task_type for q in self.world.questions.values()}
+        rules = self.world.all_rules(task_types)
+        good = sum(1 for r in rules if r.task_type is not None and r.present_in(norm))
+        bad = sum(1 for r in rules if r.task_type is None and r.present_in(norm))
+        return good - 2 * bad
+
+    # --- momentum -------------------------------------------------------------------------
+    def _momentum(self, text: str, key: tuple[Any, ...]) -> dict[str, Any]:
+        # Restating rules already in the body never changes accuracy: momentum is honest noise.
+        body = document_body(extract_document(text) or "")
+        norm = normalize_text(body)
+        task_types = sorted({q.task_type for q in self.world.questions.values()})
+        kept = [
+            r.wordings[1 + int(uniform(*key, r.id) * (len(r.wordings) - 1))] if len(r.wordings) > 1 else r.canonical
+            for r in self.world.all_rules(task_types)
+            if r.task_type is not None and r.present_in(norm)
+        ]
+        lines = [f"- Keep in mind: {w}" for w in kept[:4]] or ["- Keep following the rules above."]
+        return {"guidance": "\n".join(lines)}
+
+    # --- consolidate ----------------------------------------------------------------------
+    def _consolidate(self, text: str, key: tuple[Any, ...]) -> dict[str, Any]:
+        document = extract_document(text) or ""
+        seen: set[str] = set()
+        lines: list[str] = []
+        for line in document.split("\n"):
+            norm = normalize_text(line)
+            if norm.strip() and norm in seen:
+                continue  # drop exact (normalized) repeats: the compaction a real model does
+            seen.add(norm)
+            if line.strip() or (lines and lines[-1].strip()):
+                lines.append(line)
+        if uniform(*key, "drop") < self.config.evolve.consolidate_drop_rate:
+            lines = _drop_one_instruction(self.world, lines, rng_for(*key, "drop_which"))
+        return {"system_prompt": "\n".join(lines).strip("\n")}
+
+
+def _drop_one_instruction(world: World, lines: list[str], rng: Any) -> list[str]:
+    task_types = sorted({q.task_type for q in world.questions.values()})
+    rules = world.all_rules(task_types)
+    candidates = [i for i, line in enumerate(lines) if any(r.present_in(normalize_text(line)) for r in rules)]
+    if not candidates:
+        return lines
+    drop = rng.choice(candidates)
+    return [line for i, line in enumerate(lines) if i != drop]
+

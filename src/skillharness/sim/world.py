@@ -1,0 +1,174 @@
+"""The hidden ground truth: insights per task type, harmful rules, and each question's needs.
+
+Everything is a pure function of the seed, the question id and the :class:`WorldConfig`, so the
+server and the oracle (and a second process with the same seed) agree exactly.
+
+Probability that the agent *intends* the right letter for question ``q`` given text ``T``::
+
+    p = clip(base_q + gain_q * present_q(T) / needed_q - harm_per_rule * harmful(T), floor, ceiling)
+
+where ``present_q(T)`` counts q's needed insights whose wording (any accepted one) is in ``T``,
+and ``harmful(T)`` counts harmful rules whose wording is in ``T``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from skillharness.data.questions import Question
+from skillharness.sim.config import LETTER_PRESERVING_SHAPES, AnswerShape, SimConfig
+from skillharness.sim.draw import rng_for
+from skillharness.sim.insights import GENERIC_INSIGHTS, HARMFUL_RULES, INSIGHT_BANK, normalize_text
+from skillharness.sim.matching import QuestionIndex
+
+__all__ = ["Rule", "QuestionTruth", "World"]
+
+_PRESENCE_CACHE = 1024  # distinct (text, task type) pairs remembered; cleared when full
+
+
+@dataclass(frozen=True)
+class Rule:
+    """An insight or a harmful rule: an id and its accepted wordings (the first is canonical)."""
+
+    id: str
+    task_type: str | None  # None for harmful rules (they hurt every task type)
+    wordings: tuple[str, ...]
+
+    @property
+    def canonical(self) -> str:
+        return self.wordings[0]
+
+    @functools.cached_property
+    def normalized(self) -> tuple[str, ...]:
+        return tuple(normalize_text(w) for w in self.wordings)
+
+    def present_in(self, normalized_text: str) -> bool:
+        """Whether any wording appears in a text already passed through ``normalize_text``."""
+        return any(w in normalized_text for w in self.normalized)
+
+
+@dataclass(frozen=True)
+class QuestionTruth:
+    """What the world knows about one question."""
+
+    question_id: str
+    task_type: str
+    answer: str
+    letters: tuple[str, ...]
+    base: float
+    gain: float
+    needed: tuple[str, ...]  # insight ids
+
+
+class World:
+    """Insights, harmful rules and per-question truth for one seed and one set of questions."""
+
+    def __init__(self, config: SimConfig, questions: Sequence[Question] = ()) -> None:
+        self.config = config
+        self.questions = {q.question_id: q for q in questions}
+        self.index = QuestionIndex(questions)
+        self.harmful = tuple(Rule(f"harmful:{i}", None, w) for i, w in enumerate(HARMFUL_RULES))
+        self._insights: dict[str, tuple[Rule, ...]] = {}
+        self._truths: dict[str, QuestionTruth] = {}
+        self._presence_cache: dict[tuple[str, str], tuple[frozenset[str], int]] = {}
+
+    # --- rules --------------------------------------------------------------------------
+    def insights_for(self, task_type: str) -> tuple[Rule, ...]:
+        """The hidden insights of ``task_type`` (any name works; unknown ones get generic rules)."""
+        if task_type not in self._insights:
+            bank = INSIGHT_BANK.get(task_type) or tuple(
+                tuple(w.format(task=task_type) for w in wordings) for wordings in GENERIC_INSIGHTS
+            )
+            chosen = bank[: self.config.world.insights_per_task]
+            self._insights[task_type] = tuple(
+                Rule(f"{task_type}:{i}", task_type, wordings) for i, wordings in enumerate(chosen)
+            )
+        return self._insights[task_type]
+
+    def insight(self, insight_id: str) -> Rule:
+        task_type, _, _ = insight_id.rpartition(":")
+        return next(rule for rule in self.insights_for(task_type) if rule.id == insight_id)
+
+    def all_rules(self, task_types: Iterable[str]) -> tuple[Rule, ...]:
+        return tuple(r for t in task_types for r in self.insights_for(t)) + self.harmful
+
+    # --- questions ----------------------------------------------------------------------
+    def truth(self, question: Question) -> QuestionTruth:
+        """The hidden parameters of ``question`` (derived from its id and the seed)."""
+        cached = self._truths.get(question.question_id)
+        if cached is not None:
+            return cached
+        cfg = self.config.world
+        rng = rng_for(self.config.seed, "question", question.question_id)
+        insights = self.insights_for(question.task_type)
+        k = rng.randint(cfg.needed_min, min(cfg.needed_max, len(insights)))
+        truth = QuestionTruth(
+            question_id=question.question_id,
+            task_type=question.task_type,
+            answer=question.answer,
+            letters=question.letters,
+            base=rng.uniform(cfg.base_min, cfg.base_max),
+            gain=rng.uniform(cfg.gain_min, cfg.gain_max),
+            needed=tuple(sorted(r.id for r in rng.sample(insights, k))),
+        )
+        self._truths[question.question_id] = truth
+        return truth
+
+    def question(self, question_id: str) -> Question:
+        """A loaded question by id; ``KeyError`` names it otherwise."""
+        try:
+            return self.questions[question_id]
+        except KeyError:
+            raise KeyError(f"question {question_id!r} is not loaded in the simulator") from None
+
+    def find_question(self, text: str) -> Question | None:
+        """The loaded question whose text and options appear in ``text`` (see matching.py)."""
+        return self.index.find(text)
+
+    # --- scoring ------------------------------------------------------------------------
+    def missing_insights(self, question: Question, text: str) -> tuple[Rule, ...]:
+        """The needed insights of ``question`` whose wordings are all absent from ``text``."""
+        norm = normalize_text(text)
+        return tuple(r for r in map(self.insight, self.truth(question).needed) if not r.present_in(norm))
+
+    def harmful_present(self, text: str) -> tuple[Rule, ...]:
+        norm = normalize_text(text)
+        return tuple(rule for rule in self.harmful if rule.present_in(norm))
+
+    def _presence(self, text: str, task_type: str) -> tuple[frozenset[str], int]:
+        """(ids of ``task_type`` insights present, number of harmful rules present) in ``text``."""
+        key = (text, task_type)
+        hit = self._presence_cache.get(key)
+        if hit is None:
+            norm = normalize_text(text)
+            present = frozenset(r.id for r in self.insights_for(task_type) if r.present_in(norm))
+            hit = (present, sum(1 for rule in self.harmful if rule.present_in(norm)))
+            if len(self._presence_cache) > _PRESENCE_CACHE:
+                self._presence_cache.clear()
+            self._presence_cache[key] = hit
+        return hit
+
+    def p_intended(self, question: Question, text: str) -> float:
+        """Probability that the agent intends the right letter, given the instruction ``text``."""
+        cfg = self.config.world
+        truth = self.truth(question)
+        present_ids, harmful = self._presence(text, question.task_type)
+        present = sum(1 for i in truth.needed if i in present_ids)
+        p = truth.base + truth.gain * present / len(truth.needed) - cfg.harm_per_rule * harmful
+        return min(cfg.ceiling, max(cfg.floor, p))
+
+    def letter_kept_share(self) -> float:
+        """Share of answers whose shape still encodes exactly the intended letter."""
+        agent = self.config.agent
+        weights = {s: w for s, w in agent.awkward_shapes.items() if s != AnswerShape.PLAIN}
+        total = sum(weights.values())
+        if agent.awkward_rate == 0 or total == 0:
+            return 1.0
+        kept = sum(w for s, w in weights.items() if s in LETTER_PRESERVING_SHAPES)
+        return 1.0 - agent.awkward_rate * (1.0 - kept / total)
+
+    def p_correct(self, question: Question, text: str) -> float:
+        """Probability that the normalized answer is the right letter (what the oracle reports)."""
+        return self.p_intended(question, text) * self.letter_kept_share()

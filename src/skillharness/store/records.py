@@ -1,0 +1,102 @@
+"""The records of the run store.
+
+:class:`Prediction` and :class:`TraceStep` are defined by the agent (which produces them) and
+re-exported here; this module adds the run's provenance and status.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from enum import StrEnum
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, Field, field_validator
+
+from skillharness import __version__
+from skillharness.agent.records import Prediction, PredictionStatus, StepRole, TraceStep
+from skillharness.llm.types import SamplingParams
+from skillharness.util.model import StrictModel
+
+__all__ = [
+    "Prediction",
+    "PredictionStatus",
+    "RunInfo",
+    "RunKind",
+    "RunProvenance",
+    "RunStatus",
+    "StepRole",
+    "TraceStep",
+    "content_hash",
+    "public_endpoint",
+]
+
+
+class RunKind(StrEnum):
+    INFER = "infer"
+    TRAIN = "train"
+    EVAL = "eval"
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+def public_endpoint(url: str) -> str:
+    """``url`` without user info, query or fragment: an endpoint as it may be recorded."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def content_hash(value: BaseModel | dict[str, Any] | list[Any] | str) -> str:
+    """sha256 of a canonical JSON rendering (sorted keys, no spaces) — e.g. the config hash."""
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    data = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+class RunProvenance(StrictModel):
+    """What a run was: written once when the run is created, compared on resume, never changed.
+
+    Holds no secrets: endpoints are recorded without user info or query strings, and API keys
+    never reach this object (the config holds only the name of their environment variable).
+    """
+
+    run_id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
+    kind: RunKind
+    config_hash: str = Field(min_length=1, description="content_hash of the effective config.")
+    bundle_hash: str = Field(min_length=1, description="The bundle's content hash.")
+    pools_sha256: str | None = Field(None, description="sha256 of pools.json, when a pool is used.")
+    pool: str | None = Field(None, description="val | test | train, or None for an ad-hoc question set.")
+    model: str = Field(min_length=1)
+    endpoints: tuple[str, ...] = Field(min_length=1)
+    sampling: SamplingParams
+    package_version: str = __version__
+
+    @field_validator("endpoints")
+    @classmethod
+    def _no_credentials(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(public_endpoint(url) for url in value)
+
+
+class RunInfo(StrictModel):
+    """A stored run: its provenance and what may change afterwards (status, end, counts)."""
+
+    provenance: RunProvenance
+    started_at: str
+    ended_at: str | None
+    status: RunStatus
+    n_ok: int
+    n_parse_error: int
+    n_infra_error: int
+
+    @property
+    def run_id(self) -> str:
+        return self.provenance.run_id

@@ -1,0 +1,172 @@
+"""Subtitles: read ``.srt`` files (Video-MME wraps every line in ``<font ...>``), look up lines by time.
+
+Missing subtitles are normal (156 of the 900 Video-MME videos have none): a missing file is an
+empty :class:`Subtitles`, not an error. A malformed ``.srt`` is a :class:`DataError` naming the
+file and the line. ``.srt`` is parsed here, strictly, because that is what lets an error name its
+line; other formats (``.vtt``, ``.ass``, ``.ssa``) are read with pysubs2.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+import pysubs2
+
+from skillharness.errors import DataError
+
+__all__ = ["SubtitleLine", "Subtitles", "clean_text", "load_subtitles"]
+
+_TIME = r"(\d+):([0-5]?\d):([0-5]?\d)[,.](\d{1,3})"
+_TIMING = re.compile(rf"^\s*{_TIME}\s*-->\s*{_TIME}(?:\s+.*)?$")
+_TIMING_LIKE = re.compile(r"-->|^\s*\d+:\d+:\d+[,.]\d+\s*-+>")
+_HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+_ASS_OVERRIDE = re.compile(r"\{\\[^}]*\}")
+
+
+@dataclass(frozen=True)
+class SubtitleLine:
+    """One subtitle cue: shown from ``start_s`` to ``end_s``, tags removed."""
+
+    start_s: float
+    end_s: float
+    text: str
+
+
+@dataclass(frozen=True)
+class Subtitles:
+    """The cues of one video, sorted by start time (empty when the video has no subtitles)."""
+
+    path: Path | None
+    lines: tuple[SubtitleLine, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.lines)
+
+    def overlapping(self, start_s: float, end_s: float) -> tuple[SubtitleLine, ...]:
+        """Lines shown at some moment of ``[start_s, end_s]``."""
+        return tuple(line for line in self.lines if line.start_s <= end_s and line.end_s >= start_s)
+
+    def nearest(self, timestamps: Iterable[float], max_gap_s: float = 0.0) -> tuple[SubtitleLine, ...]:
+        """Lines at a set of times (Video-MME's subtitle rule: the lines at the sampled frame times).
+
+        For each timestamp: the lines on screen then; if none, the line closest in time when it is
+        within ``max_gap_s`` (0 = on screen only, the Video-MME rule; ``math.inf`` = always one).
+        Duplicates are dropped; the result is in time order.
+        """
+        chosen: set[SubtitleLine] = set()
+        for t in timestamps:
+            showing = [line for line in self.lines if line.start_s <= t <= line.end_s]
+            if showing:
+                chosen.update(showing)
+            elif self.lines and max_gap_s > 0:
+                gap, line = min((_gap(line, t), line) for line in self.lines)
+                if gap <= max_gap_s:
+                    chosen.add(line)
+        return tuple(sorted(chosen, key=lambda line: (line.start_s, line.end_s, line.text)))
+
+
+def _gap(line: SubtitleLine, t: float) -> float:
+    return max(line.start_s - t, t - line.end_s, 0.0)
+
+
+def clean_text(text: str) -> str:
+    """Remove ``<font>``/``<i>``-style and ``{\\...}`` tags and collapse whitespace to single spaces."""
+    text = _ASS_OVERRIDE.sub("", _HTML_TAG.sub("", text.replace("\\N", " ").replace("\\n", " ")))
+    return " ".join(text.split())
+
+
+def load_subtitles(path: Path | str | None) -> Subtitles:
+    """Read a subtitle file; a missing file (or ``None``) gives empty subtitles.
+
+    Raises:
+        DataError: the file exists but is malformed (names the file and the line).
+    """
+    if path is None:
+        return Subtitles(None)
+    path = Path(path)
+    if not path.is_file():
+        return Subtitles(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text (byte {exc.start})", file=str(path)) from exc
+    if path.suffix.lower() == ".srt":
+        cues = parse_srt(text, path)
+    else:
+        cues = _parse_other(text, path)
+    lines = [SubtitleLine(s, e, t) for s, e, raw in cues if (t := clean_text(raw))]
+    return Subtitles(path, tuple(sorted(lines, key=lambda line: (line.start_s, line.end_s))))
+
+
+def parse_srt(text: str, path: Path) -> list[tuple[float, float, str]]:
+    """Strict SRT parse: ``[(start_s, end_s, raw_text)]``. Raises DataError naming file and line."""
+    cues: list[tuple[float, float, list[str]]] = []
+    for block in _blocks(text.splitlines()):
+        first_no, first = block[0]
+        body = block
+        if first.strip().isdigit():
+            if len(block) < 2 or not _TIMING_LIKE.search(block[1][1]):
+                _fail(path, first_no, "a cue number must be followed by a timing line 'HH:MM:SS,mmm --> ...'")
+            body = block[1:]
+        timing_no, timing = body[0]
+        if not _TIMING_LIKE.search(timing):
+            if not cues:
+                _fail(path, timing_no, f"expected a cue number or timing line, got {timing.strip()[:40]!r}")
+            _no_timing_in_text(block, path)
+            cues[-1][2].extend(["", *(line for _, line in block)])  # a blank line inside a cue's text
+            continue
+        start, end = _timing(timing, path, timing_no)
+        _no_timing_in_text(body[1:], path)
+        cues.append((start, end, [line for _, line in body[1:]]))
+    if not cues and text.strip():
+        _fail(path, 1, "no subtitle cues found")
+    return [(start, end, "\n".join(lines)) for start, end, lines in cues]
+
+
+def _no_timing_in_text(lines: Sequence[tuple[int, str]], path: Path) -> None:
+    for number, line in lines:
+        if _TIMING_LIKE.search(line):
+            _fail(path, number, f"timing line {line.strip()[:60]!r} inside a cue's text (missing blank line?)")
+
+
+def _blocks(lines: Sequence[str]) -> list[list[tuple[int, str]]]:
+    blocks: list[list[tuple[int, str]]] = [[]]
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            blocks[-1].append((number, line))
+        elif blocks[-1]:
+            blocks.append([])
+    return [block for block in blocks if block]
+
+
+def _timing(line: str, path: Path, number: int) -> tuple[float, float]:
+    match = _TIMING.match(line)
+    if match is None:
+        _fail(path, number, f"bad timing line {line.strip()[:60]!r} (want 'HH:MM:SS,mmm --> HH:MM:SS,mmm')")
+    g = match.groups()
+    start, end = _ms(*g[:4]) / 1000, _ms(*g[4:]) / 1000
+    if end < start:
+        _fail(path, number, f"cue ends ({end:.3f} s) before it starts ({start:.3f} s)")
+    return start, end
+
+
+def _ms(hours: str, minutes: str, seconds: str, fraction: str) -> int:
+    # Whole milliseconds, so 00:00:01,234 is exactly 1234 / 1000; ",5" means 500 ms, as players read it.
+    return ((int(hours) * 60 + int(minutes)) * 60 + int(seconds)) * 1000 + int(fraction.ljust(3, "0"))
+
+
+def _parse_other(text: str, path: Path) -> list[tuple[float, float, str]]:
+    try:
+        subs = pysubs2.SSAFile.from_string(text)
+    except (pysubs2.exceptions.Pysubs2Error, ValueError) as exc:
+        raise DataError(f"{path}: cannot parse subtitles: {exc}", file=str(path)) from exc
+    return [(e.start / 1000, e.end / 1000, e.plaintext) for e in subs if math.isfinite(e.start) and not e.is_comment]
+
+
+def _fail(path: Path, line: int, why: str) -> NoReturn:
+    raise DataError(f"{path}:{line}: malformed subtitles: {why}", file=str(path), line=line)

@@ -1,0 +1,80 @@
+"""``skillharness gate plan`` and ``gate simulate`` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from skillharness.commands.gate import parse_units, read_manifest_val_counts, register
+from skillharness.errors import ConfigError, SplitError
+
+
+@pytest.fixture
+def app() -> typer.Typer:
+    root = typer.Typer()
+    register(root)
+    return root
+
+
+def _run(app: typer.Typer, *args: str) -> str:
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_plan_reports_reachability_and_power_per_class(app: typer.Typer) -> None:
+    out = _run(app, "gate", "plan", "--units", "Object Reasoning=30,OCR Problems=6", "--runs", "200")
+    rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
+    assert "NO" in rows["OCR Problems"]
+    assert "yes" in rows["Object Reasoning"]
+    assert " 8 " in rows["Object Reasoning"]  # minimum wins at alpha 0.05, cap 1/2
+
+
+def test_plan_reads_val_counts_from_a_split_manifest(app: typer.Typer, tmp_path: Path) -> None:
+    manifest = tmp_path / "split_manifest.json"
+    counts = {"val": {"Counting Problem": {"short": 20, "long": 12}, "Spatial Reasoning": {"short": 2}}}
+    manifest.write_text(json.dumps({"counts": counts}))
+    assert read_manifest_val_counts(manifest) == {"Counting Problem": 32, "Spatial Reasoning": 2}
+    out = _run(app, "gate", "plan", "--manifest", str(manifest), "--runs", "200", "--effects", "0.2")
+    assert "Spatial Reasoning" in out
+    assert "NO" in out
+
+
+def test_simulate_prints_the_four_rates(app: typer.Typer) -> None:
+    out = _run(
+        app, "gate", "simulate", "--p-plus", "0.2", "--p-minus", "0.1", "--n-max", "64", "--runs", "500"
+    )
+    row = next(line for line in out.splitlines() if "e-process ladder" in line)
+    cells = [c.strip() for c in row.split("│") if c.strip()]
+    accept, harm, inertia, mean_n = (float(c) for c in cells[1:])
+    assert accept + harm + inertia == pytest.approx(1.0, abs=1e-3)
+    assert 8 <= mean_n <= 64
+
+
+def test_bad_inputs_are_user_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="Class Name=30"):
+        parse_units("Object Reasoning:30", 1)
+    broken = tmp_path / "split_manifest.json"
+    broken.write_text("{}")
+    with pytest.raises(SplitError, match=r"counts\.val"):
+        read_manifest_val_counts(broken)
+    with pytest.raises(ConfigError, match="not found"):
+        read_manifest_val_counts(tmp_path / "absent.json")
+
+
+def test_cli_exits_2_with_one_clear_line_on_a_user_error() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "skillharness.cli", "gate", "simulate", "--p-plus", "0.7", "--p-minus", "0.6"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "p_plus + p_minus <= 1" in proc.stderr
+    assert "Traceback" not in proc.stderr

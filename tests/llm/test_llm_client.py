@@ -1,0 +1,159 @@
+"""The streaming client and the composed stack against a scripted server over loopback."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+
+import pytest
+from llm_support import Reply, ScriptedServer, chunk, fast_llm_config, make_request, ok_frames
+
+from skillharness.errors import AuthError, FatalLLMError, TransientLLMError
+from skillharness.llm import build_chat_model
+from skillharness.llm.config import CacheConfig, EndpointConfig, TimeoutConfig
+from skillharness.llm.roles import Role, response_format
+from skillharness.llm.types import SamplingParams
+
+SECRET = "sk-test-0123456789abcdef-secret"
+
+
+async def test_chat_content_usage_latency_and_request_body(scripted: ScriptedServer) -> None:
+    scripted.push(Reply(frames=ok_frames("The answer", prompt=12, completion=5)))
+    request = make_request(
+        role=Role.JUDGE,
+        response_format=response_format(Role.JUDGE),
+        sampling=SamplingParams(temperature=0.2, seed=3),
+        extra_body={"top_a": 0.1},
+    )
+    async with build_chat_model(fast_llm_config(scripted.base_url)) as model:
+        response = await model.complete(request)
+    assert response.content == "The answer" and response.finish_reason == "stop"
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (12, 5)
+    assert response.latency_s > 0 and response.endpoint == scripted.base_url
+    body = scripted.requests[0]
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert body["response_format"]["json_schema"]["name"] == "skillharness_judge"
+    assert body["temperature"] == 0.2 and body["seed"] == 3 and body["top_a"] == 0.1
+    assert "top_p" not in body  # unset parameters are not sent
+    assert model.accountant.by_role[Role.JUDGE].prompt_tokens == 12
+
+
+async def test_tool_call_deltas_over_http(scripted: ScriptedServer) -> None:
+    scripted.push(Reply(frames=[
+        chunk({"tool_calls": [{"index": 0, "id": "c9", "function": {"name": "submit_answer", "arguments": ""}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"answer":'}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": ' "D"}'}}]}),
+        chunk({}, "tool_calls"),
+    ]))
+    async with build_chat_model(fast_llm_config(scripted.base_url)) as model:
+        response = await model.complete(make_request(role=Role.AGENT))
+    assert response.tool_calls[0].name == "submit_answer"
+    assert json.loads(response.tool_calls[0].arguments) == {"answer": "D"}
+
+
+async def test_content_tool_call_extraction_is_opt_in(scripted: ScriptedServer) -> None:
+    content = '{"name": "submit_answer", "arguments": {"answer": "A"}}'
+    tools = ({"type": "function", "function": {"name": "submit_answer", "parameters": {}}},)
+    scripted.push(Reply(frames=ok_frames(content)), Reply(frames=ok_frames(content)))
+    async with build_chat_model(fast_llm_config(scripted.base_url)) as plain:
+        assert (await plain.complete(make_request(tools=tools))).tool_calls == ()
+    async with build_chat_model(fast_llm_config(scripted.base_url, tool_calls_in_content=True)) as opted:
+        assert (await opted.complete(make_request(tools=tools))).tool_calls[0].name == "submit_answer"
+
+
+@pytest.mark.parametrize("status", [400, 404, 422])
+async def test_fatal_status_is_not_retried(scripted: ScriptedServer, status: int) -> None:
+    scripted.push(Reply(status=status, body='{"error": {"message": "bad request"}}'))
+    async with build_chat_model(fast_llm_config(scripted.base_url)) as model:
+        with pytest.raises(FatalLLMError, match=str(status)):
+            await model.complete(make_request())
+        assert model.retry.retries == 0
+    assert len(scripted.requests) == 1
+
+
+async def test_retry_after_is_honoured(scripted: ScriptedServer) -> None:
+    scripted.push(Reply(status=429, headers={"Retry-After": "0.4"}))
+    async with build_chat_model(fast_llm_config(scripted.base_url)) as model:
+        started = time.monotonic()
+        response = await model.complete(make_request())
+        elapsed = time.monotonic() - started
+    assert response.content == "hello"
+    assert len(scripted.requests) == 2
+    assert elapsed >= 0.4  # the jittered backoff alone would be at most 0.01 s
+
+
+async def test_attempt_cap(scripted: ScriptedServer) -> None:
+    scripted.default = Reply(status=503)
+    async with build_chat_model(fast_llm_config(scripted.base_url)) as model:
+        with pytest.raises(TransientLLMError) as info:
+            await model.complete(make_request())
+    assert len(scripted.requests) == 8  # the default cap
+    assert info.value.context["attempts"] == 8 and "attempt cap" in info.value.context["gave_up"]
+
+
+async def test_total_deadline_per_attempt(scripted: ScriptedServer) -> None:
+    scripted.push(Reply(delay_s=1.0))
+    config = fast_llm_config(scripted.base_url, timeouts=TimeoutConfig(total_s=0.2, read_s=5))
+    async with build_chat_model(config) as model:
+        response = await model.complete(make_request())  # first attempt times out, second is fine
+    assert response.content == "hello" and len(scripted.requests) == 2
+
+
+async def test_api_key_sent_but_absent_from_logs_and_cache(
+    scripted: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("SH_TEST_KEY", SECRET)
+    caplog.set_level(logging.DEBUG)
+    scripted.push(Reply(status=503), Reply())
+    endpoint = EndpointConfig(base_url=scripted.base_url, api_key_env="SH_TEST_KEY")
+    cache_file = tmp_path / "c.sqlite"
+    cache = CacheConfig(url=f"sqlite:///{cache_file}")
+    async with build_chat_model(fast_llm_config(scripted.base_url, endpoint=endpoint), cache) as model:
+        await model.complete(make_request())
+        assert (await model.complete(make_request())).cache_hit
+    assert scripted.headers[-1]["authorization"] == f"Bearer {SECRET}"
+    assert SECRET not in caplog.text
+    assert "retrying" in caplog.text  # the logs did record the retry
+    for path in tmp_path.iterdir():
+        assert SECRET.encode() not in path.read_bytes()
+
+
+async def test_auth_error_names_endpoint_and_env_var_never_the_key(
+    scripted: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SH_TEST_KEY", SECRET)
+    scripted.push(Reply(status=401, body=f'{{"error": "invalid key {SECRET}"}}'))
+    endpoint = EndpointConfig(base_url=scripted.base_url, api_key_env="SH_TEST_KEY", name="gpu-a")
+    async with build_chat_model(fast_llm_config(scripted.base_url, endpoint=endpoint)) as model:
+        with pytest.raises(AuthError) as info:
+            await model.complete(make_request())
+    message = str(info.value)
+    assert "gpu-a" in message and "SH_TEST_KEY" in message and SECRET not in message
+    assert SECRET not in repr(info.value.context)
+    assert len(scripted.requests) == 1
+
+
+async def test_missing_key_env_var_is_an_auth_error(scripted: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SH_ABSENT_KEY", raising=False)
+    endpoint = EndpointConfig(base_url=scripted.base_url, api_key_env="SH_ABSENT_KEY")
+    async with build_chat_model(fast_llm_config(scripted.base_url, endpoint=endpoint)) as model:
+        with pytest.raises(AuthError, match="SH_ABSENT_KEY"):
+            await model.complete(make_request())
+    assert scripted.requests == []
+
+
+async def test_error_frames_over_http_are_retried(scripted: ScriptedServer) -> None:
+    vllm = json.dumps({"error": {"message": "oom", "code": 500}})
+    scripted.push(Reply(frames=[chunk({"content": "x"}), vllm]), Reply(frames=[vllm], done=False), Reply())
+    async with build_chat_model(fast_llm_config(scripted.base_url)) as model:
+        assert (await model.complete(make_request())).content == "hello"
+    assert len(scripted.requests) == 3
+
+
+async def test_non_event_stream_200_is_fatal(scripted: ScriptedServer) -> None:
+    scripted.push(Reply(status=200, body="<html>proxy login</html>"))
+    async with build_chat_model(fast_llm_config(scripted.base_url)) as model:
+        with pytest.raises(FatalLLMError):
+            await model.complete(make_request())

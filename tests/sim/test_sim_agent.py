@@ -1,0 +1,124 @@
+"""The agent role: tool-calling episodes, determinism, awkward shapes, accuracy against the oracle."""
+
+from __future__ import annotations
+
+import math
+
+from sim_support import first_messages, run_episode, tools
+
+from skillharness.agent.normalize import normalize_answer
+from skillharness.sim import AnswerShape, SimConfig, SimServer
+from skillharness.sim.agent_role import AgentRole, render_answer
+from skillharness.sim.config import AgentConfig
+from skillharness.sim.world import World
+
+SYSTEM = "You answer questions about videos."
+
+
+def _body(question, system=SYSTEM, sample_idx=0, temperature=0.0, tool_list=None):
+    return {"model": "sim-vl", "messages": first_messages(question, system), "tools": tool_list or tools(),
+            "temperature": temperature, "sample_idx": sample_idx}
+
+
+def test_episode_calls_frames_first_and_ends_with_submit_answer(client, sim, questions):
+    seen_subtitles = False
+    for sample_idx in range(12):
+        letter, called = run_episode(client, sim.model_name, questions[3], SYSTEM, sample_idx)
+        assert called[0] == "get_frames"
+        assert set(called) <= {"get_frames", "get_subtitles", "submit_answer"}
+        assert called[-1] == "submit_answer" or letter is None
+        seen_subtitles |= "get_subtitles" in called
+    assert seen_subtitles
+
+
+def test_tool_choice_forcing_submit_answers_at_once(client, sim, questions):
+    response = client.chat.completions.create(
+        model=sim.model_name, messages=first_messages(questions[0]), tools=tools(),
+        tool_choice={"type": "function", "function": {"name": "submit_answer"}},
+    )
+    assert response.choices[0].message.tool_calls[0].function.name == "submit_answer"
+
+
+def test_temperature_zero_same_input_same_output_even_across_servers(questions):
+    bodies = [_body(q, temperature=0.0) for q in questions[:10]]
+    with SimServer(SimConfig(seed=3), questions=questions) as a, SimServer(SimConfig(seed=3), questions=questions) as b:
+        first = [a.state.responder.respond(body, None) for body in bodies]
+        again = [a.state.responder.agent.respond(body) for body in bodies]
+        other = [b.state.responder.agent.respond(body) for body in bodies]
+    assert again == other
+    assert all(r.content for r in first)  # role None is the plain chat reply
+
+
+def _submitted(role: AgentRole, body):
+    body = {**body, "tool_choice": {"type": "function", "function": {"name": "submit_answer"}}}
+    reply = role.respond(body)
+    return reply.tool_calls[0].arguments if reply.tool_calls else reply.content
+
+
+def test_seed_and_sample_index_select_the_draw(questions):
+    role_a = AgentRole(World(SimConfig(seed=1), questions))
+    role_b = AgentRole(World(SimConfig(seed=2), questions))
+    answers_a = [_submitted(role_a, _body(q, sample_idx=s)) for q in questions[:8] for s in range(8)]
+    answers_a2 = [_submitted(role_a, _body(q, sample_idx=s)) for q in questions[:8] for s in range(8)]
+    answers_b = [_submitted(role_b, _body(q, sample_idx=s)) for q in questions[:8] for s in range(8)]
+    assert answers_a == answers_a2
+    assert answers_a != answers_b
+    per_question = [set(answers_a[i * 8 : (i + 1) * 8]) for i in range(8)]
+    assert any(len(s) > 1 for s in per_question)  # sample_idx draws fresh samples
+
+
+def test_awkward_shapes_all_occur_and_normalize_as_documented(questions):
+    config = SimConfig(seed=5, agent=AgentConfig(awkward_rate=1.0))
+    role = AgentRole(World(config, questions))
+    shapes = {role.decide(_body(q, sample_idx=s))[1].shape for q in questions[:10] for s in range(10)}
+    assert shapes == set(AnswerShape) - {AnswerShape.PLAIN}
+    for shape in AnswerShape:
+        rendered = render_answer("B", shape, "D")
+        if shape in (AnswerShape.TWO_LETTERS, AnswerShape.NO_ANSWER):
+            assert rendered is None or not normalize_answer(_arg(rendered), "ABCD").ok
+        else:
+            assert normalize_answer(_arg(rendered), "ABCD").letter == "B"
+
+
+def _arg(arguments: str):
+    import json
+
+    return json.loads(arguments)["answer"]
+
+
+def _bound(ps: list[float], z: float = 4.0) -> float:
+    return z * math.sqrt(sum(p * (1 - p) for p in ps)) + 1
+
+
+def test_empirical_accuracy_matches_oracle_in_process(questions):
+    """Many draws, scored through the project's own answer normalizer, agree with the oracle."""
+    world = World(SimConfig(seed=11), questions)
+    role = AgentRole(world)
+    insight = world.insights_for(questions[0].task_type)
+    systems = [SYSTEM, SYSTEM + "\n- " + "\n- ".join(r.wordings[1] for r in insight) + "\n- When unsure, pick A."]
+    from skillharness.sim import Oracle
+
+    oracle = Oracle(world)
+    for system in systems:
+        correct, ps = 0, []
+        for q in questions:
+            p = oracle.question_accuracy(system + "\n" + "\n".join(f"The {n} tool." for n in
+                                                                     ("get_frames", "get_subtitles", "submit_answer")), q)
+            for s in range(60):
+                raw = _submitted(role, _body(q, system=system, sample_idx=s, temperature=0.7))
+                answer = _arg(raw) if raw.startswith("{") else raw
+                correct += normalize_answer(answer, q.letters, q.options).letter == q.answer
+                ps.append(p)
+        assert abs(correct - sum(ps)) <= _bound(ps), (correct, sum(ps))
+
+
+def test_empirical_accuracy_over_http_matches_oracle(client, sim, questions):
+    texts = SYSTEM + "\n" + "\n".join(f"The {n} tool." for n in ("get_frames", "get_subtitles", "submit_answer"))
+    correct, ps = 0, []
+    for q in questions:
+        p = sim.oracle.question_accuracy(texts, q)
+        for s in range(6):
+            letter, _ = run_episode(client, sim.model_name, q, SYSTEM, sample_idx=s)
+            correct += letter == q.answer
+            ps.append(p)
+    assert abs(correct - sum(ps)) <= _bound(ps), (correct, sum(ps))

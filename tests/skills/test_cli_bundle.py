@@ -1,0 +1,126 @@
+"""``skillharness bundle init | check | diff`` as a new user runs them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+import skillharness.skills
+from skillharness.commands import bundle as bundle_cmd
+from skillharness.errors import SkillError
+from skillharness.skills import Bundle, initial_bundle
+
+
+@pytest.fixture
+def app() -> typer.Typer:
+    root = typer.Typer()
+
+    @root.callback()
+    def _root() -> None:
+        """Test root."""
+
+    bundle_cmd.register(root)
+    return root
+
+
+def test_init_check_diff(app: typer.Typer, tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = tmp_path / "b"
+    result = runner.invoke(app, ["bundle", "init", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert Bundle.load(out) == initial_bundle()
+    assert initial_bundle().bundle_hash in result.output
+
+    check = runner.invoke(app, ["bundle", "check", str(out)])
+    assert check.exit_code == 0, check.output
+    assert "ok: 12 skills, 3 tools" in check.output
+
+    same = runner.invoke(app, ["bundle", "diff", str(out), str(out), "--plain"])
+    assert "bundles are identical" in same.output
+
+    other = tmp_path / "c"
+    runner.invoke(app, ["bundle", "init", "--out", str(other)])
+    skill = other / "skills" / "counting_problem.md"
+    skill.write_text(skill.read_text().replace("Do not double count", "Never double count"))
+    diff = runner.invoke(app, ["bundle", "diff", str(out), str(other), "--plain"])
+    assert diff.exit_code == 0, diff.output
+    assert "--- a/skills/counting_problem.md" in diff.output
+    assert "+++ b/skills/counting_problem.md" in diff.output
+    assert any(line.startswith("+") and "Never double count" in line for line in diff.output.splitlines())
+    assert "1 file(s) differ" in diff.output
+
+
+def test_init_refuses_to_overwrite_without_force(app: typer.Typer, tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = tmp_path / "b"
+    runner.invoke(app, ["bundle", "init", "--out", str(out)])
+    (out / "system.md").write_text("my own prompt\n")
+    again = runner.invoke(app, ["bundle", "init", "--out", str(out)])
+    assert isinstance(again.exception, SkillError)
+    assert "--force" in str(again.exception)
+    assert (out / "system.md").read_text() == "my own prompt\n"
+    (out / "skills" / "stale_type.md").write_text("stale")
+    forced = runner.invoke(app, ["bundle", "init", "--out", str(out), "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert Bundle.load(out) == initial_bundle()
+
+
+def test_check_reports_missing_task_types(app: typer.Typer, tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = tmp_path / "b"
+    runner.invoke(app, ["bundle", "init", "--out", str(out)])
+    (out / "skills" / "ocr_problems.md").unlink()
+    result = runner.invoke(app, ["bundle", "check", str(out)])
+    assert isinstance(result.exception, SkillError)
+    assert "OCR Problems" in str(result.exception)
+    assert runner.invoke(app, ["bundle", "check", str(out), "--partial"]).exit_code == 0
+
+
+def test_real_entry_point_prints_user_errors_and_exits_2(tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    (broken / "skills").mkdir(parents=True)
+    (broken / "system.md").write_text("prompt\n")
+    (broken / "tools.yaml").write_text("get_frames: a\nget_subtitles: b\nsubmit_answer: c\n")
+    (broken / "skills" / "ocr_problems.md").write_text("no markers here\n")
+    code = "from skillharness.cli import main; main()"
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "bundle", "check", str(broken)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "ocr_problems.md: missing marker" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_public_api_is_pinned() -> None:
+    assert skillharness.skills.__all__ == sorted(skillharness.skills.__all__)
+    assert set(skillharness.skills.__all__) == {
+        "Bundle",
+        "Edit",
+        "EditLimits",
+        "EditOp",
+        "EditRecord",
+        "EditSet",
+        "EditTarget",
+        "Manifest",
+        "MomentumUpdate",
+        "Refusal",
+        "RefusalReason",
+        "SkillDocument",
+        "VersionRecord",
+        "Workspace",
+        "apply_edit_set",
+        "apply_edit_set_to_text",
+        "canonical_bytes",
+        "content_hash",
+        "initial_bundle",
+        "parse_edit_set",
+    }

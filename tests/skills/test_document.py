@@ -1,0 +1,122 @@
+"""Skill documents: lossless regions, clear errors, and owner-only writers."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+from skills_support import APPENDIX, BODY, MOMENTUM, SAMPLE, documents, region_text
+
+from skillharness.errors import SkillError
+from skillharness.skills import EditSet, MomentumUpdate, SkillDocument
+from skillharness.skills.markers import APPENDIX_MARKER, MARKER_LIKE, MARKERS, MOMENTUM_MARKER
+
+
+def test_regions_of_a_sample(sample_doc: SkillDocument) -> None:
+    assert (sample_doc.body, sample_doc.momentum, sample_doc.appendix) == (BODY, MOMENTUM, APPENDIX)
+    assert sample_doc.render() == SAMPLE
+    assert sample_doc.body_end == len(BODY)
+
+
+def test_crlf_and_missing_final_newline_round_trip() -> None:
+    text = f"a\r\nb\r\n{MOMENTUM_MARKER}\r\nm\r\n{APPENDIX_MARKER}\r\nend without newline"
+    doc = SkillDocument.parse(text)
+    assert doc.render() == text
+    assert doc.appendix == "end without newline"
+    bare = f"{MOMENTUM_MARKER}\n{APPENDIX_MARKER}"
+    assert SkillDocument.parse(bare).render() == bare
+    assert SkillDocument.parse(bare).body == ""
+
+
+@settings(max_examples=200, deadline=None)
+@given(body=region_text, momentum=region_text, appendix=region_text)
+def test_round_trip_property(body: str, momentum: str, appendix: str) -> None:
+    doc = SkillDocument.author(body, appendix, momentum=momentum)
+    text = doc.render()
+    again = SkillDocument.parse(text)
+    assert again == doc
+    assert again.render() == text
+    assert again.appendix == appendix
+    assert doc.body in (body, body + "\n")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.lists(
+        st.sampled_from(["a", "\n", "\r\n", MOMENTUM_MARKER, APPENDIX_MARKER, "<!-- x"]), max_size=10
+    ).map("".join)
+)
+def test_any_parseable_text_renders_back_byte_exact(text: str) -> None:
+    try:
+        doc = SkillDocument.parse(text)
+    except SkillError:
+        return
+    assert doc.render() == text
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        (f"body\n{APPENDIX_MARKER}\nappendix\n", None, "missing marker"),
+        (f"body\n{MOMENTUM_MARKER}\nm\n", None, "missing marker"),
+        (f"body\n{MOMENTUM_MARKER}\nm\n{MOMENTUM_MARKER}\n{APPENDIX_MARKER}\n", 4, "duplicate"),
+        (f"b\n{MOMENTUM_MARKER}\n{APPENDIX_MARKER}\nx\n{APPENDIX_MARKER}\n", 5, "duplicate"),
+        (f"b\n{APPENDIX_MARKER}\nm\n{MOMENTUM_MARKER}\n", 4, "after the appendix"),
+        (f"b\n  {MOMENTUM_MARKER}\n{MOMENTUM_MARKER}\n{APPENDIX_MARKER}\n", 2, "marker-like"),
+        (f"b\n{MOMENTUM_MARKER}\n{APPENDIX_MARKER}\nsee <!--SKILLHARNESS: x\n", 4, "marker-like"),
+        (f"{MOMENTUM_MARKER} trailing\n{MOMENTUM_MARKER}\n{APPENDIX_MARKER}\n", 1, "marker-like"),
+    ],
+)
+def test_bad_markers_name_file_and_line(text: str, line: int | None, words: str) -> None:
+    with pytest.raises(SkillError) as info:
+        SkillDocument.parse(text, source="skills/ocr.md")
+    message = str(info.value)
+    assert "skills/ocr.md" in message
+    assert words in message
+    assert info.value.context["line"] == line
+    if line is not None:
+        assert f"skills/ocr.md:{line}:" in message
+
+
+def test_marker_like_pattern_catches_both_markers_and_variants() -> None:
+    for marker in MARKERS:
+        assert MARKER_LIKE.search(marker)
+    assert MARKER_LIKE.search("<!--   SkillHarness :appendix-->")
+    assert not MARKER_LIKE.search("<!-- a comment -->")
+
+
+def test_only_momentum_update_writes_momentum(sample_doc: SkillDocument) -> None:
+    updated = sample_doc.with_momentum(MomentumUpdate(text="Guidance: check frames twice."))
+    assert updated.momentum == "Guidance: check frames twice.\n"
+    assert updated.body == sample_doc.body
+    assert updated.appendix == sample_doc.appendix
+    assert SkillDocument.parse(updated.render()) == updated
+    assert sample_doc.momentum == MOMENTUM  # immutable: the original is untouched
+
+
+def test_momentum_update_refuses_marker_like_text() -> None:
+    with pytest.raises(ValidationError):
+        MomentumUpdate(text=f"ok\n{APPENDIX_MARKER}\nforged appendix")
+
+
+def test_appendix_is_unwritable_by_the_api(sample_doc: SkillDocument) -> None:
+    # No setter, no field on the evolution object, no writer method: the wrong write cannot be said.
+    with pytest.raises(AttributeError):
+        sample_doc.appendix = "new"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sample_doc._appendix = "new"  # type: ignore[misc]
+    assert set(EditSet.model_fields) == {"skill_update_mode", "edits", "body", "rationale"}
+    public_writers = [name for name in dir(SkillDocument) if name.startswith("with_")]
+    assert public_writers == ["with_momentum"]
+    assert set(MomentumUpdate.model_fields) == {"text"}
+
+
+@settings(max_examples=100, deadline=None)
+@given(doc=documents(), guidance=region_text)
+def test_momentum_writes_keep_body_and_appendix(doc: SkillDocument, guidance: str) -> None:
+    updated = doc.with_momentum(MomentumUpdate(text=guidance))
+    assert (updated.body, updated.appendix) == (doc.body, doc.appendix)
+    assert SkillDocument.parse(updated.render()) == updated

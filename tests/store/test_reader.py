@@ -1,0 +1,85 @@
+"""RunReader: read-only by construction (audit P2-2)."""
+
+from __future__ import annotations
+
+import inspect
+import sqlite3
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from store_support import prediction, provenance, step
+
+from skillharness.errors import StoreError
+from skillharness.store import RunLog, RunReader
+
+_READ_METHODS = {"runs", "run", "predictions", "status_counts", "trace", "iter_traces", "close", "engine"}
+
+
+async def _store_with_a_run(url: str) -> None:
+    async with await RunLog.open(url, provenance()) as log:
+        await log.write_step(step("q0", 0, subtitles_shown=("[2.0s] «Ünïcode» line",)))
+        await log.write_step(step("q0", 1, tool_name="get_frames", tool_arguments='{"start_s": 1, "end_s": 2}'))
+        await log.write_prediction(prediction("q0"))
+
+
+async def test_p2_2_reader_cannot_write(sqlite_url: str, tmp_path: Path) -> None:
+    await _store_with_a_run(sqlite_url)
+    before = (tmp_path / "runs.sqlite").read_bytes()
+    reader = RunReader(sqlite_url)
+    try:
+        public = {name for name, _ in inspect.getmembers(RunReader) if not name.startswith("_")}
+        assert public == _READ_METHODS  # no write method exists to be called by mistake
+        raw = reader.engine.raw_connection()
+        try:
+            with pytest.raises(sqlite3.OperationalError, match="readonly|read-only"):
+                raw.cursor().execute("UPDATE runs SET model = 'x', status = 'failed'")
+        finally:
+            raw.close()
+        with pytest.raises(sa.exc.OperationalError), reader.engine.begin() as conn:
+            conn.execute(sa.text("DELETE FROM predictions"))
+        assert reader.run("run-1").provenance == provenance()  # the predecessor rewrote this
+        assert len(reader.predictions("run-1")) == 1
+    finally:
+        reader.close()
+    assert (tmp_path / "runs.sqlite").read_bytes() == before
+
+
+async def test_reader_on_postgresql_cannot_write(pg_url: str) -> None:
+    await _store_with_a_run(pg_url)
+    with RunReader(pg_url) as reader:
+        with pytest.raises(sa.exc.InternalError, match="read-only transaction"), reader.engine.begin() as conn:
+            conn.execute(sa.text("UPDATE runs SET status = 'failed'"))
+        assert reader.run("run-1").status.value == "finished"
+
+
+async def test_records_read_back_exactly_as_written(store_url: str) -> None:
+    await _store_with_a_run(store_url)
+    with RunReader(store_url) as reader:
+        assert reader.predictions("run-1") == [prediction("q0")]
+        assert reader.trace("run-1", "q0") == [
+            step("q0", 0, subtitles_shown=("[2.0s] «Ünïcode» line",)),
+            step("q0", 1, tool_name="get_frames", tool_arguments='{"start_s": 1, "end_s": 2}'),
+        ]
+        assert [s.step_idx for s in reader.iter_traces("run-1")] == [0, 1]
+        assert [r.run_id for r in reader.runs()] == ["run-1"]
+
+
+async def test_reader_reads_while_a_writer_is_open(sqlite_url: str) -> None:
+    async with await RunLog.open(sqlite_url, provenance()) as log:
+        await log.write_step(step("q0", 0))
+        with RunReader(sqlite_url) as reader:
+            assert len(reader.trace("run-1", "q0")) == 1
+            assert reader.run("run-1").status.value == "running"
+
+
+def test_reader_of_a_missing_store_creates_nothing(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no run store"):
+        RunReader(f"sqlite:///{tmp_path / 'absent.sqlite'}")
+    assert not (tmp_path / "absent.sqlite").exists()
+
+
+async def test_unknown_run_names_the_known_ones(sqlite_url: str) -> None:
+    await _store_with_a_run(sqlite_url)
+    with RunReader(sqlite_url) as reader, pytest.raises(StoreError, match="known runs: \\['run-1'\\]"):
+        reader.run("nope")
