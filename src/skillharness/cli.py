@@ -41,6 +41,7 @@ def _register() -> None:
     from skillharness.commands import data as data_cmd
     from skillharness.commands import frames as frames_cmd
     from skillharness.commands import gate as gate_cmd
+    from skillharness.commands import sim as sim_cmd
     from skillharness.commands import split as split_cmd
 
     split_cmd.register(app)
@@ -49,6 +50,7 @@ def _register() -> None:
     cache_cmd.register(app)
     data_cmd.register(app)
     frames_cmd.register(app)
+    sim_cmd.register(app)
 
 
 def main() -> None:

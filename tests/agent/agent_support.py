@@ -18,7 +18,8 @@ from skillharness.llm.types import ChatRequest, ChatResponse, ToolCall, Usage
 def write_video(path: Path, seconds: float = 4.0, fps: int = 10, size: tuple[int, int] = (64, 48)) -> Path:
     """A small real H.264 file whose colour changes every frame."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with av.open(str(path), "w") as container:
+    # faststart puts the index first, so a file cut short still opens (and decodes in part).
+    with av.open(str(path), "w", options={"movflags": "+faststart"}) as container:
         stream = container.add_stream("libx264", rate=fps)
         stream.width, stream.height = size
         stream.pix_fmt = "yuv420p"
@@ -35,7 +36,9 @@ def write_video(path: Path, seconds: float = 4.0, fps: int = 10, size: tuple[int
     return path
 
 
-def question(qid: str = "q1", video: str = "vid1", task_type: str = "Counting Problem", answer: str = "B") -> Question:
+def question(
+    qid: str = "q1", video: str = "vid1", task_type: str = "Counting Problem", answer: str = "B"
+) -> Question:
     return Question(
         video_id=video,
         duration="short",
@@ -55,12 +58,17 @@ def tool_reply(name: str, arguments: object, *, content: str | None = None, toke
     text = arguments if isinstance(arguments, str) else json.dumps(arguments)
     call = ToolCall(id=f"call_{next(_ids)}", name=name, arguments=text)
     return ChatResponse(
-        content=content, tool_calls=(call,), finish_reason="tool_calls", usage=Usage(prompt_tokens=tokens, completion_tokens=3)
+        content=content,
+        tool_calls=(call,),
+        finish_reason="tool_calls",
+        usage=Usage(prompt_tokens=tokens, completion_tokens=3),
     )
 
 
 def text_reply(content: str) -> ChatResponse:
-    return ChatResponse(content=content, finish_reason="stop", usage=Usage(prompt_tokens=10, completion_tokens=3))
+    return ChatResponse(
+        content=content, finish_reason="stop", usage=Usage(prompt_tokens=10, completion_tokens=3)
+    )
 
 
 def answer_reply(answer: object) -> ChatResponse:

@@ -16,8 +16,13 @@ SYSTEM = "You answer questions about videos."
 
 
 def _body(question, system=SYSTEM, sample_idx=0, temperature=0.0, tool_list=None):
-    return {"model": "sim-vl", "messages": first_messages(question, system), "tools": tool_list or tools(),
-            "temperature": temperature, "sample_idx": sample_idx}
+    return {
+        "model": "sim-vl",
+        "messages": first_messages(question, system),
+        "tools": tool_list or tools(),
+        "temperature": temperature,
+        "sample_idx": sample_idx,
+    }
 
 
 def test_episode_calls_frames_first_and_ends_with_submit_answer(client, sim, questions):
@@ -33,7 +38,9 @@ def test_episode_calls_frames_first_and_ends_with_submit_answer(client, sim, que
 
 def test_tool_choice_forcing_submit_answers_at_once(client, sim, questions):
     response = client.chat.completions.create(
-        model=sim.model_name, messages=first_messages(questions[0]), tools=tools(),
+        model=sim.model_name,
+        messages=first_messages(questions[0]),
+        tools=tools(),
         tool_choice={"type": "function", "function": {"name": "submit_answer"}},
     )
     assert response.choices[0].message.tool_calls[0].function.name == "submit_answer"
@@ -41,7 +48,10 @@ def test_tool_choice_forcing_submit_answers_at_once(client, sim, questions):
 
 def test_temperature_zero_same_input_same_output_even_across_servers(questions):
     bodies = [_body(q, temperature=0.0) for q in questions[:10]]
-    with SimServer(SimConfig(seed=3), questions=questions) as a, SimServer(SimConfig(seed=3), questions=questions) as b:
+    with (
+        SimServer(SimConfig(seed=3), questions=questions) as a,
+        SimServer(SimConfig(seed=3), questions=questions) as b,
+    ):
         first = [a.state.responder.respond(body, None) for body in bodies]
         again = [a.state.responder.agent.respond(body) for body in bodies]
         other = [b.state.responder.agent.respond(body) for body in bodies]
@@ -95,15 +105,22 @@ def test_empirical_accuracy_matches_oracle_in_process(questions):
     world = World(SimConfig(seed=11), questions)
     role = AgentRole(world)
     insight = world.insights_for(questions[0].task_type)
-    systems = [SYSTEM, SYSTEM + "\n- " + "\n- ".join(r.wordings[1] for r in insight) + "\n- When unsure, pick A."]
+    systems = [
+        SYSTEM,
+        SYSTEM + "\n- " + "\n- ".join(r.wordings[1] for r in insight) + "\n- When unsure, pick A.",
+    ]
     from skillharness.sim import Oracle
 
     oracle = Oracle(world)
     for system in systems:
         correct, ps = 0, []
         for q in questions:
-            p = oracle.question_accuracy(system + "\n" + "\n".join(f"The {n} tool." for n in
-                                                                     ("get_frames", "get_subtitles", "submit_answer")), q)
+            p = oracle.question_accuracy(
+                system
+                + "\n"
+                + "\n".join(f"The {n} tool." for n in ("get_frames", "get_subtitles", "submit_answer")),
+                q,
+            )
             for s in range(60):
                 raw = _submitted(role, _body(q, system=system, sample_idx=s, temperature=0.7))
                 answer = _arg(raw) if raw.startswith("{") else raw
@@ -113,7 +130,9 @@ def test_empirical_accuracy_matches_oracle_in_process(questions):
 
 
 def test_empirical_accuracy_over_http_matches_oracle(client, sim, questions):
-    texts = SYSTEM + "\n" + "\n".join(f"The {n} tool." for n in ("get_frames", "get_subtitles", "submit_answer"))
+    texts = (
+        SYSTEM + "\n" + "\n".join(f"The {n} tool." for n in ("get_frames", "get_subtitles", "submit_answer"))
+    )
     correct, ps = 0, []
     for q in questions:
         p = sim.oracle.question_accuracy(texts, q)

@@ -29,7 +29,12 @@ async def test_concurrency_limit_queues_excess_requests(questions):
 def test_ttft_and_per_token_latency_are_applied(questions):
     config = SimConfig(latency=LatencyConfig(ttft_s=0.2, per_token_s=0.005))
     with SimServer(config, questions=questions) as sim:
-        body = {"model": sim.model_name, "messages": first_messages(questions[0]), "tools": tools(), "stream": True}
+        body = {
+            "model": sim.model_name,
+            "messages": first_messages(questions[0]),
+            "tools": tools(),
+            "stream": True,
+        }
         started = time.monotonic()
         with httpx.stream("POST", f"{sim.base_url}/chat/completions", json=body, timeout=10) as response:
             lines = response.iter_lines()

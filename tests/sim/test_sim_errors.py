@@ -10,38 +10,51 @@ from skillharness.sim import SimConfig, SimServer
 
 
 def _post(sim, content: bytes | None = None, json_body=None, headers=None) -> httpx.Response:
-    return httpx.post(f"{sim.base_url}/chat/completions", content=content, json=json_body, headers=headers,
-                      timeout=10)
+    return httpx.post(
+        f"{sim.base_url}/chat/completions", content=content, json=json_body, headers=headers, timeout=10
+    )
 
 
 def _assert_openai_error(response: httpx.Response, status: int) -> dict:
     assert response.status_code == status
     error = response.json()["error"]
-    assert {"message", "type", "code"} <= set(error) and error["message"]
+    assert {"message", "type", "code"} <= set(error)
+    assert error["message"]
     return error
 
 
 def test_unknown_model_is_404_model_not_found(sim, client):
-    error = _assert_openai_error(_post(sim, json_body={"model": "gpt-x", "messages": [{"role": "user",
-                                                                                       "content": "hi"}]}), 404)
+    error = _assert_openai_error(
+        _post(sim, json_body={"model": "gpt-x", "messages": [{"role": "user", "content": "hi"}]}), 404
+    )
     assert error["code"] == "model_not_found"
     with pytest.raises(openai.NotFoundError):
         client.chat.completions.create(model="gpt-x", messages=[{"role": "user", "content": "hi"}])
 
 
-@pytest.mark.parametrize("content", [
-    b"{not json", b"[1, 2]", b'"text"', b'{"messages": [{"role": "user", "content": "x"}]}',
-    b'{"model": "sim-vl"}', b'{"model": "sim-vl", "messages": []}', b'{"model": "sim-vl", "messages": ["x"]}',
-    b'{"model": "sim-vl", "messages": [{"role": "wizard", "content": "x"}]}',
-    b'{"model": "sim-vl", "messages": [{"role": "user"}], "stream": "yes"}',
-    b'{"model": "sim-vl", "messages": [{"role": "user"}], "temperature": "hot"}',
-    b'{"model": "sim-vl", "messages": [{"role": "user"}], "n": 3}',
-    b'{"model": "sim-vl", "messages": [{"role": "user"}], "tools": {"a": 1}}',
-    b'{"model": "sim-vl", "messages": [{"role": "user"}], "sample_idx": "0"}',
-    b"\xff\xfe",
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"{not json",
+        b"[1, 2]",
+        b'"text"',
+        b'{"messages": [{"role": "user", "content": "x"}]}',
+        b'{"model": "sim-vl"}',
+        b'{"model": "sim-vl", "messages": []}',
+        b'{"model": "sim-vl", "messages": ["x"]}',
+        b'{"model": "sim-vl", "messages": [{"role": "wizard", "content": "x"}]}',
+        b'{"model": "sim-vl", "messages": [{"role": "user"}], "stream": "yes"}',
+        b'{"model": "sim-vl", "messages": [{"role": "user"}], "temperature": "hot"}',
+        b'{"model": "sim-vl", "messages": [{"role": "user"}], "n": 3}',
+        b'{"model": "sim-vl", "messages": [{"role": "user"}], "tools": {"a": 1}}',
+        b'{"model": "sim-vl", "messages": [{"role": "user"}], "sample_idx": "0"}',
+        b"\xff\xfe",
+    ],
+)
 def test_malformed_requests_are_400(sim, content):
-    error = _assert_openai_error(_post(sim, content=content, headers={"content-type": "application/json"}), 400)
+    error = _assert_openai_error(
+        _post(sim, content=content, headers={"content-type": "application/json"}), 400
+    )
     assert error["type"] == "invalid_request_error"
 
 

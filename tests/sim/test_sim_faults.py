@@ -15,7 +15,12 @@ from skillharness.sim import FaultKind
 
 
 def _body(sim, questions, stream=True):
-    return {"model": sim.model_name, "messages": first_messages(questions[0]), "tools": tools(), "stream": stream}
+    return {
+        "model": sim.model_name,
+        "messages": first_messages(questions[0]),
+        "tools": tools(),
+        "stream": stream,
+    }
 
 
 def _stream_lines(sim, body, timeout=10.0):
@@ -26,7 +31,9 @@ def _stream_lines(sim, body, timeout=10.0):
 def test_forced_truncate_ends_the_stream_without_done(sim, questions):
     sim.force_fault(FaultKind.TRUNCATE)
     status, _, lines = _stream_lines(sim, _body(sim, questions))
-    assert status == 200 and lines and "data: [DONE]" not in lines
+    assert status == 200
+    assert lines
+    assert "data: [DONE]" not in lines
     assert all(json.loads(line.removeprefix("data: ")) for line in lines)
     assert sim.stats()["faults"] == {"truncate": 1}
     # only the next request was affected
@@ -44,15 +51,20 @@ def test_truncate_and_reset_of_a_whole_body_drop_the_connection(sim, questions):
     for kind in (FaultKind.TRUNCATE, FaultKind.RESET):
         sim.force_fault(kind)
         with pytest.raises(httpx.RemoteProtocolError):
-            httpx.post(f"{sim.base_url}/chat/completions", json=_body(sim, questions, stream=False), timeout=10)
+            httpx.post(
+                f"{sim.base_url}/chat/completions", json=_body(sim, questions, stream=False), timeout=10
+            )
 
 
-@pytest.mark.parametrize(("kind", "status", "error"), [
-    (FaultKind.HTTP_429, 429, openai.RateLimitError),
-    (FaultKind.HTTP_500, 500, openai.InternalServerError),
-    (FaultKind.HTTP_502, 502, openai.InternalServerError),
-    (FaultKind.HTTP_503, 503, openai.InternalServerError),
-])
+@pytest.mark.parametrize(
+    ("kind", "status", "error"),
+    [
+        (FaultKind.HTTP_429, 429, openai.RateLimitError),
+        (FaultKind.HTTP_500, 500, openai.InternalServerError),
+        (FaultKind.HTTP_502, 502, openai.InternalServerError),
+        (FaultKind.HTTP_503, 503, openai.InternalServerError),
+    ],
+)
 def test_forced_http_errors_have_openai_bodies(sim, client, questions, kind, status, error):
     sim.force_fault(kind)
     response = httpx.post(f"{sim.base_url}/chat/completions", json=_body(sim, questions, False), timeout=10)
@@ -62,7 +74,9 @@ def test_forced_http_errors_have_openai_bodies(sim, client, questions, kind, sta
         assert float(response.headers["retry-after"]) == sim.state.faults.config.retry_after_s
     sim.force_fault(kind)
     with pytest.raises(error):
-        client.chat.completions.create(model=sim.model_name, messages=first_messages(questions[0]), tools=tools())
+        client.chat.completions.create(
+            model=sim.model_name, messages=first_messages(questions[0]), tools=tools()
+        )
     assert sim.stats()["faults"] == {kind.value: 2}
 
 
@@ -89,15 +103,19 @@ def test_malformed_chunk_is_one_undecodable_frame(sim, questions):
             json.loads(line.removeprefix("data: "))
         except json.JSONDecodeError:
             bad.append(line)
-    assert len(bad) == 1 and lines[-1] == "data: [DONE]"
+    assert len(bad) == 1
+    assert lines[-1] == "data: [DONE]"
 
 
 def test_slow_first_byte_trips_a_read_timeout(sim, questions):
     sim.configure_faults(slow_first_byte_s=1.0)
     sim.force_fault(FaultKind.SLOW_FIRST_BYTE)
     with pytest.raises(httpx.ReadTimeout):
-        httpx.post(f"{sim.base_url}/chat/completions", json=_body(sim, questions, False),
-                   timeout=httpx.Timeout(5.0, read=0.3))
+        httpx.post(
+            f"{sim.base_url}/chat/completions",
+            json=_body(sim, questions, False),
+            timeout=httpx.Timeout(5.0, read=0.3),
+        )
     assert sim.stats()["faults"] == {"slow_first_byte": 1}
 
 
@@ -105,8 +123,11 @@ def test_forced_fault_can_target_one_role(sim, client, questions):
     sim.force_fault(FaultKind.HTTP_503, roles=(Role.JUDGE,))
     client.chat.completions.create(model=sim.model_name, messages=first_messages(questions[0]), tools=tools())
     with pytest.raises(openai.InternalServerError):
-        client.chat.completions.create(model=sim.model_name, messages=[{"role": "user", "content": "x"}],
-                                       response_format=response_format(Role.JUDGE))
+        client.chat.completions.create(
+            model=sim.model_name,
+            messages=[{"role": "user", "content": "x"}],
+            response_format=response_format(Role.JUDGE),
+        )
     assert sim.stats()["faults"] == {"http_503": 1}
 
 
@@ -119,16 +140,22 @@ def test_random_faults_happen_at_their_rates_and_are_seeded(sim, questions):
     sim.configure_faults(rates=rates)
     n = 400
     with httpx.Client(timeout=10) as http:
-        statuses = [http.post(f"{sim.base_url}/chat/completions", json=_body(sim, questions, False)).status_code
-                    for _ in range(n)]
+        statuses = [
+            http.post(f"{sim.base_url}/chat/completions", json=_body(sim, questions, False)).status_code
+            for _ in range(n)
+        ]
     faults = sim.stats()["faults"]
     for kind, rate in rates.items():
         assert _within_binomial(faults.get(kind.value, 0), n, rate), (kind, faults)
-    assert statuses.count(503) == faults["http_503"] and statuses.count(429) == faults["http_429"]
+    assert statuses.count(503) == faults["http_503"]
+    assert statuses.count(429) == faults["http_429"]
     # same seed, same request numbers: the same pattern again
     replay = [sim.state.faults.decide(no, Role.AGENT) for no in range(1, n + 1)]
-    assert [s for s in statuses if s != 200] == [{"http_503": 503, "http_429": 429}[k.value]
-                                                  for k in replay if k in (FaultKind.HTTP_503, FaultKind.HTTP_429)]
+    assert [s for s in statuses if s != 200] == [
+        {"http_503": 503, "http_429": 429}[k.value]
+        for k in replay
+        if k in (FaultKind.HTTP_503, FaultKind.HTTP_429)
+    ]
 
 
 def test_every_k_and_role_filter(sim, client, questions):
@@ -136,13 +163,18 @@ def test_every_k_and_role_filter(sim, client, questions):
     outcomes = []
     for _ in range(9):
         try:
-            client.chat.completions.create(model=sim.model_name, messages=first_messages(questions[0]), tools=tools())
+            client.chat.completions.create(
+                model=sim.model_name, messages=first_messages(questions[0]), tools=tools()
+            )
             outcomes.append("ok")
         except openai.InternalServerError:
             outcomes.append("500")
     assert outcomes == ["ok", "ok", "500"] * 3
-    client.chat.completions.create(model=sim.model_name, messages=[{"role": "user", "content": "x"}],
-                                   response_format=response_format(Role.RANK))
+    client.chat.completions.create(
+        model=sim.model_name,
+        messages=[{"role": "user", "content": "x"}],
+        response_format=response_format(Role.RANK),
+    )
     assert sim.stats()["faults"] == {"http_500": 3}
 
 
@@ -150,10 +182,14 @@ def test_admin_endpoints_force_and_report(sim, questions):
     with httpx.Client(base_url=sim.url, timeout=10) as http:
         assert http.post("/sim/faults/force", json={"kind": "http_502", "count": 2}).status_code == 200
         assert http.post("/sim/faults/force", json={"kind": "nope"}).status_code == 400
-        codes = [http.post("/v1/chat/completions", json=_body(sim, questions, False)).status_code for _ in range(3)]
+        codes = [
+            http.post("/v1/chat/completions", json=_body(sim, questions, False)).status_code for _ in range(3)
+        ]
         assert codes == [502, 502, 200]
         assert http.get("/sim/stats").json()["faults"] == {"http_502": 2}
         assert http.post("/sim/faults", json={"rates": {"http_500": 2.0}}).status_code == 400
-        assert http.post("/sim/faults", json={"rates": {"http_500": 0.5}}).json()["rates"] == {"http_500": 0.5}
+        assert http.post("/sim/faults", json={"rates": {"http_500": 0.5}}).json()["rates"] == {
+            "http_500": 0.5
+        }
         assert http.delete("/sim/faults").json()["rates"] == {}
         assert http.post("/sim/stats/reset").json()["requests"] == 0

@@ -25,13 +25,20 @@ def test_non_streamed_agent_turn_is_a_tool_call_with_usage(client, sim, question
     (call,) = choice.message.tool_calls
     assert call.function.name == "get_frames"
     args = json.loads(call.function.arguments)
-    assert set(args) == {"start_s", "end_s", "count"} and args["start_s"] <= args["end_s"]
-    assert response.usage.prompt_tokens > 0 and response.usage.completion_tokens > 0
+    assert set(args) == {"start_s", "end_s", "count"}
+    assert args["start_s"] <= args["end_s"]
+    assert response.usage.prompt_tokens > 0
+    assert response.usage.completion_tokens > 0
 
 
 def test_streamed_tool_call_deltas_are_vllm_shaped_and_end_with_done(sim, questions):
-    body = {"model": sim.model_name, "messages": first_messages(questions[0]), "tools": tools(), "stream": True,
-            "stream_options": {"include_usage": True}}
+    body = {
+        "model": sim.model_name,
+        "messages": first_messages(questions[0]),
+        "tools": tools(),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
     with httpx.stream("POST", f"{sim.base_url}/chat/completions", json=body, timeout=10) as response:
         assert response.headers["content-type"].startswith("text/event-stream")
         lines = [line for line in response.iter_lines() if line]
@@ -40,18 +47,26 @@ def test_streamed_tool_call_deltas_are_vllm_shaped_and_end_with_done(sim, questi
     deltas = [c["choices"][0]["delta"] for c in chunks if c["choices"]]
     calls = [d["tool_calls"][0] for d in deltas if d.get("tool_calls")]
     head, *fragments = calls
-    assert head["index"] == 0 and head["id"].startswith("call_") and head["type"] == "function"
+    assert head["index"] == 0
+    assert head["id"].startswith("call_")
+    assert head["type"] == "function"
     assert head["function"] == {"name": "get_frames", "arguments": ""}
-    assert fragments and all(set(f) == {"index", "function"} and set(f["function"]) == {"arguments"}
-                             for f in fragments)
+    assert fragments
+    assert all(
+        set(f) == {"index", "function"} and set(f["function"]) == {"arguments"} for f in fragments
+    )
     assert json.loads("".join(f["function"]["arguments"] for f in fragments))["count"] >= 1
     assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
-    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["total_tokens"] > 0
+    assert chunks[-1]["choices"] == []
+    assert chunks[-1]["usage"]["total_tokens"] > 0
 
 
 def test_streamed_reply_assembles_with_openai_client(client, sim, questions):
     stream = client.chat.completions.create(
-        model=sim.model_name, messages=first_messages(questions[1]), tools=tools(), stream=True,
+        model=sim.model_name,
+        messages=first_messages(questions[1]),
+        tools=tools(),
+        stream=True,
         stream_options={"include_usage": True},
     )
     name, arguments, finish, usage = "", "", None, None
@@ -63,31 +78,49 @@ def test_streamed_reply_assembles_with_openai_client(client, sim, questions):
             for call in choice.delta.tool_calls or []:
                 name += call.function.name or ""
                 arguments += call.function.arguments or ""
-    assert name == "get_frames" and json.loads(arguments)["count"] >= 1
-    assert finish == "tool_calls" and usage is not None and usage.completion_tokens > 0
+    assert name == "get_frames"
+    assert json.loads(arguments)["count"] >= 1
+    assert finish == "tool_calls"
+    assert usage is not None
+    assert usage.completion_tokens > 0
 
 
 def test_stream_without_include_usage_still_reports_usage_on_the_final_chunk(sim, questions):
-    body = {"model": sim.model_name, "messages": first_messages(questions[0]), "tools": tools(), "stream": True}
+    body = {
+        "model": sim.model_name,
+        "messages": first_messages(questions[0]),
+        "tools": tools(),
+        "stream": True,
+    }
     with httpx.stream("POST", f"{sim.base_url}/chat/completions", json=body, timeout=10) as response:
         lines = [line for line in response.iter_lines() if line]
     final = json.loads(lines[-2].removeprefix("data: "))
-    assert final["choices"][0]["finish_reason"] == "tool_calls" and final["usage"]["prompt_tokens"] > 0
+    assert final["choices"][0]["finish_reason"] == "tool_calls"
+    assert final["usage"]["prompt_tokens"] > 0
 
 
 @pytest.mark.parametrize("role", [Role.JUDGE, Role.EVOLVE, Role.RANK, Role.MOMENTUM, Role.CONSOLIDATE])
 def test_json_roles_answer_valid_json_with_the_schema_keys(client, sim, role, questions):
     q = questions[0]
-    text = f"{q.question}\n" + "\n".join(q.options) + "\n<current_document>\n# Skill\n- Look closely.\n</current_document>"
+    text = (
+        f"{q.question}\n"
+        + "\n".join(q.options)
+        + "\n<current_document>\n# Skill\n- Look closely.\n</current_document>"
+    )
     response = client.chat.completions.create(
-        model=sim.model_name, messages=[{"role": "user", "content": text}], response_format=response_format(role),
+        model=sim.model_name,
+        messages=[{"role": "user", "content": text}],
+        response_format=response_format(role),
     )
     payload = json.loads(response.choices[0].message.content)
     schema = RESPONSE_SCHEMAS[role]
     assert set(schema["required"]) <= set(payload) <= set(schema["properties"])
-    assert response.choices[0].finish_reason == "stop" and response.usage.total_tokens > 0
+    assert response.choices[0].finish_reason == "stop"
+    assert response.usage.total_tokens > 0
 
 
 def test_plain_chat_without_role_says_it_is_a_simulator(client, sim):
-    response = client.chat.completions.create(model=sim.model_name, messages=[{"role": "user", "content": "hi"}])
+    response = client.chat.completions.create(
+        model=sim.model_name, messages=[{"role": "user", "content": "hi"}]
+    )
     assert "simulat" in response.choices[0].message.content

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+import pickle
 import shutil
 from pathlib import Path
 
@@ -197,3 +199,9 @@ def test_hash_scheme_is_pinned() -> None:
     }
     encoded = json.dumps(by_hand, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
     assert hashlib.sha256(encoded).hexdigest() == bundle.relevant_hash("ocr_problems")
+
+
+def test_bundle_copies_and_pickles(default_bundle: Bundle) -> None:
+    for clone in (copy.deepcopy(default_bundle), pickle.loads(pickle.dumps(default_bundle))):
+        assert clone == default_bundle
+        assert clone.bundle_hash == default_bundle.bundle_hash

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import pickle
 
 import pytest
 from hypothesis import given, settings
@@ -106,8 +108,12 @@ def test_appendix_is_unwritable_by_the_api(sample_doc: SkillDocument) -> None:
     # No setter, no field on the evolution object, no writer method: the wrong write cannot be said.
     with pytest.raises(AttributeError):
         sample_doc.appendix = "new"  # type: ignore[misc]
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError, match="immutable"):
         sample_doc._appendix = "new"  # type: ignore[misc]
+    with pytest.raises(TypeError, match="parse"):
+        SkillDocument(object(), ("b\n", "", "", "", "forged"), "x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        dataclasses.replace(sample_doc, _appendix="forged")  # type: ignore[type-var]
     assert set(EditSet.model_fields) == {"skill_update_mode", "edits", "body", "rationale"}
     public_writers = [name for name in dir(SkillDocument) if name.startswith("with_")]
     assert public_writers == ["with_momentum"]
@@ -120,3 +126,22 @@ def test_momentum_writes_keep_body_and_appendix(doc: SkillDocument, guidance: st
     updated = doc.with_momentum(MomentumUpdate(text=guidance))
     assert (updated.body, updated.appendix) == (doc.body, doc.appendix)
     assert SkillDocument.parse(updated.render()) == updated
+
+
+def test_copies_and_pickles_round_trip(sample_doc: SkillDocument) -> None:
+    for clone in (copy.copy(sample_doc), copy.deepcopy(sample_doc), pickle.loads(pickle.dumps(sample_doc))):
+        assert clone == sample_doc
+        assert clone.render() == SAMPLE
+        assert hash(clone) == hash(sample_doc)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    guidance=st.lists(st.sampled_from(["ok", "\n", APPENDIX_MARKER, "<!--", " skillharness", ":", "é"])).map(
+        "".join
+    )
+)
+def test_sanitized_momentum_never_carries_a_marker(guidance: str) -> None:
+    update = MomentumUpdate.sanitized(guidance, max_chars=40)
+    assert not MARKER_LIKE.search(update.text)
+    assert len(update.text) <= 40

@@ -102,9 +102,11 @@ def test_p1_7_manifest_write_is_atomic(
         workspace.commit(_edited(default_bundle), "v0000", _record())
     monkeypatch.setattr(os, "replace", real_replace)
     assert (workspace.path / MANIFEST_FILE).read_bytes() == before
+    assert workspace.current_version == "v0000"
+    assert not (workspace.path / "v0001").exists()  # the failed commit cleaned up after itself
     reopened = Workspace.open(workspace.path)
     assert reopened.current_version == "v0000"
-    assert reopened.recovered == ("v0001",)  # renamed into place, never committed: removed
+    assert reopened.recovered == ()
     assert sorted(p.name for p in workspace.path.iterdir()) == [MANIFEST_FILE, "v0000"]
     assert reopened.commit(_edited(default_bundle), "v0000", _record()) == "v0001"
 
@@ -207,3 +209,25 @@ def test_truncated_manifest_is_a_clear_error(workspace: Workspace) -> None:
     path.write_bytes(path.read_bytes()[:40])
     with pytest.raises(SkillError, match="invalid manifest"):
         Workspace.open(workspace.path)
+
+
+def test_p1_7_failure_after_the_manifest_landed_keeps_the_version(
+    workspace: Workspace, default_bundle: Bundle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If the rename landed and only the final folder fsync failed, the commit stands."""
+    import skillharness.util.atomic as atomic
+
+    real_fsync_dir = atomic.fsync_dir
+
+    def failing_fsync_dir(path: Path) -> None:
+        if Path(path) == workspace.path:
+            raise OSError(5, "I/O error")
+        real_fsync_dir(path)
+
+    monkeypatch.setattr(atomic, "fsync_dir", failing_fsync_dir)
+    with pytest.raises(OSError, match="I/O error"):
+        workspace.commit(_edited(default_bundle), "v0000", _record())
+    monkeypatch.setattr(atomic, "fsync_dir", real_fsync_dir)
+    reopened = Workspace.open(workspace.path)
+    assert reopened.current_version == "v0001"
+    assert reopened.current() == _edited(default_bundle)

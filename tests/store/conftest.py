@@ -17,7 +17,6 @@ import psycopg
 import pytest
 
 
-
 def _postgres_bin() -> Path | None:
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"))
     return Path(found[-1]).parent if found else None

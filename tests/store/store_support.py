@@ -41,7 +41,9 @@ def prediction(question_id: str, run_id: str = "run-1", sample_idx: int = 0, **c
     return Prediction.model_validate(fields)
 
 
-def step(question_id: str, step_idx: int, run_id: str = "run-1", sample_idx: int = 0, **changes: object) -> TraceStep:
+def step(
+    question_id: str, step_idx: int, run_id: str = "run-1", sample_idx: int = 0, **changes: object
+) -> TraceStep:
     fields: dict[str, object] = {
         "run_id": run_id,
         "question_id": question_id,

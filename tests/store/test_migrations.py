@@ -68,7 +68,8 @@ async def test_a_version_1_sqlite_store_opens_and_is_upgraded(tmp_path: Path) ->
         await log.write_prediction(prediction("q-9", run_id="new-run", degraded=True))
     with RunReader(url) as reader:
         old = {p.question_id: p for p in reader.predictions("legacy-run")}
-        assert old["q-001"].answer == "C" and old["q-001"].degraded is False
+        assert old["q-001"].answer == "C"
+        assert old["q-001"].degraded is False
         assert old["q-002"].status is PredictionStatus.PARSE_ERROR
         assert reader.trace("legacy-run", "q-001")[0].frames_shown == (1.5, 4.5)
         assert reader.predictions("new-run")[0].degraded is True
@@ -97,10 +98,11 @@ async def test_a_newer_store_is_refused(store_url: str, opener: str) -> None:
     with engine.begin() as conn:
         conn.execute(sa.text("UPDATE schema_version SET version = :v"), {"v": CURRENT_VERSION + 1})
     engine.dispose()
-    with pytest.raises(StoreError, match="newer than this skillharness"):
-        if opener == "writer":
+    if opener == "writer":
+        with pytest.raises(StoreError, match="newer than this skillharness"):
             await RunLog.open(store_url, provenance(), resume=True)
-        else:
+    else:
+        with pytest.raises(StoreError, match="newer than this skillharness"):
             RunReader(store_url)
 
 

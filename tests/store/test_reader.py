@@ -19,7 +19,9 @@ _READ_METHODS = {"runs", "run", "predictions", "status_counts", "trace", "iter_t
 async def _store_with_a_run(url: str) -> None:
     async with await RunLog.open(url, provenance()) as log:
         await log.write_step(step("q0", 0, subtitles_shown=("[2.0s] «Ünïcode» line",)))
-        await log.write_step(step("q0", 1, tool_name="get_frames", tool_arguments='{"start_s": 1, "end_s": 2}'))
+        await log.write_step(
+            step("q0", 1, tool_name="get_frames", tool_arguments='{"start_s": 1, "end_s": 2}')
+        )
         await log.write_prediction(prediction("q0"))
 
 
@@ -32,7 +34,7 @@ async def test_p2_2_reader_cannot_write(sqlite_url: str, tmp_path: Path) -> None
         assert public == _READ_METHODS  # no write method exists to be called by mistake
         raw = reader.engine.raw_connection()
         try:
-            with pytest.raises(sqlite3.OperationalError, match="readonly|read-only"):
+            with pytest.raises(sqlite3.OperationalError, match=r"readonly|read-only"):
                 raw.cursor().execute("UPDATE runs SET model = 'x', status = 'failed'")
         finally:
             raw.close()
@@ -48,7 +50,10 @@ async def test_p2_2_reader_cannot_write(sqlite_url: str, tmp_path: Path) -> None
 async def test_reader_on_postgresql_cannot_write(pg_url: str) -> None:
     await _store_with_a_run(pg_url)
     with RunReader(pg_url) as reader:
-        with pytest.raises(sa.exc.InternalError, match="read-only transaction"), reader.engine.begin() as conn:
+        with (
+            pytest.raises(sa.exc.InternalError, match="read-only transaction"),
+            reader.engine.begin() as conn,
+        ):
             conn.execute(sa.text("UPDATE runs SET status = 'failed'"))
         assert reader.run("run-1").status.value == "finished"
 

@@ -76,7 +76,8 @@ async def test_resume_keeps_the_provenance_row_as_first_written(store_url: str) 
     with RunReader(store_url) as reader:
         during = reader.run("run-1")
     again = await log.close(RunStatus.INTERRUPTED)
-    assert during.status is RunStatus.RUNNING and during.ended_at is None
+    assert during.status is RunStatus.RUNNING
+    assert during.ended_at is None
     assert again.started_at == first.started_at
     assert again.provenance == first.provenance
     assert again.status is RunStatus.INTERRUPTED
@@ -98,14 +99,19 @@ async def test_the_database_refuses_to_change_provenance(store_url: str) -> None
 async def test_close_records_status_end_and_counts(store_url: str) -> None:
     async with await RunLog.open(store_url, provenance()) as log:
         await log.write_prediction(prediction("a"))
-        await log.write_prediction(prediction("b", answer=None, correct=False, status=PredictionStatus.PARSE_ERROR))
-        await log.write_prediction(prediction("c", answer=None, correct=None, status=PredictionStatus.INFRA_ERROR))
+        await log.write_prediction(
+            prediction("b", answer=None, correct=False, status=PredictionStatus.PARSE_ERROR)
+        )
+        await log.write_prediction(
+            prediction("c", answer=None, correct=None, status=PredictionStatus.INFRA_ERROR)
+        )
         assert await log.completed_keys() == {("a", 0), ("b", 0)}
     with RunReader(store_url) as reader:
         info = reader.run("run-1")
         assert reader.status_counts("run-1")[PredictionStatus.INFRA_ERROR] == 1
     assert (info.status, info.n_ok, info.n_parse_error, info.n_infra_error) == (RunStatus.FINISHED, 1, 1, 1)
-    assert info.ended_at is not None and info.ended_at >= info.started_at
+    assert info.ended_at is not None
+    assert info.ended_at >= info.started_at
 
 
 async def test_a_failing_body_marks_the_run_failed(sqlite_url: str) -> None:

@@ -21,7 +21,11 @@ def test_cache_hit_does_no_decoding(gop_video: Path, sampler: FrameSampler) -> N
     before = decoder_stats()
     second = sampler.uniform(gop_video, 16)
     after = decoder_stats()
-    assert (after.opens, after.seeks, after.frames_decoded) == (before.opens, before.seeks, before.frames_decoded)
+    assert (after.opens, after.seeks, after.frames_decoded) == (
+        before.opens,
+        before.seeks,
+        before.frames_decoded,
+    )
     assert second.from_cache == 16
     assert second.frames == first.frames
 
@@ -37,9 +41,24 @@ def test_partial_hit_decodes_only_the_missing_frames(gop_video: Path, sampler: F
 def test_other_size_or_quality_is_a_miss(gop_video: Path, tmp_path: Path) -> None:
     cache = FrameCache(tmp_path / "cache")
     FrameSampler(FramesConfig(longest_side=96, jpeg_quality=90), cache=cache).uniform(gop_video, 4)
-    assert FrameSampler(FramesConfig(longest_side=96, jpeg_quality=50), cache=cache).uniform(gop_video, 4).from_cache == 0
-    assert FrameSampler(FramesConfig(longest_side=48, jpeg_quality=90), cache=cache).uniform(gop_video, 4).from_cache == 0
-    assert FrameSampler(FramesConfig(longest_side=96, jpeg_quality=90), cache=cache).uniform(gop_video, 4).from_cache == 4
+    assert (
+        FrameSampler(FramesConfig(longest_side=96, jpeg_quality=50), cache=cache)
+        .uniform(gop_video, 4)
+        .from_cache
+        == 0
+    )
+    assert (
+        FrameSampler(FramesConfig(longest_side=48, jpeg_quality=90), cache=cache)
+        .uniform(gop_video, 4)
+        .from_cache
+        == 0
+    )
+    assert (
+        FrameSampler(FramesConfig(longest_side=96, jpeg_quality=90), cache=cache)
+        .uniform(gop_video, 4)
+        .from_cache
+        == 4
+    )
 
 
 def test_a_changed_video_file_is_a_miss(

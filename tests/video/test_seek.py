@@ -24,7 +24,8 @@ def test_seek_frames_are_pixel_identical_to_decode_all(gop_video: Path) -> None:
     seek = decode_at(gop_video, timestamps)
     full = decode_all_at(gop_video, timestamps)
     for t, a, b in zip(timestamps, seek, full, strict=True):
-        assert a is not None and b is not None, t
+        assert a is not None, t
+        assert b is not None, t
         assert a.pts_s == pytest.approx(b.pts_s), t
         assert np.array_equal(a.rgb, b.rgb), t
 
@@ -52,5 +53,6 @@ def test_request_order_is_kept_for_unsorted_and_duplicate_timestamps(gop_video: 
     timestamps = [7.0, 1.0, 7.0, 0.5]
     frames = decode_at(gop_video, timestamps)
     assert [f.pts_s if f else None for f in frames] == pytest.approx([7.0, 1.0, 7.0, 0.48])
-    assert frames[0] is not None and frames[2] is not None
+    assert frames[0] is not None
+    assert frames[2] is not None
     assert np.array_equal(frames[0].rgb, frames[2].rgb)

@@ -77,7 +77,11 @@ def test_missing_file_is_empty_not_an_error(tmp_path: Path) -> None:
         ("1\n00:00:01,000 --> 00:00:0x,000\nhi\n", 2, "bad timing line"),
         ("1\n00:00:05,000 --> 00:00:02,000\nhi\n", 2, "ends"),
         ("hello there\nnot subtitles\n", 1, "expected a cue number"),
-        ("1\n00:00:01,000 --> 00:00:02,000\nhi\n2\n00:00:03,000 --> 00:00:04,000\nyo\n", 5, "missing blank line"),
+        (
+            "1\n00:00:01,000 --> 00:00:02,000\nhi\n2\n00:00:03,000 --> 00:00:04,000\nyo\n",
+            5,
+            "missing blank line",
+        ),
     ],
     ids=["arrow", "digits", "backwards", "not-srt", "no-blank-line"],
 )
@@ -112,7 +116,9 @@ _words = st.text(alphabet="abcdefghij KLMNOP,.!?", min_size=1, max_size=30).filt
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 10_000_000), st.integers(0, 100_000), _words), min_size=1, max_size=8))
+@given(
+    st.lists(st.tuples(st.integers(0, 10_000_000), st.integers(0, 100_000), _words), min_size=1, max_size=8)
+)
 def test_srt_round_trip(tmp_path_factory: pytest.TempPathFactory, cues: list[tuple[int, int, str]]) -> None:
     def stamp(ms: int) -> str:
         return f"{ms // 3_600_000:02d}:{ms // 60_000 % 60:02d}:{ms // 1000 % 60:02d},{ms % 1000:03d}"
@@ -124,5 +130,7 @@ def test_srt_round_trip(tmp_path_factory: pytest.TempPathFactory, cues: list[tup
     path = tmp_path_factory.mktemp("srt") / "x.srt"
     path.write_text("\n".join(blocks), encoding="utf-8")
     lines = load_subtitles(path).lines
-    expected = sorted(((s / 1000, (s + d) / 1000, " ".join(t.split())) for s, d, t in cues), key=lambda c: c[:2])
+    expected = sorted(
+        ((s / 1000, (s + d) / 1000, " ".join(t.split())) for s, d, t in cues), key=lambda c: c[:2]
+    )
     assert [(x.start_s, x.end_s, x.text) for x in lines] == expected

@@ -11,7 +11,12 @@ import pytest
 
 from skillharness.data.loader import load_questions
 from skillharness.data.questions import Question, TaskType
-from skillharness.data.synth import MICRO_TASK_TYPES, ensure_synthetic_benchmark, generate_benchmark, plan_task_types
+from skillharness.data.synth import (
+    MICRO_TASK_TYPES,
+    ensure_synthetic_benchmark,
+    generate_benchmark,
+    plan_task_types,
+)
 from skillharness.data.synth_scene import BACKGROUNDS, COLOURS
 from skillharness.errors import DataError
 from skillharness.util.atomic import sha256_file
@@ -34,13 +39,24 @@ def test_every_row_passes_question_validation_and_the_loader(bench: Path) -> Non
     assert len(rows) == 108
     for row in rows:
         assert list(row) == [
-            "video_id", "duration", "domain", "sub_category", "url", "videoID",
-            "question_id", "task_type", "question", "options", "answer",
+            "video_id",
+            "duration",
+            "domain",
+            "sub_category",
+            "url",
+            "videoID",
+            "question_id",
+            "task_type",
+            "question",
+            "options",
+            "answer",
         ]
         Question(**row)
         assert [o[:3] for o in row["options"]] == ["A. ", "B. ", "C. ", "D. "]
         assert len(set(row["options"])) == 4
-    assert [q.question_id for q in load_questions(bench / "questions.json")] == [r["question_id"] for r in rows]
+    assert [q.question_id for q in load_questions(bench / "questions.json")] == [
+        r["question_id"] for r in rows
+    ]
 
 
 def test_covers_all_task_types_and_durations_with_micro_classes(bench: Path) -> None:
@@ -104,14 +120,18 @@ def _objects(scene: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {f"{o['colour']} {o['shape']}": o for o in scene["objects"]}
 
 
-def _check_truth(kind: str, facts: dict[str, Any], answer: str, scene: dict[str, Any], row: dict[str, Any]) -> None:
+def _check_truth(
+    kind: str, facts: dict[str, Any], answer: str, scene: dict[str, Any], row: dict[str, Any]
+) -> None:
     objects = _objects(scene)
     if kind == "count_shape":
         assert answer == str(sum(o["shape"] == facts["shape"] for o in scene["objects"]))
     elif kind == "caption_word":
         assert answer == scene["captions"][facts["index"]]["word"]
     elif kind == "first_colour":
-        first = min((o for o in scene["objects"] if o["shape"] == facts["shape"]), key=lambda o: o["appear_s"])
+        first = min(
+            (o for o in scene["objects"] if o["shape"] == facts["shape"]), key=lambda o: o["appear_s"]
+        )
         assert answer == first["colour"].capitalize()
     elif kind == "shape_present":
         shapes = {o["shape"] for o in scene["objects"]}
@@ -147,7 +167,9 @@ def _check_truth(kind: str, facts: dict[str, Any], answer: str, scene: dict[str,
         for option in row["options"]:
             name = option[7:]  # "A. The red circle"
             obj = objects.get(name)
-            overlap = obj is not None and min(obj["vanish_s"], caption["end_s"]) > max(obj["appear_s"], caption["start_s"])
+            overlap = obj is not None and min(obj["vanish_s"], caption["end_s"]) > max(
+                obj["appear_s"], caption["start_s"]
+            )
             assert overlap == (option[3:] == answer), option
     elif kind == "summary":
         assert answer.startswith(f"{len(scene['objects'])} coloured shapes")

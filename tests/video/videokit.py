@@ -42,7 +42,11 @@ def write_video(
         stream = out.add_stream("libx264", rate=fps)
         stream.width, stream.height, stream.pix_fmt = WIDTH, HEIGHT, "yuv420p"
         stream.codec_context.thread_count = 1
-        stream.options = {"preset": "veryfast", "crf": "16", "x264-params": f"keyint={gop}:min-keyint={gop}:scenecut=0"}
+        stream.options = {
+            "preset": "veryfast",
+            "crf": "16",
+            "x264-params": f"keyint={gop}:min-keyint={gop}:scenecut=0",
+        }
         for index in range(round(seconds * fps)):
             for packet in stream.encode(av.VideoFrame.from_ndarray(frame_pixels(index), format="rgb24")):
                 out.mux(packet)

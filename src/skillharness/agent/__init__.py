@@ -1,5 +1,6 @@
 """The video-QA agent: one question, one sample, a tool-using loop inside one error boundary."""
 
+from skillharness.agent.batch import answer_all
 from skillharness.agent.config import AgentConfig
 from skillharness.agent.loop import Agent
 from skillharness.agent.normalize import Normalized, normalize_answer
@@ -19,5 +20,6 @@ __all__ = [
     "SubtitleSource",
     "TraceSink",
     "TraceStep",
+    "answer_all",
     "normalize_answer",
 ]

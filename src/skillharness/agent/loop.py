@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from skillharness.agent.config import AgentConfig
 from skillharness.agent.episode import Episode, Verdict
@@ -101,6 +102,9 @@ class Agent:
             await self._first_message(question, episode),
         ]
         offered = available_tools(self.config, has_subtitles=self.subtitles is not None)
+        # The same tools on every turn: a changing tool list would change the prompt prefix
+        # (defeating the server's prefix cache) and what the model was told it can do.
+        specs = tool_specs(self.bundle, offered)
         toolbox = ToolBox(
             question,
             config=self.config,
@@ -114,14 +118,15 @@ class Agent:
             last = turn == self.config.max_steps - 1
             if last and turn > 0:
                 messages.append({"role": "user", "content": _LAST_TURN})
-            names = available_tools(self.config, has_subtitles=self.subtitles is not None, answer_only=last)
-            response = await self._ask(messages, names, episode)
+            response = await self._ask(messages, specs, episode)
             messages.append(_assistant_message(response))
             if not response.tool_calls:  # a plain-text answer: judge the text
                 return self._verdict(response.content, question)
             answers = [call for call in response.tool_calls if call.name == TOOL_SUBMIT_ANSWER]
             if answers:
                 return await self._submit(answers, question, episode)
+            if last:
+                break
             outcomes = [await toolbox.run(call) for call in response.tool_calls]
             for outcome in outcomes:
                 await episode.tool_step(outcome)
@@ -158,12 +163,14 @@ class Agent:
         await episode.first_step(message, frames_shown=tuple(times), subtitles=tuple(subtitles or ()))
         return message
 
-    async def _ask(self, messages: list[dict], names: tuple[str, ...], episode: Episode) -> ChatResponse:
+    async def _ask(
+        self, messages: list[dict[str, Any]], specs: tuple[dict[str, Any], ...], episode: Episode
+    ) -> ChatResponse:
         request = ChatRequest(
             model=self.model_name,
             messages=tuple(messages),
             role=Role.AGENT,
-            tools=tool_specs(self.bundle, names),
+            tools=specs,
             tool_choice="auto",
             sampling=self.config.sampling,
             sample_idx=episode.sample_idx,

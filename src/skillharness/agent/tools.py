@@ -32,12 +32,8 @@ from skillharness.llm.types import ToolCall
 __all__ = ["ToolBox", "ToolOutcome", "available_tools", "tool_specs"]
 
 
-def available_tools(
-    config: AgentConfig, *, has_subtitles: bool, answer_only: bool = False
-) -> tuple[str, ...]:
+def available_tools(config: AgentConfig, *, has_subtitles: bool) -> tuple[str, ...]:
     """The tool names offered: no ``get_frames`` without vision, no ``get_subtitles`` without subtitles."""
-    if answer_only:
-        return (TOOL_SUBMIT_ANSWER,)
     offered = {
         TOOL_GET_FRAMES: config.vision,
         TOOL_GET_SUBTITLES: config.subtitles and has_subtitles,

@@ -3,24 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from skillharness.errors import ConfigError
 from skillharness.util.atomic import atomic_write_bytes
-from skillharness.video import FrameSampler, FramesConfig
+from skillharness.video import FrameSampler, FramesConfig, FrameSet
 
 
 def frames(
-    video: Path = typer.Argument(..., help="Video file (mp4, mkv, webm, ...)."),
-    count: int = typer.Option(8, "--count", "-n", help="How many frames."),
-    start: float | None = typer.Option(None, "--start", help="Range start in seconds (with --end)."),
-    end: float | None = typer.Option(None, "--end", help="Range end in seconds (with --start)."),
-    out: Path = typer.Option(..., "--out", help="Folder for the JPEG files."),
-    longest_side: int = typer.Option(448, "--longest-side", help="Resize so the longest side is this many px."),
-    quality: int = typer.Option(85, "--quality", help="JPEG quality."),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Frame cache folder (default: user cache)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Decode afresh and do not write the frame cache."),
+    video: Annotated[Path, typer.Argument(help="Video file (mp4, mkv, webm, ...).")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for the JPEG files.")],
+    count: Annotated[int, typer.Option("--count", "-n", help="How many frames.")] = 8,
+    start: Annotated[float | None, typer.Option("--start", help="Range start, seconds (with --end).")] = None,
+    end: Annotated[float | None, typer.Option("--end", help="Range end, seconds (with --start).")] = None,
+    longest_side: Annotated[int, typer.Option("--longest-side", help="Longest side of a frame, px.")] = 448,
+    quality: Annotated[int, typer.Option("--quality", help="JPEG quality.")] = 85,
+    cache_dir: Annotated[
+        Path | None, typer.Option("--cache-dir", help="Frame cache (default: user cache).")
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Neither read nor write the frame cache.")
+    ] = False,
 ) -> None:
     """Sample frames exactly as the agent would, write them as JPEGs and print their timestamps."""
     if (start is None) != (end is None):
@@ -36,12 +41,19 @@ def frames(
         result = sampler.range(video, start, end, count)
     else:
         result = sampler.uniform(video, count)
+    _write(result, out)
+
+
+def _write(result: FrameSet, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    typer.echo(f"{video}: duration {result.duration_s:.3f} s, {len(result.frames)} frame(s)")
+    typer.echo(f"{result.video}: duration {result.duration_s:.3f} s, {len(result.frames)} frame(s)")
     for index, frame in enumerate(result.frames):
-        name = f"frame_{index:03d}_{frame.timestamp_s:010.3f}s.jpg"
+        name = f"frame_{index:03d}_{frame.timestamp_s:.3f}s.jpg"
         atomic_write_bytes(out / name, frame.jpeg)
-        typer.echo(f"{frame.timestamp_s:10.3f} s  (shown from {frame.pts_s:.3f} s)  {frame.width}x{frame.height}  {name}")
+        size = f"{frame.width}x{frame.height}"
+        typer.echo(
+            f"{frame.timestamp_s:10.3f} s  (frame shown from {frame.pts_s:.3f} s)  {size}  {out / name}"
+        )
     if result.degraded:
         failed = ", ".join(f"{t:.3f}" for t in result.failed_timestamps)
         typer.secho(f"degraded: no frame could be decoded at {failed} s", err=True, fg=typer.colors.YELLOW)

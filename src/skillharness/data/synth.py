@@ -36,8 +36,14 @@ from skillharness.data.synth_scene import Scene, make_scene
 from skillharness.errors import DataError
 from skillharness.util.atomic import atomic_write_json, atomic_write_text
 
-__all__ = ["DEFAULT_SEED", "DEFAULT_VIDEOS", "MICRO_TASK_TYPES", "ensure_synthetic_benchmark", "generate_benchmark",
-           "plan_task_types"]
+__all__ = [
+    "DEFAULT_SEED",
+    "DEFAULT_VIDEOS",
+    "MICRO_TASK_TYPES",
+    "ensure_synthetic_benchmark",
+    "generate_benchmark",
+    "plan_task_types",
+]
 
 SYNTH_VERSION = 1
 DEFAULT_VIDEOS = 36
@@ -78,7 +84,9 @@ def _letter_options(draft: Draft, rng: random.Random) -> tuple[list[str], str] |
     return [f"{letters[i]}. {text}" for i, text in enumerate(options)], letters[options.index(draft.correct)]
 
 
-def _plan_video(seed: int, index: int, task_types: list[str]) -> tuple[Scene, list[tuple[Draft, list[str], str]]]:
+def _plan_video(
+    seed: int, index: int, task_types: list[str]
+) -> tuple[Scene, list[tuple[Draft, list[str], str]]]:
     rng = random.Random(f"skillharness-synth:{SYNTH_VERSION}:{seed}:{index}")
     label = _LABELS[index % len(_LABELS)]
     subtitles = rng.random() < 0.6
@@ -120,8 +128,14 @@ def _build_video(out: Path, seed: int, index: int, task_types: list[str]) -> dic
         Question(**row)  # a row we cannot load is a generator bug: fail here, not in a user's run
         rows.append(row)
         truth[row["question_id"]] = {
-            "video_id": scene.video_id, "videoID": scene.video_key, "task_type": task_type, "kind": draft.kind,
-            "answer": answer, "answer_text": draft.correct, "facts": draft.facts, "evidence_s": list(draft.evidence_s),
+            "video_id": scene.video_id,
+            "videoID": scene.video_key,
+            "task_type": task_type,
+            "kind": draft.kind,
+            "answer": answer,
+            "answer_text": draft.correct,
+            "facts": draft.facts,
+            "evidence_s": list(draft.evidence_s),
         }
     return {"rows": rows, "truth": truth, "scene": scene.to_json()}
 
@@ -142,12 +156,19 @@ def _generate_into(out: Path, videos: int, seed: int, workers: int) -> None:
     atomic_write_text(out / "questions.json", json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
     atomic_write_json(out / "truth.json", truth)
     atomic_write_json(out / "scenes.json", scenes)
-    atomic_write_json(out / "manifest.json", {
-        "generator": "skillharness synthetic benchmark", "version": SYNTH_VERSION, "seed": seed, "videos": videos,
-        "questions": len(rows), "task_types": dict(Counter(r["task_type"] for r in rows)),
-        "durations": dict(Counter(r["duration"] for r in rows)),
-        "videos_with_subtitles": sum(1 for s in scenes.values() if s["has_subtitles"]),
-    })
+    atomic_write_json(
+        out / "manifest.json",
+        {
+            "generator": "skillharness synthetic benchmark",
+            "version": SYNTH_VERSION,
+            "seed": seed,
+            "videos": videos,
+            "questions": len(rows),
+            "task_types": dict(Counter(r["task_type"] for r in rows)),
+            "durations": dict(Counter(r["duration"] for r in rows)),
+            "videos_with_subtitles": sum(1 for s in scenes.values() if s["has_subtitles"]),
+        },
+    )
 
 
 def _default_workers() -> int:
@@ -155,7 +176,11 @@ def _default_workers() -> int:
 
 
 def generate_benchmark(
-    out: Path, videos: int = DEFAULT_VIDEOS, seed: int = DEFAULT_SEED, *, force: bool = False,
+    out: Path,
+    videos: int = DEFAULT_VIDEOS,
+    seed: int = DEFAULT_SEED,
+    *,
+    force: bool = False,
     workers: int | None = None,
 ) -> Path:
     """Generate the benchmark into ``out`` (built in a temp folder, then renamed into place).
@@ -182,7 +207,9 @@ def generate_benchmark(
     return out
 
 
-def ensure_synthetic_benchmark(cache_dir: Path, seed: int = DEFAULT_SEED, videos: int = DEFAULT_VIDEOS) -> Path:
+def ensure_synthetic_benchmark(
+    cache_dir: Path, seed: int = DEFAULT_SEED, videos: int = DEFAULT_VIDEOS
+) -> Path:
     """The benchmark for (seed, videos) under ``cache_dir``, generated on first use.
 
     Safe under concurrency: each caller builds in its own temp folder and the first rename wins.

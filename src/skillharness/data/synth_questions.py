@@ -54,8 +54,12 @@ def counting(scene: Scene, rng: random.Random) -> Draft | None:
     others = sorted((k for k in range(0, 7) if k != n), key=lambda k: (abs(k - n), k))[:3]
     span = (min(o.appear_s for o in matches), max(o.vanish_s for o in matches))
     return Draft(
-        "count_shape", f"How many {_plural(shape)} appear in the video in total?", str(n),
-        tuple(str(k) for k in others), {"shape": shape, "count": n}, span,
+        "count_shape",
+        f"How many {_plural(shape)} appear in the video in total?",
+        str(n),
+        tuple(str(k) for k in others),
+        {"shape": shape, "count": n},
+        span,
     )
 
 
@@ -74,7 +78,9 @@ def ocr(scene: Scene, rng: random.Random) -> Draft | None:
     unused = [w for w in WORDS if w not in {c.word for c in scene.captions}]
     distractors = (others + rng.sample(unused, 3))[:3]
     facts = {"index": index, "word": caption.word}
-    return Draft("caption_word", question, caption.word, tuple(distractors), facts, (caption.start_s, caption.end_s))
+    return Draft(
+        "caption_word", question, caption.word, tuple(distractors), facts, (caption.start_s, caption.end_s)
+    )
 
 
 def attribute(scene: Scene, rng: random.Random) -> Draft | None:
@@ -82,8 +88,11 @@ def attribute(scene: Scene, rng: random.Random) -> Draft | None:
     first = min((o for o in scene.objects if o.shape == shape), key=lambda o: o.appear_s)
     distractors = rng.sample([c for c in COLOURS if c != first.colour], 3)
     return Draft(
-        "first_colour", f"What colour is the first {shape} that appears in the video?", first.colour.capitalize(),
-        tuple(c.capitalize() for c in distractors), {"shape": shape, "colour": first.colour},
+        "first_colour",
+        f"What colour is the first {shape} that appears in the video?",
+        first.colour.capitalize(),
+        tuple(c.capitalize() for c in distractors),
+        {"shape": shape, "colour": first.colour},
         (first.appear_s, first.vanish_s),
     )
 
@@ -94,8 +103,12 @@ def object_recognition(scene: Scene, rng: random.Random) -> Draft | None:
     absent = rng.sample([s for s in SHAPES if s not in present], 3)
     first = min((o for o in scene.objects if o.shape == shape), key=lambda o: o.appear_s)
     return Draft(
-        "shape_present", "Which of these shapes can be seen in the video?", f"A {shape}",
-        tuple(f"A {s}" for s in absent), {"shape": shape}, (first.appear_s, first.vanish_s),
+        "shape_present",
+        "Which of these shapes can be seen in the video?",
+        f"A {shape}",
+        tuple(f"A {s}" for s in absent),
+        {"shape": shape},
+        (first.appear_s, first.vanish_s),
     )
 
 
@@ -103,8 +116,11 @@ def action_recognition(scene: Scene, rng: random.Random) -> Draft | None:
     obj = rng.choice(scene.objects)
     distractors = rng.sample([m for m in MOTIONS if m != obj.motion], 3)
     return Draft(
-        "motion", f"What does the {obj.name} do while it is on screen?", _motion_text(obj.motion),
-        tuple(_motion_text(m) for m in distractors), {"object": obj.name, "motion": obj.motion},
+        "motion",
+        f"What does the {obj.name} do while it is on screen?",
+        _motion_text(obj.motion),
+        tuple(_motion_text(m) for m in distractors),
+        {"object": obj.name, "motion": obj.motion},
         (obj.appear_s, obj.vanish_s),
     )
 
@@ -113,8 +129,12 @@ def temporal_perception(scene: Scene, rng: random.Random) -> Draft | None:
     obj = rng.choice(scene.objects)
     quarter = min(int(obj.appear_s // (scene.duration_s / 4)), 3)
     return Draft(
-        "appear_quarter", f"When does the {obj.name} first appear in the video?", QUARTERS[quarter], (),
-        {"object": obj.name, "appear_s": obj.appear_s, "quarter": quarter}, (obj.appear_s, obj.appear_s + 1),
+        "appear_quarter",
+        f"When does the {obj.name} first appear in the video?",
+        QUARTERS[quarter],
+        (),
+        {"object": obj.name, "appear_s": obj.appear_s, "quarter": quarter},
+        (obj.appear_s, obj.appear_s + 1),
         ordered=QUARTERS,
     )
 
@@ -125,8 +145,12 @@ def spatial_perception(scene: Scene, rng: random.Random) -> Draft | None:
         return None
     obj, quadrant = rng.choice(still)
     return Draft(
-        "quadrant", f"In which part of the screen is the {obj.name}?", _QUADRANT_TEXT[quadrant], (),
-        {"object": obj.name, "quadrant": quadrant}, (obj.appear_s, obj.vanish_s),
+        "quadrant",
+        f"In which part of the screen is the {obj.name}?",
+        _QUADRANT_TEXT[quadrant],
+        (),
+        {"object": obj.name, "quadrant": quadrant},
+        (obj.appear_s, obj.vanish_s),
         ordered=tuple(_QUADRANT_TEXT.values()),
     )
 
@@ -147,15 +171,21 @@ def spatial_reasoning(scene: Scene, rng: random.Random) -> Draft | None:
     else:
         relation = RELATIONS[2] if a.start_xy[1] < b.start_xy[1] else RELATIONS[3]
     return Draft(
-        "relative_position", f"While both are on screen, where is the {a.name} relative to the {b.name}?",
-        relation, (), {"a": a.name, "b": b.name, "relation": relation}, together, ordered=RELATIONS,
+        "relative_position",
+        f"While both are on screen, where is the {a.name} relative to the {b.name}?",
+        relation,
+        (),
+        {"a": a.name, "b": b.name, "relation": relation},
+        together,
+        ordered=RELATIONS,
     )
 
 
 def temporal_reasoning(scene: Scene, rng: random.Random) -> Draft | None:
     by_time = sorted(scene.objects, key=lambda o: o.appear_s)
     triples = [
-        t for t in itertools.combinations(by_time, 3)
+        t
+        for t in itertools.combinations(by_time, 3)
         if t[1].appear_s - t[0].appear_s >= 1.0 and t[2].appear_s - t[1].appear_s >= 1.0
     ]
     if not triples:
@@ -167,7 +197,9 @@ def temporal_reasoning(scene: Scene, rng: random.Random) -> Draft | None:
     return Draft(
         "appear_order",
         f"In which order do these objects first appear: the {shown[0]}, the {shown[1]} and the {shown[2]}?",
-        _order_text(names), tuple(_order_text(p) for p in rng.sample(wrong, 3)), {"order": names},
+        _order_text(names),
+        tuple(_order_text(p) for p in rng.sample(wrong, 3)),
+        {"order": names},
         (triple[0].appear_s, triple[2].appear_s + 1),
     )
 
@@ -183,9 +215,12 @@ def action_reasoning(scene: Scene, rng: random.Random) -> Draft | None:
     obj = rng.choice(movers)
     return Draft(
         "heading_edge",
-        f"If the {obj.name} kept moving the way it moves in the video, which edge of the screen would it reach?",
-        _EDGES[obj.motion], (), {"object": obj.name, "motion": obj.motion, "edge": _EDGES[obj.motion]},
-        (obj.appear_s, obj.vanish_s), ordered=tuple(sorted(set(_EDGES.values()))),
+        f"If the {obj.name} kept moving as it does in the video, which edge of the screen would it reach?",
+        _EDGES[obj.motion],
+        (),
+        {"object": obj.name, "motion": obj.motion, "edge": _EDGES[obj.motion]},
+        (obj.appear_s, obj.vanish_s),
+        ordered=tuple(sorted(set(_EDGES.values()))),
     )
 
 
@@ -203,11 +238,14 @@ def object_reasoning(scene: Scene, rng: random.Random) -> Draft | None:
     ]
     names = {o.name for o in scene.objects}
     invented = [f"{c} {s}" for c in COLOURS for s in SHAPES if f"{c} {s}" not in names]
-    distractors = (rng.sample(absent_from_caption, min(2, len(absent_from_caption))) + rng.sample(invented, 3))[:3]
+    distractors = (
+        rng.sample(absent_from_caption, min(2, len(absent_from_caption))) + rng.sample(invented, 3)
+    )[:3]
     return Draft(
         "seen_with_word",
         f"Which of these objects is on screen at some moment while the word {caption.word} is shown?",
-        f"The {obj.name}", tuple(f"The {d}" for d in distractors),
+        f"The {obj.name}",
+        tuple(f"The {d}" for d in distractors),
         {"word": caption.word, "object": obj.name, "not_during_word": distractors},
         (caption.start_s, caption.end_s),
     )
@@ -229,12 +267,20 @@ def synopsis(scene: Scene, rng: random.Random) -> Draft | None:
     if len({correct, *variants}) != 4:
         return None
     facts = {"objects": n, "backgrounds": backgrounds, "words": words}
-    return Draft("summary", "Which description best summarizes the video?", correct, tuple(variants), facts,
-                 (0.0, scene.duration_s))
+    return Draft(
+        "summary",
+        "Which description best summarizes the video?",
+        correct,
+        tuple(variants),
+        facts,
+        (0.0, scene.duration_s),
+    )
 
 
 def _summary(n: int, backgrounds: list[str], words: list[str]) -> str:
-    ground = f"a {backgrounds[0]} background" + (f" that later turns {backgrounds[1]}" if len(backgrounds) > 1 else "")
+    ground = f"a {backgrounds[0]} background" + (
+        f" that later turns {backgrounds[1]}" if len(backgrounds) > 1 else ""
+    )
     shown = words[0] if len(words) == 1 else ", ".join(words[:-1]) + f" and {words[-1]}"
     label = "word" if len(words) == 1 else "words"
     verb = "is" if len(words) == 1 else "are"

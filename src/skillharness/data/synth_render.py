@@ -24,7 +24,9 @@ def _font() -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.load_default(size=18)
 
 
-def _polygon(cx: float, cy: float, radii: list[float], rotate: float = -math.pi / 2) -> list[tuple[float, float]]:
+def _polygon(
+    cx: float, cy: float, radii: list[float], rotate: float = -math.pi / 2
+) -> list[tuple[float, float]]:
     n = len(radii)
     return [
         (cx + r * math.cos(rotate + 2 * math.pi * k / n), cy + r * math.sin(rotate + 2 * math.pi * k / n))
@@ -78,7 +80,11 @@ def write_mp4(scene: Scene, path: Path) -> None:
         stream.width, stream.height, stream.pix_fmt = scene.width, scene.height, "yuv420p"
         stream.codec_context.gop_size = gop
         stream.codec_context.thread_count = 1  # deterministic bytes, and polite on a shared machine
-        stream.options = {"preset": "veryfast", "crf": "18", "x264-params": f"keyint={gop}:min-keyint={gop}:scenecut=0"}
+        stream.options = {
+            "preset": "veryfast",
+            "crf": "18",
+            "x264-params": f"keyint={gop}:min-keyint={gop}:scenecut=0",
+        }
         for index in range(scene.n_frames):
             frame = av.VideoFrame.from_image(render_frame(scene, index / scene.fps))
             for packet in stream.encode(frame):

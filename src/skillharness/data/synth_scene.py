@@ -32,7 +32,11 @@ __all__ = [
 WIDTH, HEIGHT, FPS = 192, 144, 10
 BAND_TOP = 120  # caption band starts here
 # Video-MME's duration labels, scaled down: short < 15 s, medium 15-35 s, long > 35 s.
-DURATION_RANGES: dict[str, tuple[float, float]] = {"short": (8.0, 13.0), "medium": (18.0, 32.0), "long": (40.0, 56.0)}
+DURATION_RANGES: dict[str, tuple[float, float]] = {
+    "short": (8.0, 13.0),
+    "medium": (18.0, 32.0),
+    "long": (40.0, 56.0),
+}
 COLOURS: dict[str, tuple[int, int, int]] = {
     "red": (230, 40, 40),
     "green": (40, 200, 60),
@@ -50,7 +54,13 @@ BACKGROUNDS: dict[str, tuple[int, int, int]] = {
     "brown": (80, 45, 20),
 }
 SHAPES = ("circle", "square", "triangle", "diamond", "star", "hexagon", "cross")
-MOTIONS = ("stays still", "moves from left to right", "moves from right to left", "moves upward", "moves downward")
+MOTIONS = (
+    "stays still",
+    "moves from left to right",
+    "moves from right to left",
+    "moves upward",
+    "moves downward",
+)
 QUADRANTS: dict[str, tuple[float, float]] = {
     "top-left": (48.0, 30.0),
     "top-right": (144.0, 30.0),
@@ -63,7 +73,20 @@ _PATHS: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {
     "moves upward": ((96.0, 106.0), (96.0, 14.0)),
     "moves downward": ((96.0, 14.0), (96.0, 106.0)),
 }
-WORDS = ("APPLE", "RIVER", "TIGER", "CLOUD", "PIANO", "LEMON", "ROBOT", "MAPLE", "OCEAN", "CANDY", "ZEBRA", "QUILT")
+WORDS = (
+    "APPLE",
+    "RIVER",
+    "TIGER",
+    "CLOUD",
+    "PIANO",
+    "LEMON",
+    "ROBOT",
+    "MAPLE",
+    "OCEAN",
+    "CANDY",
+    "ZEBRA",
+    "QUILT",
+)
 _MIN_VISIBLE_S = 2.5
 
 

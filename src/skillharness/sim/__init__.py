@@ -10,6 +10,16 @@ from skillharness.sim.runner import SimServer, build_state, run_sim_server
 from skillharness.sim.world import World
 
 __all__ = [
-    "AnswerShape", "BundleText", "EditEffect", "FaultConfig", "FaultKind", "LatencyConfig", "Oracle",
-    "SimConfig", "SimServer", "World", "build_state", "run_sim_server",
+    "AnswerShape",
+    "BundleText",
+    "EditEffect",
+    "FaultConfig",
+    "FaultKind",
+    "LatencyConfig",
+    "Oracle",
+    "SimConfig",
+    "SimServer",
+    "World",
+    "build_state",
+    "run_sim_server",
 ]

@@ -78,6 +78,8 @@ def admin_routes(state: SimState) -> list[Route]:
         try:
             payload = dict(request.query_params) if request.method == "GET" else await _json(request)
             return JSONResponse(oracle_http(state.oracle, payload))
+        except KeyError as exc:  # an unknown question id
+            return _bad(str(exc.args[0]))
         except (ValueError, ValidationError) as exc:
             return _bad(str(exc))
 

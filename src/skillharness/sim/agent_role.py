@@ -11,6 +11,7 @@ Temperature selects the draw but does not change the probabilities.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,10 +24,11 @@ from skillharness.sim.prompt import first_user_text, instruction_text, prompt_to
 from skillharness.sim.wire import Reply, ReplyToolCall, estimate_tokens
 from skillharness.sim.world import World
 
-__all__ = ["AgentRole", "AgentDecision", "render_answer", "DURATION_SECONDS"]
+__all__ = ["DURATION_SECONDS", "AgentDecision", "AgentRole", "render_answer"]
 
 # Nominal video length per Video-MME duration label, for plausible tool arguments.
 DURATION_SECONDS = {"short": 90.0, "medium": 600.0, "long": 2400.0}
+_DURATION = re.compile(r"video duration:\s*([0-9]+(?:\.[0-9]+)?)\s*s", re.IGNORECASE)
 NO_ANSWER_TEXT = "I cannot tell which option is right from what I have seen."
 
 
@@ -66,8 +68,13 @@ class AgentRole:
         question = self.world.find_question(first_user_text(body))
         text = instruction_text(body)
         key = (
-            self.config.seed, "agent", question.question_id if question else digest(first_user_text(body)),
-            digest(normalize_text(text)), sample_index(body), body.get("temperature"), body.get("seed"),
+            self.config.seed,
+            "agent",
+            question.question_id if question else digest(first_user_text(body)),
+            digest(normalize_text(text)),
+            sample_index(body),
+            body.get("temperature"),
+            body.get("seed"),
         )
         offered = {(t.get("function") or {}).get("name") for t in body.get("tools") or []}
         return question, self._decision(key, question, text, offered, first_user_text(body))
@@ -103,14 +110,20 @@ class AgentRole:
         done = _tool_calls_made(body)
         forced = _forced_tool(body)
         key = (self.config.seed, "call", digest(json.dumps(body["messages"], sort_keys=True, default=str)))
-        if forced == "none" or (forced is None and done >= len(decision.plan)) or forced == TOOL_SUBMIT_ANSWER:
+        if (
+            forced == "none"
+            or (forced is None and done >= len(decision.plan))
+            or forced == TOOL_SUBMIT_ANSWER
+        ):
             return self._submit(body, decision, key, text_only=forced == "none")
         name = forced if forced in (TOOL_GET_FRAMES, TOOL_GET_SUBTITLES) else decision.plan[done]
-        duration = DURATION_SECONDS.get(question.duration, 600.0) if question else 600.0
+        duration = _video_duration(first_user_text(body), question)
         arguments = _tool_arguments(name, duration, rng_for(*key, "args"))
         return self._call(body, name, arguments, key)
 
-    def _submit(self, body: dict[str, Any], decision: AgentDecision, key: tuple[Any, ...], text_only: bool) -> Reply:
+    def _submit(
+        self, body: dict[str, Any], decision: AgentDecision, key: tuple[Any, ...], text_only: bool
+    ) -> Reply:
         other = rng_for(*key, "other").choice([x for x in OPTION_LETTERS if x != decision.intended])
         arguments = render_answer(decision.intended, decision.shape, other)
         if arguments is None or text_only:
@@ -135,6 +148,14 @@ def _forced_tool(body: dict[str, Any]) -> str | None:
     if isinstance(choice, dict):
         return (choice.get("function") or {}).get("name")
     return None
+
+
+def _video_duration(user_text: str, question: Question | None) -> float:
+    """Seconds of video: the prompt's "Video duration: 123.4s" if present, else from the label."""
+    match = _DURATION.search(user_text)
+    if match and float(match.group(1)) > 0:
+        return float(match.group(1))
+    return DURATION_SECONDS.get(question.duration, 600.0) if question else 600.0
 
 
 def _tool_arguments(name: str, duration: float, rng: Any) -> str:

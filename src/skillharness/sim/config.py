@@ -15,8 +15,15 @@ from skillharness.llm.roles import Role
 from skillharness.util.model import StrictModel
 
 __all__ = [
-    "FaultKind", "FaultConfig", "LatencyConfig", "WorldConfig", "AgentConfig",
-    "JudgeConfig", "EvolveConfig", "SimConfig", "AnswerShape",
+    "AgentConfig",
+    "AnswerShape",
+    "EvolveConfig",
+    "FaultConfig",
+    "FaultKind",
+    "JudgeConfig",
+    "LatencyConfig",
+    "SimConfig",
+    "WorldConfig",
 ]
 
 
@@ -88,12 +95,16 @@ class LatencyConfig(StrictModel):
 class WorldConfig(StrictModel):
     """The hidden ground truth: how questions depend on insights and harmful rules."""
 
-    insights_per_task: int = Field(3, ge=1, le=3, description="Hidden insights per task type (the banks hold 3).")
+    insights_per_task: int = Field(
+        3, ge=1, le=3, description="Hidden insights per task type (the banks hold 3)."
+    )
     needed_min: int = Field(1, ge=1, description="Fewest insights a question needs.")
     needed_max: int = Field(2, ge=1, description="Most insights a question needs.")
     base_min: float = Field(0.30, ge=0, le=1, description="Lowest base accuracy (no insight present).")
     base_max: float = Field(0.60, ge=0, le=1, description="Highest base accuracy.")
-    gain_min: float = Field(0.20, ge=0, le=1, description="Smallest gain when all needed insights are present.")
+    gain_min: float = Field(
+        0.20, ge=0, le=1, description="Smallest gain when all needed insights are present."
+    )
     gain_max: float = Field(0.40, ge=0, le=1, description="Largest such gain.")
     harm_per_rule: float = Field(0.15, ge=0, le=1, description="Accuracy lost per harmful rule present.")
     floor: float = Field(0.02, ge=0, le=1, description="Lowest probability of intending the right letter.")
@@ -114,8 +125,11 @@ class AgentConfig(StrictModel):
     awkward_rate: float = Field(0.10, ge=0, le=1, description="Share of answers in a non-plain shape.")
     awkward_shapes: dict[AnswerShape, float] = Field(
         default_factory=lambda: {
-            AnswerShape.PAREN: 1.0, AnswerShape.SENTENCE: 1.0, AnswerShape.LIST: 1.0,
-            AnswerShape.TWO_LETTERS: 1.0, AnswerShape.NO_ANSWER: 1.0,
+            AnswerShape.PAREN: 1.0,
+            AnswerShape.SENTENCE: 1.0,
+            AnswerShape.LIST: 1.0,
+            AnswerShape.TWO_LETTERS: 1.0,
+            AnswerShape.NO_ANSWER: 1.0,
         },
         description="Relative weights of the awkward shapes (PLAIN here is ignored).",
     )

@@ -12,7 +12,7 @@ import random
 from collections.abc import Sequence
 from typing import TypeVar
 
-__all__ = ["digest", "uniform", "rng_for", "weighted_choice"]
+__all__ = ["digest", "rng_for", "uniform", "weighted_choice"]
 
 T = TypeVar("T")
 

@@ -17,7 +17,7 @@ from skillharness.sim.insights import USELESS_RULES, normalize_text
 from skillharness.sim.prompt import document_body
 from skillharness.sim.world import Rule, World
 
-__all__ = ["propose_edits", "cases_task_type", "unique_body_lines"]
+__all__ = ["cases_task_type", "propose_edits", "unique_body_lines"]
 
 
 def cases_task_type(cases: tuple[Question, ...]) -> str | None:
@@ -32,7 +32,9 @@ def unique_body_lines(document: str) -> list[str]:
     """Non-blank body lines that occur exactly once in the whole document (usable anchors)."""
     body_lines = document_body(document).split("\n")
     all_lines = Counter(document.split("\n"))
-    return [line for line in body_lines if line.strip() and all_lines[line] == 1 and document.count(line) == 1]
+    return [
+        line for line in body_lines if line.strip() and all_lines[line] == 1 and document.count(line) == 1
+    ]
 
 
 def _missing(world: World, document: str, cases: tuple[Question, ...], task_type: str | None) -> list[Rule]:
@@ -76,7 +78,13 @@ def propose_edits(
     new_lines: list[str] = []
     for _ in range(cfg.edits_per_call):
         u = rng.random()
-        kind = "useful" if u < cfg.insight_rate else "harmful" if u < cfg.insight_rate + cfg.harmful_rate else "useless"
+        kind = (
+            "useful"
+            if u < cfg.insight_rate
+            else "harmful"
+            if u < cfg.insight_rate + cfg.harmful_rate
+            else "useless"
+        )
         made, text = _edit_text(world, document, missing, harmful_lines, kind, rng)
         if made == "delete" and text is not None:
             harmful_lines.remove(text)
@@ -92,11 +100,18 @@ def propose_edits(
     usable = [a for a in anchors if all(e["anchor"].rstrip("\n") != a for e in edits)]
     if new_lines and usable:
         # insert_after puts the text right after the anchor's last character: start a new line.
-        edits.append({"op": "insert_after", "anchor": usable[-1], "text": "".join("\n" + t for t in new_lines)})
+        edits.append(
+            {"op": "insert_after", "anchor": usable[-1], "text": "".join("\n" + t for t in new_lines)}
+        )
     elif new_lines:  # no line to anchor on (an empty body): rewrite it instead
         body = document_body(document).rstrip("\n")
         rewritten = "\n".join([line for line in [body, *new_lines] if line])
-        return {"skill_update_mode": "rewrite", "edits": [], "body": rewritten, "rationale": _rationale(task_type)}
+        return {
+            "skill_update_mode": "rewrite",
+            "edits": [],
+            "body": rewritten,
+            "rationale": _rationale(task_type),
+        }
     return {"skill_update_mode": "patch", "edits": edits, "body": None, "rationale": _rationale(task_type)}
 
 

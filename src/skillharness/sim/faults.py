@@ -14,15 +14,18 @@ from skillharness.llm.roles import Role
 from skillharness.sim.config import FaultConfig, FaultKind
 from skillharness.sim.draw import uniform, weighted_choice
 
-__all__ = ["FaultInjector", "STREAM_ONLY_FAULTS"]
+__all__ = ["STREAM_ONLY_FAULTS", "FaultInjector"]
 
 # Faults that only make sense inside an SSE stream; a non-streamed reply shows them differently
 # (documented in docs/simulator.md): truncate/reset drop the connection mid-body, error frames
 # become a 500, a malformed chunk becomes a broken JSON body.
 STREAM_ONLY_FAULTS = frozenset(
     {
-        FaultKind.TRUNCATE, FaultKind.RESET, FaultKind.VLLM_ERROR_FRAME,
-        FaultKind.LLAMACPP_ERROR_FRAME, FaultKind.MALFORMED_CHUNK,
+        FaultKind.TRUNCATE,
+        FaultKind.RESET,
+        FaultKind.VLLM_ERROR_FRAME,
+        FaultKind.LLAMACPP_ERROR_FRAME,
+        FaultKind.MALFORMED_CHUNK,
     }
 )
 

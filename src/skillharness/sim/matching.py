@@ -40,8 +40,7 @@ class QuestionIndex:
             return hit
         norm = normalize_text(text)
         found = tuple(
-            q for qtext, options, q in self._entries
-            if qtext in norm and all(o in norm for o in options)
+            q for qtext, options, q in self._entries if qtext in norm and all(o in norm for o in options)
         )
         self._cache[key] = found
         if len(self._cache) > _CACHE_SIZE:

@@ -15,7 +15,7 @@ from skillharness.sim.roles import RoleBehaviours
 from skillharness.sim.wire import Reply, estimate_tokens
 from skillharness.sim.world import World
 
-__all__ = ["SimModel", "PLAIN_REPLY"]
+__all__ = ["PLAIN_REPLY", "SimModel"]
 
 PLAIN_REPLY = (
     "This is the skillharness simulator, a simulated model with a known ground truth. "

@@ -95,17 +95,26 @@ class Oracle:
         q = question if isinstance(question, Question) else self.world.question(question)
         return self.world.p_correct(q, _as_bundle(bundle).text_for(q.task_type))
 
-    def per_question(self, bundle: BundleLike, questions: Iterable[Question | str] | None = None) -> dict[str, float]:
+    def per_question(
+        self, bundle: BundleLike, questions: Iterable[Question | str] | None = None
+    ) -> dict[str, float]:
         """Expected accuracy of every question (all loaded ones when ``questions`` is None)."""
         b = _as_bundle(bundle)
-        return {q.question_id: self.world.p_correct(q, b.text_for(q.task_type)) for q in self._questions(questions)}
+        return {
+            q.question_id: self.world.p_correct(q, b.text_for(q.task_type))
+            for q in self._questions(questions)
+        }
 
-    def expected_accuracy(self, bundle: BundleLike, questions: Iterable[Question | str] | None = None) -> float:
+    def expected_accuracy(
+        self, bundle: BundleLike, questions: Iterable[Question | str] | None = None
+    ) -> float:
         """Mean expected accuracy over ``questions`` (0.0 for an empty set)."""
         values = list(self.per_question(bundle, questions).values())
         return sum(values) / len(values) if values else 0.0
 
-    def per_task_type(self, bundle: BundleLike, questions: Iterable[Question | str] | None = None) -> dict[str, float]:
+    def per_task_type(
+        self, bundle: BundleLike, questions: Iterable[Question | str] | None = None
+    ) -> dict[str, float]:
         """Mean expected accuracy per task type."""
         qs = self._questions(questions)
         acc = self.per_question(bundle, qs)

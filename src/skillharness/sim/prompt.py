@@ -9,8 +9,16 @@ from skillharness.sim.wire import estimate_tokens
 from skillharness.skills.markers import MOMENTUM_MARKER
 
 __all__ = [
-    "message_text", "all_text", "first_user_text", "instruction_text", "tool_descriptions",
-    "prompt_tokens", "extract_document", "document_body", "sample_index", "IMAGE_TOKENS",
+    "IMAGE_TOKENS",
+    "all_text",
+    "document_body",
+    "extract_document",
+    "first_user_text",
+    "instruction_text",
+    "message_text",
+    "prompt_tokens",
+    "sample_index",
+    "tool_descriptions",
 ]
 
 IMAGE_TOKENS = 256  # prompt tokens charged per image part (order of a small VL model's cost)
@@ -23,7 +31,9 @@ def message_text(message: dict[str, Any]) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(
-            str(part.get("text", "")) for part in content if isinstance(part, dict) and part.get("type") == "text"
+            str(part.get("text", ""))
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text"
         )
     return ""
 

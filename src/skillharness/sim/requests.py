@@ -9,7 +9,7 @@ from typing import Any
 
 from skillharness.sim.wire import error_body
 
-__all__ = ["HTTPProblem", "read_body", "parse_chat_request"]
+__all__ = ["HTTPProblem", "parse_chat_request", "read_body"]
 
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 
@@ -63,7 +63,9 @@ def _check_optional_fields(body: dict[str, Any]) -> None:
     if "stream" in body and not isinstance(body["stream"], bool):
         raise _invalid("'stream' must be a boolean", "stream")
     temperature = body.get("temperature")
-    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, int | float)):
+    if temperature is not None and (
+        isinstance(temperature, bool) or not isinstance(temperature, int | float)
+    ):
         raise _invalid("'temperature' must be a number", "temperature")
     if temperature is not None and not 0 <= temperature <= 2:
         raise _invalid("'temperature' must be within [0, 2]", "temperature")
@@ -98,7 +100,9 @@ def parse_chat_request(raw: bytes, model_names: tuple[str, ...]) -> dict[str, An
             404,
             error_body(
                 f"The model '{model}' does not exist. Served: {', '.join(model_names)}",
-                "invalid_request_error", "model_not_found", "model",
+                "invalid_request_error",
+                "model_not_found",
+                "model",
             ),
         )
     return body

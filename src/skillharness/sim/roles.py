@@ -34,8 +34,14 @@ class RoleBehaviours:
 
     def respond(self, body: dict[str, Any], role: Role) -> Reply:
         text = all_text(body)
-        key = (self.config.seed, role.value, digest(text), sample_index(body), body.get("temperature"),
-               body.get("seed"))
+        key = (
+            self.config.seed,
+            role.value,
+            digest(text),
+            sample_index(body),
+            body.get("temperature"),
+            body.get("seed"),
+        )
         handler = {
             Role.JUDGE: self._judge,
             Role.EVOLVE: self._evolve,
@@ -52,7 +58,11 @@ class RoleBehaviours:
         cfg = self.config.judge
         question = self.world.find_question(text)
         if question is None:
-            return {"verdict": "uncertain", "target": "skill", "reason": "I cannot tell which question this is."}
+            return {
+                "verdict": "uncertain",
+                "target": "skill",
+                "reason": "I cannot tell which question this is.",
+            }
         document = extract_document(text)
         missing = self.world.missing_insights(question, document if document is not None else text)
         verdict = "defect" if missing else "lapse"
@@ -104,7 +114,9 @@ class RoleBehaviours:
         norm = normalize_text(body)
         task_types = sorted({q.task_type for q in self.world.questions.values()})
         kept = [
-            r.wordings[1 + int(uniform(*key, r.id) * (len(r.wordings) - 1))] if len(r.wordings) > 1 else r.canonical
+            r.wordings[1 + int(uniform(*key, r.id) * (len(r.wordings) - 1))]
+            if len(r.wordings) > 1
+            else r.canonical
             for r in self.world.all_rules(task_types)
             if r.task_type is not None and r.present_in(norm)
         ]
@@ -136,4 +148,3 @@ def _drop_one_instruction(world: World, lines: list[str], rng: Any) -> list[str]
         return lines
     drop = rng.choice(candidates)
     return [line for i, line in enumerate(lines) if i != drop]
-

@@ -30,7 +30,7 @@ from skillharness.llm.roles import Role
 from skillharness.sim.config import FaultConfig, FaultKind, SimConfig
 from skillharness.sim.server import SimState, create_app
 
-__all__ = ["SimServer", "run_sim_server", "build_state"]
+__all__ = ["SimServer", "build_state", "run_sim_server"]
 
 _START_TIMEOUT_S = 15.0
 
@@ -79,8 +79,12 @@ class SimServer:
             raise InfraError(f"simulator cannot bind {self.host}:{self._port}: {exc}") from exc
         self._port = sock.getsockname()[1]
         config = uvicorn.Config(
-            create_app(self.state), log_level="warning", access_log=False, lifespan="off",
-            timeout_keep_alive=30, limit_concurrency=None,
+            create_app(self.state),
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_keep_alive=30,
+            limit_concurrency=None,
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
@@ -154,7 +158,9 @@ class SimServer:
         """Replace the random fault settings: a FaultConfig, or its fields as keywords."""
         self.state.faults.configure(faults if faults is not None else FaultConfig(**fields))
 
-    def force_fault(self, kind: FaultKind | str, count: int = 1, roles: tuple[Role, ...] | None = None) -> None:
+    def force_fault(
+        self, kind: FaultKind | str, count: int = 1, roles: tuple[Role, ...] | None = None
+    ) -> None:
         """The next ``count`` requests (of ``roles``, if given) get fault ``kind``."""
         self.state.faults.force(FaultKind(kind), count, roles)
 

@@ -31,10 +31,15 @@ from skillharness.sim.stats import SimStats
 from skillharness.sim.streaming import send_reply
 from skillharness.sim.wire import Reply, error_body
 
-__all__ = ["Responder", "SimState", "create_app", "ConnectionDropped", "quiet_dropped_connections"]
+__all__ = ["ConnectionDropped", "Responder", "SimState", "create_app", "quiet_dropped_connections"]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
-_HTTP_FAULTS = {FaultKind.HTTP_429: 429, FaultKind.HTTP_500: 500, FaultKind.HTTP_502: 502, FaultKind.HTTP_503: 503}
+_HTTP_FAULTS = {
+    FaultKind.HTTP_429: 429,
+    FaultKind.HTTP_500: 500,
+    FaultKind.HTTP_502: 502,
+    FaultKind.HTTP_503: 503,
+}
 log = logging.getLogger(__name__)
 
 
@@ -80,7 +85,9 @@ class SimState:
             return next(self._numbers)
 
 
-async def _send_json(send: Send, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+async def _send_json(
+    send: Send, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+) -> None:
     data = json.dumps(payload).encode("utf-8")
     raw_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
     raw_headers += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
@@ -142,7 +149,9 @@ class ChatCompletions:
             status = _HTTP_FAULTS[fault]
             headers = {"retry-after": f"{faults.retry_after_s:g}"} if status == 429 else None
             state.stats.status(status)
-            message = "Rate limit reached (simulated)" if status == 429 else f"Simulated server error {status}"
+            message = (
+                "Rate limit reached (simulated)" if status == 429 else f"Simulated server error {status}"
+            )
             await _send_json(send, status, error_body(message, "server_error", status), headers)
             return
         latency = state.config.latency
@@ -160,9 +169,11 @@ class ChatCompletions:
             return
         state.stats.count("prompt_tokens", reply.prompt_tokens)
         state.stats.count("completion_tokens", reply.completion_tokens)
-        state.stats.status(200)
         meta = (f"chatcmpl-sim-{uuid.uuid4().hex[:24]}", str(body["model"]), int(time.time()))
-        await send_reply(send, body, reply, meta, fault, faults, latency.per_token_s, ConnectionDropped)
+        status = await send_reply(
+            send, body, reply, meta, fault, faults, latency.per_token_s, ConnectionDropped
+        )
+        state.stats.status(status)
         state.stats.count("completed")
 
 
@@ -171,8 +182,10 @@ def _routes(state: SimState) -> list[Route]:
 
     async def models(_: Request) -> JSONResponse:
         created = int(time.time())
-        data = [{"id": n, "object": "model", "created": created, "owned_by": "skillharness-sim"}
-                for n in state.config.model_names]
+        data = [
+            {"id": n, "object": "model", "created": created, "owned_by": "skillharness-sim"}
+            for n in state.config.model_names
+        ]
         return JSONResponse({"object": "list", "data": data})
 
     return [

@@ -29,7 +29,9 @@ _SSE_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
     (b"cache-control", b"no-cache"),
 ]
-_MALFORMED = b'data: {"id": "chatcmpl-sim", "object": "chat.completion.chunk", "choices": [{"delta": {"con\n\n'
+_MALFORMED = (
+    b'data: {"id": "chatcmpl-sim", "object": "chat.completion.chunk", "choices": [{"delta": {"con\n\n'
+)
 
 
 async def send_reply(
@@ -41,12 +43,15 @@ async def send_reply(
     faults: FaultConfig,
     per_token_s: float,
     dropped: type[Exception],
-) -> None:
-    """Send ``reply`` for request ``body``; ``dropped`` is raised to drop the connection."""
+) -> int:
+    """Send ``reply`` for request ``body`` and return the HTTP status sent.
+
+    ``dropped`` is raised to drop the connection (then nothing is returned).
+    """
     if body.get("stream"):
         await _send_stream(send, body, reply, meta, fault, faults.cut_after_chunks, per_token_s, dropped)
-    else:
-        await _send_whole(send, reply, meta, fault, per_token_s, dropped)
+        return 200
+    return await _send_whole(send, reply, meta, fault, per_token_s, dropped)
 
 
 def _frames(body: dict[str, Any], reply: Reply, meta: Meta) -> list[tuple[bytes, int]]:
@@ -74,8 +79,14 @@ async def _body(send: Send, data: bytes, more: bool = True) -> None:
 
 
 async def _send_stream(
-    send: Send, body: dict[str, Any], reply: Reply, meta: Meta, fault: FaultKind | None,
-    cut_after: int, per_token_s: float, dropped: type[Exception],
+    send: Send,
+    body: dict[str, Any],
+    reply: Reply,
+    meta: Meta,
+    fault: FaultKind | None,
+    cut_after: int,
+    per_token_s: float,
+    dropped: type[Exception],
 ) -> None:
     await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
     frames = _frames(body, reply, meta)
@@ -104,7 +115,9 @@ async def _stream_fault(send: Send, fault: FaultKind, dropped: type[Exception]) 
         await _body(send, SSE_DONE, more=False)
         return True
     if fault is FaultKind.LLAMACPP_ERROR_FRAME:
-        frame = {"error": {"code": 500, "message": "Simulated error (llama.cpp style)", "type": "server_error"}}
+        frame = {
+            "error": {"code": 500, "message": "Simulated error (llama.cpp style)", "type": "server_error"}
+        }
         await _body(send, sse(frame), more=False)
         return True
     if fault is FaultKind.MALFORMED_CHUNK:
@@ -113,9 +126,13 @@ async def _stream_fault(send: Send, fault: FaultKind, dropped: type[Exception]) 
 
 
 async def _send_whole(
-    send: Send, reply: Reply, meta: Meta, fault: FaultKind | None, per_token_s: float,
+    send: Send,
+    reply: Reply,
+    meta: Meta,
+    fault: FaultKind | None,
+    per_token_s: float,
     dropped: type[Exception],
-) -> None:
+) -> int:
     if per_token_s > 0 and reply.completion_tokens:
         await asyncio.sleep(per_token_s * reply.completion_tokens)
     status = 200
@@ -131,3 +148,4 @@ async def _send_whole(
         await _body(send, data[: len(data) // 2])
         raise dropped("simulated connection drop mid-body")
     await _body(send, data, more=False)
+    return status

@@ -14,8 +14,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "ReplyToolCall", "Reply", "estimate_tokens", "error_body", "completion_body",
-    "stream_deltas", "chunk", "usage_chunk", "sse", "SSE_DONE", "FRAGMENT_CHARS",
+    "FRAGMENT_CHARS",
+    "SSE_DONE",
+    "Reply",
+    "ReplyToolCall",
+    "chunk",
+    "completion_body",
+    "error_body",
+    "estimate_tokens",
+    "sse",
+    "stream_deltas",
+    "usage_chunk",
 ]
 
 SSE_DONE = b"data: [DONE]\n\n"
@@ -85,7 +94,12 @@ def stream_deltas(reply: Reply) -> list[dict[str, Any]]:
     deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
     deltas.extend({"content": piece} for piece in _fragments(reply.content or ""))
     for index, call in enumerate(reply.tool_calls):
-        head = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
+        head = {
+            "index": index,
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }
         deltas.append({"tool_calls": [head]})
         deltas.extend(
             {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}

@@ -23,7 +23,7 @@ from skillharness.sim.draw import rng_for
 from skillharness.sim.insights import GENERIC_INSIGHTS, HARMFUL_RULES, INSIGHT_BANK, normalize_text
 from skillharness.sim.matching import QuestionIndex
 
-__all__ = ["Rule", "QuestionTruth", "World"]
+__all__ = ["QuestionTruth", "Rule", "World"]
 
 _PRESENCE_CACHE = 1024  # distinct (text, task type) pairs remembered; cleared when full
 

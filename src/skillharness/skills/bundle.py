@@ -79,6 +79,10 @@ class Bundle:
             self, "tools", MappingProxyType({name: self.tools[name] for name in AGENT_TOOL_NAMES})
         )
 
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # Read-only mapping proxies do not pickle; rebuild (and revalidate) from plain dicts.
+        return (Bundle, (self.system_prompt, dict(self.skills), dict(self.tools), self.source))
+
     # --- files --------------------------------------------------------------------------------
     @classmethod
     def load(cls, path: Path | str) -> Bundle:

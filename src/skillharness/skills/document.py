@@ -12,8 +12,6 @@ not by checks at call sites:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from pydantic import field_validator
 
 from skillharness.errors import SkillError
@@ -41,6 +39,17 @@ class MomentumUpdate(StrictModel):
 
     text: str
 
+    @classmethod
+    def sanitized(cls, guidance: str, *, max_chars: int = 2000) -> MomentumUpdate:
+        """Build an update from raw model guidance: drop marker-like lines, trim, cap the length."""
+        lines = [line for line in guidance.splitlines() if not MARKER_LIKE.search(line)]
+        text = "\n".join(lines).strip()[:max_chars].rstrip()
+        # Joining lines can form a marker across a line break ("<!--\nskillharness:"); removing one
+        # can form another, so repeat until none is left (the text shrinks every round).
+        while MARKER_LIKE.search(text):
+            text = MARKER_LIKE.sub("", text)
+        return cls(text=text)
+
     @field_validator("text")
     @classmethod
     def _no_markers(cls, value: str) -> str:
@@ -49,16 +58,57 @@ class MomentumUpdate(StrictModel):
         return value
 
 
-@dataclass(frozen=True)
-class SkillDocument:
-    """An immutable, parsed skill document. Build one with :meth:`parse` or :meth:`author`."""
+_REGIONS = ("_body", "_momentum_line", "_momentum", "_appendix_line", "_appendix")
+_KEY = object()  # only this module can build a SkillDocument from raw regions
 
+
+class SkillDocument:
+    """An immutable, parsed skill document. Build one with :meth:`parse` or :meth:`author`.
+
+    The constructor is private (it needs a module-private key), attributes cannot be set, and
+    there is no ``dataclasses.replace``: the only ways to a changed document are the two
+    owner-specific writers below and :func:`skillharness.skills.patch.apply_edit_set`.
+    """
+
+    __slots__ = (*_REGIONS, "source")
     _body: str
     _momentum_line: str
     _momentum: str
     _appendix_line: str
     _appendix: str
-    source: str = field(default="<memory>", compare=False)
+    source: str
+
+    def __init__(self, key: object, regions: tuple[str, str, str, str, str], source: str) -> None:
+        if key is not _KEY:
+            raise TypeError("build a SkillDocument with SkillDocument.parse() or SkillDocument.author()")
+        for name, value in zip(_REGIONS, regions, strict=True):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "source", source)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"SkillDocument is immutable (cannot set {name!r})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"SkillDocument is immutable (cannot delete {name!r})")
+
+    def _regions(self) -> tuple[str, str, str, str, str]:
+        return (self._body, self._momentum_line, self._momentum, self._appendix_line, self._appendix)
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # copy, deepcopy and pickle rebuild through the private constructor.
+        return (_rebuild, (self._regions(), self.source))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SkillDocument) and self._regions() == other._regions()
+
+    def __hash__(self) -> int:
+        return hash(self._regions())
+
+    def __repr__(self) -> str:
+        sizes = (
+            f"body={len(self._body)}, momentum={len(self._momentum)}, appendix={len(self._appendix)} chars"
+        )
+        return f"SkillDocument(source={self.source!r}, {sizes})"
 
     # --- construction -------------------------------------------------------------------------
     @classmethod
@@ -88,14 +138,14 @@ class SkillDocument:
         momentum, appendix = _find_markers(text, source)
         m_start, m_end = momentum
         a_start, a_end = appendix
-        return cls(
-            _body=text[:m_start],
-            _momentum_line=text[m_start:m_end],
-            _momentum=text[m_end:a_start],
-            _appendix_line=text[a_start:a_end],
-            _appendix=text[a_end:],
-            source=source,
+        regions = (
+            text[:m_start],
+            text[m_start:m_end],
+            text[m_end:a_start],
+            text[a_start:a_end],
+            text[a_end:],
         )
+        return cls(_KEY, regions, source)
 
     # --- reading ------------------------------------------------------------------------------
     @property
@@ -138,15 +188,19 @@ class SkillDocument:
         return updated
 
 
+def _rebuild(regions: tuple[str, str, str, str, str], source: str) -> SkillDocument:
+    return SkillDocument(_KEY, regions, source)
+
+
 def _replace(doc: SkillDocument, *, body: str | None = None, momentum: str | None = None) -> SkillDocument:
-    return SkillDocument(
-        _body=doc.body if body is None else body,
-        _momentum_line=doc._momentum_line,
-        _momentum=doc.momentum if momentum is None else momentum,
-        _appendix_line=doc._appendix_line,
-        _appendix=doc.appendix,
-        source=doc.source,
+    regions = (
+        doc.body if body is None else body,
+        doc._momentum_line,
+        doc.momentum if momentum is None else momentum,
+        doc._appendix_line,
+        doc.appendix,
     )
+    return SkillDocument(_KEY, regions, doc.source)
 
 
 def _find_markers(text: str, source: str) -> tuple[tuple[int, int], tuple[int, int]]:

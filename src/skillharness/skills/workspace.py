@@ -165,7 +165,11 @@ class Workspace:
         name = _version_name(len(self._manifest.versions))
         record = _write_version(self.path, name, parent, bundle, edit)
         manifest = Manifest(current=name, versions=(*self._manifest.versions, record))
-        self._write_manifest(manifest)
+        try:
+            self._write_manifest(manifest)
+        except BaseException:
+            self._discard_if_uncommitted(name)
+            raise
         return name
 
     def revert(self, version: str) -> None:
@@ -176,6 +180,15 @@ class Workspace:
     def _write_manifest(self, manifest: Manifest) -> None:
         atomic_write_json(self.path / MANIFEST_FILE, manifest.model_dump(mode="json"))
         self._manifest = manifest
+
+    def _discard_if_uncommitted(self, name: str) -> None:
+        # The manifest on disk decides: the replace may have landed before a later step failed.
+        try:
+            on_disk = _read_manifest(self.path / MANIFEST_FILE)
+        except SkillError:
+            return  # leave everything for open() to judge
+        if all(record.version != name for record in on_disk.versions):
+            shutil.rmtree(self.path / name, ignore_errors=True)
 
     def _verify(self, record: VersionRecord) -> None:
         folder = self.path / record.version

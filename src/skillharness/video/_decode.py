@@ -243,7 +243,9 @@ def _raw(frame: av.VideoFrame, cursor: _Cursor) -> RawFrame:
     return RawFrame(float((frame.pts - cursor.start_pts) * cursor.tb), frame.to_ndarray(format="rgb24"))
 
 
-def _decode_until_error(container: av.container.InputContainer, stream: av.VideoStream) -> Iterator[av.VideoFrame]:
+def _decode_until_error(
+    container: av.container.InputContainer, stream: av.VideoStream
+) -> Iterator[av.VideoFrame]:
     try:
         for frame in container.decode(stream):
             _count(frames=1)

@@ -73,7 +73,9 @@ class FrameCache:
             return None
         header, payload = entry
         try:
-            return Frame(timestamp_s, float(header["pts_s"]), payload, int(header["width"]), int(header["height"]))
+            return Frame(
+                timestamp_s, float(header["pts_s"]), payload, int(header["width"]), int(header["height"])
+            )
         except (KeyError, TypeError, ValueError):
             self._discard(self._path(key, ".frame"))
             return None

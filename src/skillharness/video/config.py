@@ -14,5 +14,9 @@ class FramesConfig(StrictModel):
 
     longest_side: int = Field(448, ge=32, le=4096, description="Resize so the longest side is this many px.")
     jpeg_quality: int = Field(85, ge=10, le=100, description="JPEG quality of frames sent to the model.")
-    cache_dir: Path | None = Field(None, description="On-disk frame cache; default ~/.cache/skillharness/frames.")
-    cache_enabled: bool = Field(True, description="Cache decoded JPEG frames on disk (keyed by file identity).")
+    cache_dir: Path | None = Field(
+        None, description="On-disk frame cache; default ~/.cache/skillharness/frames."
+    )
+    cache_enabled: bool = Field(
+        True, description="Cache decoded JPEG frames on disk (keyed by file identity)."
+    )

@@ -95,10 +95,7 @@ def load_subtitles(path: Path | str | None) -> Subtitles:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not UTF-8 text (byte {exc.start})", file=str(path)) from exc
-    if path.suffix.lower() == ".srt":
-        cues = parse_srt(text, path)
-    else:
-        cues = _parse_other(text, path)
+    cues = parse_srt(text, path) if path.suffix.lower() == ".srt" else _parse_other(text, path)
     lines = [SubtitleLine(s, e, t) for s, e, raw in cues if (t := clean_text(raw))]
     return Subtitles(path, tuple(sorted(lines, key=lambda line: (line.start_s, line.end_s))))
 
@@ -131,7 +128,9 @@ def parse_srt(text: str, path: Path) -> list[tuple[float, float, str]]:
 def _no_timing_in_text(lines: Sequence[tuple[int, str]], path: Path) -> None:
     for number, line in lines:
         if _TIMING_LIKE.search(line):
-            _fail(path, number, f"timing line {line.strip()[:60]!r} inside a cue's text (missing blank line?)")
+            _fail(
+                path, number, f"timing line {line.strip()[:60]!r} inside a cue's text (missing blank line?)"
+            )
 
 
 def _blocks(lines: Sequence[str]) -> list[list[tuple[int, str]]]:
@@ -165,7 +164,11 @@ def _parse_other(text: str, path: Path) -> list[tuple[float, float, str]]:
         subs = pysubs2.SSAFile.from_string(text)
     except (pysubs2.exceptions.Pysubs2Error, ValueError) as exc:
         raise DataError(f"{path}: cannot parse subtitles: {exc}", file=str(path)) from exc
-    return [(e.start / 1000, e.end / 1000, e.plaintext) for e in subs if math.isfinite(e.start) and not e.is_comment]
+    return [
+        (e.start / 1000, e.end / 1000, e.plaintext)
+        for e in subs
+        if math.isfinite(e.start) and not e.is_comment
+    ]
 
 
 def _fail(path: Path, line: int, why: str) -> NoReturn:

@@ -1,0 +1,312 @@
+"""The agent loop over a scripted model, with real frames, a real bundle and a real SQLite store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from agent_support import InvalidatingModel, ScriptedModel, answer_reply, question, text_reply, tool_reply
+
+from skillharness.agent import (
+    Agent,
+    AgentConfig,
+    Prediction,
+    PredictionStatus,
+    StepRole,
+    TraceStep,
+    answer_all,
+)
+from skillharness.agent.video import LocalVideos
+from skillharness.errors import StoreError, TransientLLMError
+from skillharness.llm.roles import TOOL_PARAMETERS, Role, role_of_request
+from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse, SamplingParams
+from skillharness.skills.bundle import Bundle
+from skillharness.store import RunLog, RunReader
+from skillharness.video import FrameSampler, FramesConfig
+
+
+def _agent(model: ChatModel, bundle: Bundle, videos: LocalVideos, **config: object) -> Agent:
+    settings = {"initial_frames": 4, "max_frames": 8, "max_steps": 4} | config
+    return Agent(
+        model=model,
+        model_name="sim-vl",
+        bundle=bundle,
+        frames=videos,
+        subtitles=videos,
+        config=AgentConfig.model_validate(settings),
+    )
+
+
+async def test_p0_4_non_scalar_answer_is_normalized_and_batch_survives(
+    bundle: Bundle, videos: LocalVideos, run_log: RunLog, store_url: str
+) -> None:
+    questions = [question("q1"), question("q2"), question("q3", answer="C"), question("q4")]
+    model = ScriptedModel(
+        {
+            "q1": [answer_reply(["B"])],  # {"answer": ["B"]}: the shape that crashed the predecessor
+            "q2": [RuntimeError("model server exploded")],
+            "q3": [text_reply("The answer is C.")],
+            "q4": [tool_reply("submit_answer", '{"answer": {"answer": ["B", "D"]}}')],
+        }
+    )
+    agent = _agent(model, bundle, videos)
+    results = await asyncio.gather(
+        *(agent.answer(q, run_id="run-1", sample_idx=0, sink=run_log) for q in questions)
+    )
+    by_id = {p.question_id: p for p in results}
+    assert (by_id["q1"].status, by_id["q1"].answer, by_id["q1"].correct) == (PredictionStatus.OK, "B", True)
+    assert by_id["q2"].status is PredictionStatus.INFRA_ERROR
+    assert (by_id["q2"].error_class, by_id["q2"].error_message) == ("RuntimeError", "model server exploded")
+    assert by_id["q2"].correct is None  # never counted as wrong
+    assert (by_id["q3"].answer, by_id["q3"].correct) == ("C", True)
+    assert by_id["q4"].status is PredictionStatus.PARSE_ERROR
+    assert by_id["q4"].correct is False
+    assert "several different letters" in (by_id["q4"].error_message or "")
+    await run_log.flush()
+    with RunReader(store_url) as reader:
+        stored = {p.question_id: p for p in reader.predictions("run-1")}
+    assert stored == by_id  # every question ended with its row, none aborted the batch
+
+
+async def test_p0_2_traces_are_written_during_inference(
+    bundle: Bundle, videos: LocalVideos, run_log: RunLog, store_url: str
+) -> None:
+    seen: list[list[TraceStep]] = []
+
+    def look_while_running(request: ChatRequest) -> ChatResponse:
+        with RunReader(store_url) as reader:  # a separate, read-only connection to the file
+            seen.append(reader.trace("run-1", "q1"))
+        return answer_reply("B")
+
+    model = ScriptedModel(
+        {"q1": [tool_reply("get_frames", {"start_s": 1, "end_s": 3, "count": 2}), look_while_running]}
+    )
+    prediction = await _agent(model, bundle, videos).answer(
+        question("q1"), run_id="run-1", sample_idx=0, sink=run_log
+    )
+    assert prediction.status is PredictionStatus.OK
+    (mid_run,) = seen
+    assert [s.role for s in mid_run] == [StepRole.USER, StepRole.ASSISTANT, StepRole.TOOL]
+    assert mid_run[0].frames_shown == (0.5, 1.5, 2.5, 3.5)
+    assert mid_run[2].tool_name == "get_frames"
+    assert mid_run[2].frames_shown == (1.5, 2.5)
+    with RunReader(store_url) as reader:
+        final = reader.trace("run-1", "q1")
+    assert len(final) == prediction.n_steps == 5  # + the answering turn and the submit_answer call
+    assert final[-1].tool_name == "submit_answer"
+    assert final[-1].content == "answer B"
+
+
+async def test_first_message_shows_question_options_duration_frames_and_subtitles(
+    bundle: Bundle, videos: LocalVideos, run_log: RunLog
+) -> None:
+    model = ScriptedModel({"q1": [answer_reply("B")]})
+    agent = _agent(model, bundle, videos, sampling=SamplingParams(temperature=0.7, seed=3))
+    await agent.answer(question("q1"), run_id="run-1", sample_idx=2, sink=run_log)
+    (request,) = model.requests
+    system, first = request.messages
+    assert system["content"].startswith(bundle.system_prompt.strip())
+    assert bundle.skill("Counting Problem").render().strip() in system["content"]
+    text = first["content"][0]["text"]
+    for option in question("q1").options:
+        assert option in text
+    assert "Video duration: 4.0s" in text
+    assert "[0.5s] first line" in text
+    assert "[2.0s] second line" in text
+    images = [p for p in first["content"] if p["type"] == "image_url"]
+    assert len(images) == 4
+    assert all(p["image_url"]["url"].startswith("data:image/jpeg;base64,") for p in images)
+    assert (request.role, request.sample_idx, request.sampling.seed) == (Role.AGENT, 2, 3)
+    assert role_of_request({"tools": list(request.tools or ())}) is Role.AGENT
+    specs = {t["function"]["name"]: t["function"] for t in request.tools or ()}
+    assert specs["get_frames"]["description"] == bundle.tools["get_frames"]
+    assert specs["get_frames"]["parameters"] == TOOL_PARAMETERS["get_frames"]
+
+
+async def test_vision_off_sends_no_image_and_offers_no_frames_tool(
+    bundle: Bundle, videos: LocalVideos, run_log: RunLog
+) -> None:
+    model = ScriptedModel(
+        {"q1": [tool_reply("get_subtitles", {"start_s": 0, "end_s": 4}), answer_reply("b")]}
+    )
+    agent = _agent(model, bundle, videos, vision=False)
+    prediction = await agent.answer(question("q1"), run_id="run-1", sample_idx=0, sink=run_log)
+    assert prediction.answer == "B"
+    dumped = json.dumps([r.messages for r in model.requests])
+    assert "image_url" not in dumped
+    assert {t["function"]["name"] for t in model.requests[0].tools or ()} == {
+        "get_subtitles",
+        "submit_answer",
+    }
+    tool_message = model.requests[1].messages[-1]
+    assert tool_message["role"] == "tool"
+    assert "first line" in tool_message["content"]
+
+
+async def test_tool_misuse_becomes_tool_messages_and_the_budgets_hold(
+    bundle: Bundle, videos: LocalVideos, run_log: RunLog, store_url: str
+) -> None:
+    script = [
+        tool_reply("get_frames", "{not json"),
+        tool_reply("get_frames", {"start_s": 10, "end_s": 20, "count": 2}),  # past the end of a 4 s video
+        tool_reply("get_frames", {"start_s": 0, "end_s": 4, "count": 50}),  # clamped to the 4 frames left
+        answer_reply("B"),
+    ]
+    model = ScriptedModel({"q1": script})
+    agent = _agent(model, bundle, videos, max_steps=6)
+    prediction = await agent.answer(question("q1"), run_id="run-1", sample_idx=0, sink=run_log)
+    assert prediction.status is PredictionStatus.OK
+    tool_texts = [r.messages[-1]["content"] for r in model.requests[1:3]]
+    assert "not valid JSON" in tool_texts[0]
+    assert "empty time range" in tool_texts[1]
+    with RunReader(store_url) as reader:
+        tools = [s for s in reader.trace("run-1", "q1") if s.role is StepRole.TOOL]
+    assert [s.error is not None for s in tools] == [True, True, False, False]
+    assert len(tools[2].frames_shown) == 4  # 4 initial + 4 = max_frames 8
+
+
+async def test_frame_budget_exhausted_is_told_to_the_model(
+    bundle: Bundle, videos: LocalVideos, run_log: RunLog
+) -> None:
+    ask = tool_reply("get_frames", {"start_s": 0, "end_s": 4, "count": 2})
+    model = ScriptedModel({"q1": [ask, answer_reply("A")]})
+    agent = _agent(model, bundle, videos, initial_frames=4, max_frames=4)
+    prediction = await agent.answer(question("q1"), run_id="run-1", sample_idx=0, sink=run_log)
+    assert "frame budget exhausted" in model.requests[1].messages[-1]["content"]
+    assert (prediction.answer, prediction.correct) == ("A", False)
+
+
+async def test_step_budget_ends_in_a_parse_error_after_a_last_turn_warning(
+    bundle: Bundle, videos: LocalVideos, run_log: RunLog
+) -> None:
+    look = tool_reply("get_subtitles", {"start_s": 0, "end_s": 1})
+    model = ScriptedModel({"q1": [look, look, look]})
+    prediction = await _agent(model, bundle, videos, max_steps=3).answer(
+        question("q1"), run_id="run-1", sample_idx=0, sink=run_log
+    )
+    assert (prediction.status, prediction.error_class) == (
+        PredictionStatus.PARSE_ERROR,
+        "StepBudgetExhausted",
+    )
+    assert model.requests[-1].tools == model.requests[0].tools  # the tool list never changes
+    assert "last turn" in model.requests[-1].messages[-1]["content"]
+
+
+async def test_bad_responses_are_invalidated_good_ones_kept(
+    bundle: Bundle, videos: LocalVideos, run_log: RunLog
+) -> None:
+    model = InvalidatingModel(
+        {
+            "q1": [answer_reply("B")],
+            "q2": [tool_reply("get_subtitles", {"start_s": 0, "end_s": 1}), answer_reply("Z")],
+            "q3": [TransientLLMError("stream cut")],
+        }
+    )
+    agent = _agent(model, bundle, videos)
+    for qid in ("q1", "q2", "q3"):
+        await agent.answer(question(qid), run_id="run-1", sample_idx=0, sink=run_log)
+    by_question = [model.question_of(r) for r in model.invalidated]
+    assert by_question == ["q2", "q2", "q3"]  # every request of the failed questions, none of q1
+
+
+class _FailingSink:
+    def __init__(self) -> None:
+        self.steps: list[TraceStep] = []
+
+    async def write_step(self, step: TraceStep) -> None:
+        self.steps.append(step)
+
+    async def write_prediction(self, prediction: Prediction) -> None:
+        raise StoreError("disk full")
+
+
+async def test_a_failing_store_write_stays_inside_the_boundary(bundle: Bundle, videos: LocalVideos) -> None:
+    model = ScriptedModel({"q1": [answer_reply("B")]})
+    prediction = await _agent(model, bundle, videos).answer(
+        question("q1"), run_id="run-1", sample_idx=0, sink=_FailingSink()
+    )
+    assert (prediction.status, prediction.error_class) == (PredictionStatus.INFRA_ERROR, "StoreError")
+    assert "recording it failed too" in (prediction.error_message or "")
+
+
+async def test_a_missing_video_is_an_infra_error(
+    bundle: Bundle, videos: LocalVideos, run_log: RunLog
+) -> None:
+    model = ScriptedModel({"q9": [answer_reply("B")]})
+    prediction = await _agent(model, bundle, videos).answer(
+        question("q9", video="absent"), run_id="run-1", sample_idx=0, sink=run_log
+    )
+    assert (prediction.status, prediction.error_class) == (PredictionStatus.INFRA_ERROR, "DataError")
+    assert model.requests == []
+
+
+async def test_cancellation_is_not_swallowed(bundle: Bundle, videos: LocalVideos, run_log: RunLog) -> None:
+    model = ScriptedModel({"q1": [asyncio.CancelledError()]})
+    with pytest.raises(asyncio.CancelledError):
+        await _agent(model, bundle, videos).answer(question("q1"), run_id="run-1", sample_idx=0, sink=run_log)
+
+
+async def test_accounting_sums_the_turns(bundle: Bundle, videos: LocalVideos, run_log: RunLog) -> None:
+    cached = answer_reply("B").model_copy(update={"cache_hit": True})
+    model = ScriptedModel(
+        {"q1": [tool_reply("get_subtitles", {"start_s": 0, "end_s": 1}, tokens=40), cached]}
+    )
+    prediction = await _agent(model, bundle, videos).answer(
+        question("q1"), run_id="run-1", sample_idx=0, sink=run_log
+    )
+    assert (prediction.prompt_tokens, prediction.completion_tokens) == (50, 6)
+    assert prediction.cache_hit is False  # only one of two turns came from the cache
+    assert prediction.relevant_text_hash == bundle.relevant_hash("Counting Problem")
+
+
+async def test_frames_that_fail_to_decode_mark_the_prediction_degraded(
+    bundle: Bundle, media_dir: Path, tmp_path: Path, run_log: RunLog, store_url: str
+) -> None:
+    cut_dir = tmp_path / "cut"
+    cut_dir.mkdir()
+    data = (media_dir / "videos" / "vid1.mp4").read_bytes()
+    (cut_dir / "vid1.mp4").write_bytes(data[: int(len(data) * 0.7)])  # the later pictures are gone
+    videos = LocalVideos(FrameSampler(FramesConfig(cache_enabled=False)), cut_dir)
+    model = ScriptedModel(
+        {"q1": [tool_reply("get_frames", {"start_s": 2, "end_s": 4, "count": 2}), answer_reply("B")]}
+    )
+    agent = Agent(model, "sim-vl", bundle, videos, None, AgentConfig(initial_frames=4, max_frames=8))
+    prediction = await agent.answer(question("q1"), run_id="run-1", sample_idx=0, sink=run_log)
+    assert prediction.status is PredictionStatus.OK
+    assert prediction.degraded
+    with RunReader(store_url) as reader:
+        steps = reader.trace("run-1", "q1")
+    assert steps[0].degraded
+    assert len(steps[0].frames_shown) < 4
+    assert steps[2].degraded
+    assert "decoded" in (steps[2].error or "")
+
+
+async def test_answer_all_bounds_concurrency_and_survives_failures(
+    bundle: Bundle, videos: LocalVideos, run_log: RunLog, store_url: str
+) -> None:
+    in_flight = peak = 0
+
+    class SlowModel(ScriptedModel):
+        async def complete(self, request: ChatRequest) -> ChatResponse:
+            nonlocal in_flight, peak
+            in_flight += 1
+            peak = max(peak, in_flight)
+            await asyncio.sleep(0.01)
+            in_flight -= 1
+            return await super().complete(request)
+
+    script: dict[str, list] = {f"q{i}": [answer_reply("B"), answer_reply("A")] for i in range(10)}
+    script["q0"] = script["q5"] = [RuntimeError("boom"), RuntimeError("boom")]
+    agent = _agent(SlowModel(script), bundle, videos, initial_frames=0, vision=False)
+    work = [(question(f"q{i}"), s) for i in range(10) for s in range(2)]
+    done: list[Prediction] = []
+    results = await answer_all(agent, work, run_id="run-1", sink=run_log, concurrency=3, on_done=done.append)
+    assert peak == 3
+    assert sorted(p.key for p in results) == sorted(("run-1", q.question_id, s) for q, s in work)
+    assert done == results
+    with RunReader(store_url) as reader:
+        assert len(reader.predictions("run-1")) == 20
+        assert reader.status_counts("run-1")[PredictionStatus.INFRA_ERROR] == 4  # both samples of q0, q5

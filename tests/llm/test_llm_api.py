@@ -1,0 +1,21 @@
+"""The public surface of the LLM layer is small and deliberate."""
+
+from __future__ import annotations
+
+import skillharness.llm as llm
+from skillharness.llm.types import ChatModel
+
+
+def test_public_surface_is_pinned() -> None:
+    assert llm.__all__ == sorted(llm.__all__)
+    assert set(llm.__all__) == {
+        "Accountant", "BreakerConfig", "CacheConfig", "ChatModel", "ChatRequest", "ChatResponse",
+        "EndpointConfig", "LLMConfig", "LLMStack", "RetryConfig", "RoleUsage", "SamplingParams", "ToolCall",
+        "Usage", "build_chat_model", "extract_tool_call",
+    }
+
+
+def test_stack_satisfies_chat_model() -> None:
+    stack = llm.build_chat_model(llm.LLMConfig())
+    model: ChatModel = stack  # the protocol is structural; this line type-checks
+    assert callable(model.complete)
