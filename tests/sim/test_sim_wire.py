@@ -52,9 +52,7 @@ def test_streamed_tool_call_deltas_are_vllm_shaped_and_end_with_done(sim, questi
     assert head["type"] == "function"
     assert head["function"] == {"name": "get_frames", "arguments": ""}
     assert fragments
-    assert all(
-        set(f) == {"index", "function"} and set(f["function"]) == {"arguments"} for f in fragments
-    )
+    assert all(set(f) == {"index", "function"} and set(f["function"]) == {"arguments"} for f in fragments)
     assert json.loads("".join(f["function"]["arguments"] for f in fragments))["count"] >= 1
     assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
     assert chunks[-1]["choices"] == []

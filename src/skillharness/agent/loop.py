@@ -138,7 +138,7 @@ class Agent:
             "StepBudgetExhausted", f"no answer submitted within {self.config.max_steps} turns"
         )
 
-    async def _first_message(self, question: Question, episode: Episode) -> dict:
+    async def _first_message(self, question: Question, episode: Episode) -> dict[str, Any]:
         episode.duration_s = await self.frames.duration_s(question)
         count = min(self.config.initial_frames, self.config.max_frames)
         frames = None
@@ -206,8 +206,8 @@ def _submitted_value(arguments: str) -> object:
     return value
 
 
-def _assistant_message(response: ChatResponse) -> dict:
-    message: dict = {"role": "assistant", "content": response.content}
+def _assistant_message(response: ChatResponse) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": response.content}
     if response.tool_calls:
         message["tool_calls"] = [
             {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}

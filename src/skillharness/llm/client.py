@@ -107,9 +107,9 @@ class EndpointClient:
                 if event.event == "error":  # some servers name the frame instead of an "error" key
                     assembler.feed_error(event.data)
                     continue
+                # Read on past [DONE] to the end of the body: a fully read response returns its
+                # connection to the pool, where breaking off would close it (a new TCP connect per call).
                 assembler.feed(event.data)
-                if assembler.done:
-                    break
         return assembler.finish()
 
     async def _status_error(self, response: httpx.Response) -> LLMError:

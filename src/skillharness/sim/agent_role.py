@@ -19,7 +19,6 @@ from skillharness.data.questions import OPTION_LETTERS, Question
 from skillharness.llm.roles import TOOL_GET_FRAMES, TOOL_GET_SUBTITLES, TOOL_SUBMIT_ANSWER
 from skillharness.sim.config import AnswerShape
 from skillharness.sim.draw import digest, rng_for, uniform, weighted_choice
-from skillharness.sim.insights import normalize_text
 from skillharness.sim.prompt import first_user_text, instruction_text, prompt_tokens, sample_index
 from skillharness.sim.wire import Reply, ReplyToolCall, estimate_tokens
 from skillharness.sim.world import World
@@ -65,19 +64,25 @@ class AgentRole:
 
     def decide(self, body: dict[str, Any]) -> tuple[Question | None, AgentDecision]:
         """The episode's question and decision for request ``body``."""
-        question = self.world.find_question(first_user_text(body))
+        question, key = self._episode(body)
+        offered = {(t.get("function") or {}).get("name") for t in body.get("tools") or []}
         text = instruction_text(body)
+        return question, self._decision(key, question, text, offered, first_user_text(body))
+
+    def _episode(self, body: dict[str, Any]) -> tuple[Question | None, tuple[Any, ...]]:
+        """The question and the draw key shared by every turn of the episode."""
+        user = first_user_text(body)
+        question = self.world.find_question(user)
         key = (
             self.config.seed,
             "agent",
-            question.question_id if question else digest(first_user_text(body)),
-            digest(normalize_text(text)),
+            question.question_id if question else digest(user),
+            digest(instruction_text(body)),
             sample_index(body),
             body.get("temperature"),
             body.get("seed"),
         )
-        offered = {(t.get("function") or {}).get("name") for t in body.get("tools") or []}
-        return question, self._decision(key, question, text, offered, first_user_text(body))
+        return question, key
 
     def _decision(
         self, key: tuple[Any, ...], question: Question | None, text: str, offered: set[Any], user: str
@@ -109,7 +114,8 @@ class AgentRole:
         question, decision = self.decide(body)
         done = _tool_calls_made(body)
         forced = _forced_tool(body)
-        key = (self.config.seed, "call", digest(json.dumps(body["messages"], sort_keys=True, default=str)))
+        # Tool-call ids and arguments vary per turn of the episode, never across identical inputs.
+        key = (*self._episode(body)[1], "turn", len(body["messages"]))
         if (
             forced == "none"
             or (forced is None and done >= len(decision.plan))

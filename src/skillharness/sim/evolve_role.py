@@ -97,6 +97,8 @@ def propose_edits(
         new_lines.append(text)
         added = normalize_text("\n".join(new_lines))
         missing = [rule for rule in missing if not rule.present_in(added)]
+    if not edits and not new_lines:  # every draw was a duplicate: still propose something
+        new_lines.append("- " + USELESS_RULES[0])
     usable = [a for a in anchors if all(e["anchor"].rstrip("\n") != a for e in edits)]
     if new_lines and usable:
         # insert_after puts the text right after the anchor's last character: start a new line.

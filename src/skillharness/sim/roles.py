@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from skillharness.llm.roles import Role
+from skillharness.llm.roles import DOCUMENT_OPEN, Role
 from skillharness.sim.draw import digest, rng_for, uniform
 from skillharness.sim.evolve_role import propose_edits
 from skillharness.sim.insights import normalize_text
@@ -91,7 +91,8 @@ class RoleBehaviours:
         scores: dict[int, float] = {}
         for i, match in enumerate(matches):
             end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-            scores[int(match.group(1))] = self._candidate_score(text[match.end() : end])
+            segment = text[match.end() : end].split(DOCUMENT_OPEN)[0]  # the current document is no candidate
+            scores[int(match.group(1))] = self._candidate_score(segment)
         choices = sorted(scores)
         if uniform(*key, "rank") < self.config.evolve.rank_accuracy:
             choice = max(choices, key=lambda c: (scores[c], -c))

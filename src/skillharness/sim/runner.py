@@ -28,7 +28,10 @@ from skillharness.data.questions import Question
 from skillharness.errors import InfraError
 from skillharness.llm.roles import Role
 from skillharness.sim.config import FaultConfig, FaultKind, SimConfig
+from skillharness.sim.model import SimModel
+from skillharness.sim.oracle import Oracle
 from skillharness.sim.server import SimState, create_app
+from skillharness.sim.world import World
 
 __all__ = ["SimServer", "build_state", "run_sim_server"]
 
@@ -37,8 +40,6 @@ _START_TIMEOUT_S = 15.0
 
 def build_state(config: SimConfig, questions: Sequence[Question] | Path | str | None = None) -> SimState:
     """The shared state (world, roles, oracle, stats, faults) for ``config`` and ``questions``."""
-    from skillharness.sim.model import SimModel
-
     if isinstance(questions, str | Path):
         from skillharness.data.loader import load_questions
 
@@ -138,14 +139,19 @@ class SimServer:
         return self.config.model_names[0]
 
     @property
-    def oracle(self) -> Any:
-        """The :class:`skillharness.sim.oracle.Oracle` of this server's world."""
-        return self.state.oracle
+    def model(self) -> SimModel:
+        """The simulated model answering requests (world, roles, oracle)."""
+        return self.state.responder  # type: ignore[return-value]
 
     @property
-    def world(self) -> Any:
-        """The :class:`skillharness.sim.world.World` (hidden ground truth)."""
-        return self.state.responder.world  # type: ignore[attr-defined]
+    def oracle(self) -> Oracle:
+        """The oracle of this server's world."""
+        return self.model.oracle
+
+    @property
+    def world(self) -> World:
+        """The hidden ground truth."""
+        return self.model.world
 
     def stats(self) -> dict[str, Any]:
         """The same counters ``GET /sim/stats`` returns."""

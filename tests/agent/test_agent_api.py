@@ -1,0 +1,27 @@
+"""The agent's public surface, and its place in the layering (it never imports a higher layer)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import skillharness.agent
+
+
+def test_public_surface_is_pinned() -> None:
+    assert skillharness.agent.__all__ == sorted(skillharness.agent.__all__)
+    assert set(skillharness.agent.__all__) == {
+        "Agent", "AgentConfig", "BundleView", "FrameSource", "InvalidatingChatModel", "Normalized",
+        "Prediction", "PredictionStatus", "StepRole", "SubtitleSource", "TraceSink", "TraceStep",
+        "answer_all", "normalize_answer",
+    }  # fmt: skip
+
+
+def test_the_agent_imports_no_higher_layer() -> None:
+    code = (
+        "import sys, skillharness.agent, skillharness.agent.video\n"
+        "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('skillharness.')}))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    for higher in ("store", "skills", "train", "eval", "sim", "commands"):
+        assert f"'{higher}'" not in loaded
