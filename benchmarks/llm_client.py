@@ -63,7 +63,9 @@ class Result:
 
 
 async def _run(base_url: str, latency_s: float, label: str, cache: CacheConfig | None, calls: int) -> Result:
-    config = LLMConfig(model="sim-vl", endpoints=(EndpointConfig(base_url=base_url, max_in_flight=CONCURRENCY),))
+    config = LLMConfig(
+        model="sim-vl", endpoints=(EndpointConfig(base_url=base_url, max_in_flight=CONCURRENCY),)
+    )
     queue: asyncio.Queue[int] = asyncio.Queue()
     for i in range(calls):
         queue.put_nowait(i)
@@ -74,8 +76,10 @@ async def _run(base_url: str, latency_s: float, label: str, cache: CacheConfig |
             while not queue.empty():
                 i = queue.get_nowait()
                 request = ChatRequest(
-                    model="sim-vl", messages=({"role": "user", "content": f"{label} call {i}"},),
-                    role=Role.JUDGE, response_format=response_format(Role.JUDGE),
+                    model="sim-vl",
+                    messages=({"role": "user", "content": f"{label} call {i}"},),
+                    role=Role.JUDGE,
+                    response_format=response_format(Role.JUDGE),
                 )
                 await model.complete(request)
 

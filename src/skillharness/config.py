@@ -29,28 +29,32 @@ from skillharness.llm.config import CacheConfig, LLMConfig
 from skillharness.store.config import StoreConfig
 from skillharness.train.config import TrainConfig
 
-__all__ = ["Config", "load_config", "flag_overrides", "ENV_PREFIX"]
+__all__ = ["ENV_PREFIX", "Config", "flag_overrides", "load_config"]
 
 ENV_PREFIX = "SKILLHARNESS_"
 _NESTED = "__"
-_yaml_data: ContextVar[dict[str, Any]] = ContextVar("_yaml_data", default={})
+_PATH_KEYS = {"data": ("questions", "pools", "videos_dir", "subtitles_dir"), "agent": ("bundle",)}
+_yaml_data: ContextVar[dict[str, Any] | None] = ContextVar("_yaml_data", default=None)
 
 
 class _YamlSource(PydanticBaseSettingsSource):
     """The parsed YAML of the current :func:`load_config` call (lowest-priority source)."""
 
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        return _yaml_data.get().get(field_name), field_name, False
+        return (_yaml_data.get() or {}).get(field_name), field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        return dict(_yaml_data.get())
+        return dict(_yaml_data.get() or {})
 
 
 class Config(BaseSettings):
     """Everything a user sets. See ``docs/config.md`` for every key."""
 
     model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX, env_nested_delimiter=_NESTED, extra="forbid", frozen=True,
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=_NESTED,
+        extra="forbid",
+        frozen=True,
         case_sensitive=False,
     )
 
@@ -109,8 +113,9 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: the top level must be a mapping of sections, got {type(data).__name__}",
-                          file=str(path))
+        raise ConfigError(
+            f"{path}: the top level must be a mapping of sections, got {type(data).__name__}", file=str(path)
+        )
     return data
 
 
@@ -118,18 +123,21 @@ def _check_env_sections() -> None:
     sections = set(Config.model_fields)
     for name in os.environ:
         if name.upper().startswith(ENV_PREFIX):
-            head = name[len(ENV_PREFIX):].split(_NESTED)[0].lower()
-            if head and head not in sections and "__" in name[len(ENV_PREFIX):]:
-                raise ConfigError(f"environment variable {name}: unknown config section {head!r} "
-                                  f"(known: {', '.join(sorted(sections))})", variable=name)
+            head = name[len(ENV_PREFIX) :].split(_NESTED)[0].lower()
+            if head and head not in sections and "__" in name[len(ENV_PREFIX) :]:
+                raise ConfigError(
+                    f"environment variable {name}: unknown config section {head!r} "
+                    f"(known: {', '.join(sorted(sections))})",
+                    variable=name,
+                )
 
 
 def _has_path(data: Any, path: tuple[Any, ...]) -> bool:
     node = data
     for part in path:
-        if isinstance(node, Mapping) and part in node:
-            node = node[part]
-        elif isinstance(node, list | tuple) and isinstance(part, int) and part < len(node):
+        in_mapping = isinstance(node, Mapping) and part in node
+        in_sequence = isinstance(node, list | tuple) and isinstance(part, int) and part < len(node)
+        if in_mapping or in_sequence:
             node = node[part]
         else:
             return False
@@ -144,7 +152,9 @@ def _origin(loc: tuple[Any, ...], yaml_data: dict[str, Any], flags: dict[str, An
     return f"the environment ({ENV_PREFIX}{_NESTED.join(str(p).upper() for p in loc)})"
 
 
-def _explain(exc: ValidationError, yaml_data: dict[str, Any], flags: dict[str, Any], path: Path | None) -> str:
+def _explain(
+    exc: ValidationError, yaml_data: dict[str, Any], flags: dict[str, Any], path: Path | None
+) -> str:
     lines = []
     errors = exc.errors()
     locs = [tuple(e["loc"]) for e in errors]
@@ -163,15 +173,18 @@ def _explain(exc: ValidationError, yaml_data: dict[str, Any], flags: dict[str, A
 
 def _resolve_relative(yaml_data: dict[str, Any], base: Path) -> dict[str, Any]:
     # Paths in a config file are relative to the file, so an experiment folder can move as a whole.
-    data_section = yaml_data.get("data")
-    if not isinstance(data_section, dict):
-        return yaml_data
-    resolved = dict(data_section)
-    for key in ("questions", "pools", "videos_dir", "subtitles_dir"):
-        value = resolved.get(key)
-        if isinstance(value, str) and value and not Path(value).is_absolute():
-            resolved[key] = str((base / value).resolve())
-    return {**yaml_data, "data": resolved}
+    resolved_data = dict(yaml_data)
+    for section, keys in _PATH_KEYS.items():
+        values = yaml_data.get(section)
+        if not isinstance(values, dict):
+            continue
+        resolved = dict(values)
+        for key in keys:
+            value = resolved.get(key)
+            if isinstance(value, str) and value and not Path(value).is_absolute():
+                resolved[key] = str((base / value).resolve())
+        resolved_data[section] = resolved
+    return resolved_data
 
 
 def load_config(path: Path | str | None = None, flags: Mapping[str, Any] | None = None) -> Config:

@@ -57,7 +57,9 @@ async def test_p2_6_half_open_admits_one_probe_unit(probe_fails: bool) -> None:
     await _trip(model, inner)
     inner.calls = inner.max_active = 0
     inner.fail = probe_fails
-    results = await asyncio.gather(*(model.complete(make_request()) for _ in range(24)), return_exceptions=True)
+    results = await asyncio.gather(
+        *(model.complete(make_request()) for _ in range(24)), return_exceptions=True
+    )
     if probe_fails:
         # Each half-open period lets exactly one request through; everybody else waits.
         assert inner.max_active == 1
@@ -66,11 +68,15 @@ async def test_p2_6_half_open_admits_one_probe_unit(probe_fails: bool) -> None:
     else:
         assert all(isinstance(r, ChatResponse) for r in results)
         assert inner.calls == 24
-        assert breaker.transitions[-2:] == [(BreakerState.OPEN, BreakerState.HALF_OPEN),
-                                            (BreakerState.HALF_OPEN, BreakerState.CLOSED)]
+        assert breaker.transitions[-2:] == [
+            (BreakerState.OPEN, BreakerState.HALF_OPEN),
+            (BreakerState.HALF_OPEN, BreakerState.CLOSED),
+        ]
 
 
-async def test_p2_6_half_open_admits_one_probe(scripted: ScriptedServer, caplog: pytest.LogCaptureFixture) -> None:
+async def test_p2_6_half_open_admits_one_probe(
+    scripted: ScriptedServer, caplog: pytest.LogCaptureFixture
+) -> None:
     """24 concurrent callers against a real endpoint: one probe, then everybody."""
     caplog.set_level(logging.WARNING, logger="skillharness.llm.breaker")
     config = fast_llm_config(
@@ -91,20 +97,26 @@ async def test_p2_6_half_open_admits_one_probe(scripted: ScriptedServer, caplog:
     first = min(scripted.arrivals)
     # While the probe (0.3 s at the server) is in flight, nobody else reaches the server.
     assert sum(1 for t in scripted.arrivals if t < first + 0.25) == 1
-    assert "open -> half_open" in caplog.text and "half_open -> closed" in caplog.text
+    assert "open -> half_open" in caplog.text
+    assert "half_open -> closed" in caplog.text
 
 
 async def test_fail_fast_and_wait_deadline() -> None:
     inner = Recording(delay_s=0.0)
-    fast = BreakerModel(inner, CircuitBreaker("a", BreakerConfig(failure_threshold=1, cooldown_s=30,
-                                                                   on_open=OpenBehaviour.FAIL_FAST)))
+    fast = BreakerModel(
+        inner,
+        CircuitBreaker(
+            "a", BreakerConfig(failure_threshold=1, cooldown_s=30, on_open=OpenBehaviour.FAIL_FAST)
+        ),
+    )
     await _trip(fast, inner)
     started = time.monotonic()
     with pytest.raises(CircuitOpenError, match="open"):
         await fast.complete(make_request())
     assert time.monotonic() - started < 0.05
-    waiting = BreakerModel(inner, CircuitBreaker("b", BreakerConfig(failure_threshold=1, cooldown_s=30,
-                                                                      wait_deadline_s=0.2)))
+    waiting = BreakerModel(
+        inner, CircuitBreaker("b", BreakerConfig(failure_threshold=1, cooldown_s=30, wait_deadline_s=0.2))
+    )
     await _trip(waiting, inner)
     calls = inner.calls
     started = time.monotonic()
@@ -137,7 +149,8 @@ async def test_cancelled_probe_frees_the_slot() -> None:
     inner.delay_s = 5.0
     probe = asyncio.create_task(model.complete(make_request()))
     await asyncio.sleep(0.05)
-    assert breaker.state is BreakerState.HALF_OPEN and not breaker.accepting
+    assert breaker.state is BreakerState.HALF_OPEN
+    assert not breaker.accepting
     probe.cancel()
     with pytest.raises(asyncio.CancelledError):
         await probe
@@ -161,8 +174,14 @@ async def test_least_in_flight_routing_and_open_breaker_out_of_rotation(scripted
         scripted.default = Reply(delay_s=0.1)
         second.default = Reply(delay_s=0.1)
         config = fast_llm_config(scripted.base_url, breaker=BreakerConfig(failure_threshold=2, cooldown_s=30))
-        config = config.model_copy(update={"endpoints": (EndpointConfig(base_url=scripted.base_url, name="a"),
-                                                         EndpointConfig(base_url=second.base_url, name="b"))})
+        config = config.model_copy(
+            update={
+                "endpoints": (
+                    EndpointConfig(base_url=scripted.base_url, name="a"),
+                    EndpointConfig(base_url=second.base_url, name="b"),
+                )
+            }
+        )
         async with build_chat_model(config) as model:
             await asyncio.gather(*(model.complete(make_request(f"{i}")) for i in range(10)))
             assert (len(scripted.requests), len(second.requests)) == (5, 5)
@@ -206,7 +225,8 @@ def test_retry_budget_share_and_window() -> None:
     assert not budget.try_spend()
     budget.record_call()
     budget.record_call()
-    assert budget.try_spend() and not budget.try_spend()
+    assert budget.try_spend()
+    assert not budget.try_spend()
 
 
 def test_backoff_full_jitter_and_retry_after_cap() -> None:

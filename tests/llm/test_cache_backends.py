@@ -47,8 +47,10 @@ async def test_round_trip_and_hit(backend: CacheBackend) -> None:
     first = await cached.complete(make_request())
     second = await cached.complete(make_request())
     assert inner.calls == 1
-    assert not first.cache_hit and second.cache_hit
-    assert second.tool_calls == RESPONSE.tool_calls and second.usage == RESPONSE.usage
+    assert not first.cache_hit
+    assert second.cache_hit
+    assert second.tool_calls == RESPONSE.tool_calls
+    assert second.usage == RESPONSE.usage
     assert (cached.counters.hits, cached.counters.misses, cached.counters.stores) == (1, 1, 1)
     # A different salt is a different entry.
     other = CachedModel(inner, backend, salt="t", ttl_s=None)
@@ -57,7 +59,9 @@ async def test_round_trip_and_hit(backend: CacheBackend) -> None:
 
 
 async def test_finish_reason_length_is_returned_but_not_stored(backend: CacheBackend) -> None:
-    inner = Counting(RESPONSE.model_copy(update={"finish_reason": "length", "tool_calls": (), "content": "cut"}))
+    inner = Counting(
+        RESPONSE.model_copy(update={"finish_reason": "length", "tool_calls": (), "content": "cut"})
+    )
     cached = CachedModel(inner, backend, salt=None, ttl_s=None)
     for _ in range(2):
         assert (await cached.complete(make_request())).content == "cut"
@@ -84,7 +88,8 @@ async def test_ttl_expires_entries(backend: CacheBackend) -> None:
         b"[1, 2]",
         b'{"format": "skillharness.cache.entry/0", "key": "k"}',
         b'{"format": "skillharness.cache.entry/1", "key": "KEY", "created_at": 0, "expires_at": null,'
-        b' "response": {"content": "x", "tool_calls": [], "finish_reason": "length", "usage": {}, "model": ""}}',
+        b' "response": {"content": "x", "tool_calls": [], "finish_reason": "length",'
+        b' "usage": {}, "model": ""}}',
         b"\x80\x04\x95pickle",
     ],
     ids=["garbage", "list", "old-version", "length-entry", "pickle"],
@@ -96,11 +101,13 @@ async def test_corrupt_or_foreign_entry_is_a_counted_deleted_miss(backend: Cache
     inner = Counting(RESPONSE)
     cached = CachedModel(inner, backend, salt=None, ttl_s=None)
     response = await cached.complete(request)
-    assert not response.cache_hit and inner.calls == 1
+    assert not response.cache_hit
+    assert inner.calls == 1
     assert cached.counters.corrupt == 1
     # The bad value was replaced by a valid one.
     stored = await backend.get(key)
-    assert stored is not None and decode_entry(stored, key, time.time()) is not None
+    assert stored is not None
+    assert decode_entry(stored, key, time.time()) is not None
 
 
 async def test_entry_for_another_key_is_a_miss(backend: CacheBackend) -> None:
@@ -117,7 +124,8 @@ async def test_stats_prune_clear(backend: CacheBackend) -> None:
     await backend.put("b", b"y" * 5, 0.05)
     await asyncio.sleep(0.1)
     stats = await backend.stats()
-    assert stats.bytes in (10, 15) and stats.entries in (1, 2)
+    assert stats.bytes in (10, 15)
+    assert stats.entries in (1, 2)
     await backend.prune()
     assert (await backend.stats()).entries == 1
     assert await backend.clear() == 1

@@ -29,12 +29,13 @@ async def _put(url: str, namespace: str, key: str, value: bytes, ttl: float | No
     await backend.aclose()
 
 
-async def _get(url: str, namespace: str, key: str) -> bytes | None:
+async def _take(url: str, namespace: str, key: str) -> bytes | None:
+    """Read ``key`` and then empty ``namespace``."""
     backend = open_backend(url, namespace)
     try:
         return await backend.get(key)
     finally:
-        await backend.clear() if namespace == "clitest-other" else None
+        await backend.clear()
         await backend.aclose()
 
 
@@ -49,7 +50,7 @@ def test_stats_prune_clear(cache_url: str) -> None:
     assert "pruned" in run_cli("prune", "--url", cache_url, "--namespace", "clitest")
     assert "cleared 1 entries" in run_cli("clear", "--url", cache_url, "--namespace", "clitest", "--yes")
     assert "entries:   0" in run_cli("stats", "--url", cache_url, "--namespace", "clitest")
-    assert asyncio.run(_get(cache_url, "clitest-other", "c")) == b"keep"  # another namespace is untouched
+    assert asyncio.run(_take(cache_url, "clitest-other", "c")) == b"keep"  # another namespace is untouched
 
 
 def test_clear_asks_for_confirmation(tmp_path) -> None:
@@ -63,7 +64,9 @@ def test_clear_asks_for_confirmation(tmp_path) -> None:
 def test_bad_url_is_a_user_error_exit_2() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "skillharness.cli", "cache", "stats", "--url", "ftp://nowhere"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 2
     assert "cache.url" in result.stderr

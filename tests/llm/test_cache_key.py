@@ -62,7 +62,10 @@ def test_key_covers_tools_tool_choice_response_format_extra_body_and_tool_result
             update={
                 "messages": (
                     *base.messages,
-                    {"role": "assistant", "tool_calls": [{"id": "1", "function": {"name": "x", "arguments": "{}"}}]},
+                    {
+                        "role": "assistant",
+                        "tool_calls": [{"id": "1", "function": {"name": "x", "arguments": "{}"}}],
+                    },
                     {"role": "tool", "tool_call_id": "1", "content": "frames"},
                 )
             }
@@ -126,8 +129,18 @@ def test_key_distinct_under_any_sampling_change(a: SamplingParams, b: SamplingPa
     assert (ka == kb) == (a.model_dump_json() == b.model_dump_json())
 
 
-@pytest.mark.parametrize(("text", "seconds"), [("never", None), ("NEVER", None), ("30s", 30), ("7d", 604800),
-                                               ("1h30m", 5400), ("0.5h", 1800), ("2w", 1209600)])
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("never", None),
+        ("NEVER", None),
+        ("30s", 30),
+        ("7d", 604800),
+        ("1h30m", 5400),
+        ("0.5h", 1800),
+        ("2w", 1209600),
+    ],
+)
 def test_ttl_parses(text: str, seconds: float | None) -> None:
     assert parse_ttl(text) == seconds
 

@@ -59,9 +59,25 @@ class LlamaServer:
         # --no-repack: the repacked (AMX) CPU path crashes on hosts that advertise AMX without
         # enabling it; plain kernels are fine for a 135M model.
         self.proc = subprocess.Popen(
-            [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(self.port), "-c", "4096",
-             "-np", "4", "-t", "2", "--no-repack", "--no-webui"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                str(binary),
+                "-m",
+                str(model),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "-c",
+                "4096",
+                "-np",
+                "4",
+                "-t",
+                "2",
+                "--no-repack",
+                "--no-webui",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + _START_TIMEOUT_S
         while True:
@@ -121,23 +137,31 @@ def _request(text: str, **fields: object) -> ChatRequest:
 async def test_chat_content_and_usage(llama: LlamaServer) -> None:
     async with build_chat_model(_config(llama.base_url)) as model:
         response = await model.complete(_request("Say hello."))
-    assert response.content and response.content.strip()
+    assert response.content
+    assert response.content.strip()
     assert response.finish_reason in {"stop", "length"}
-    assert response.usage.prompt_tokens > 5 and 0 < response.usage.completion_tokens <= 24
-    assert response.endpoint == "llama" and response.latency_s > 0
+    assert response.usage.prompt_tokens > 5
+    assert 0 < response.usage.completion_tokens <= 24
+    assert response.endpoint == "llama"
+    assert response.latency_s > 0
     assert model.accountant.by_role[Role.JUDGE].completion_tokens == response.usage.completion_tokens
 
 
 async def test_stream_ends_with_done_after_a_finish_reason(llama: LlamaServer) -> None:
-    body = {"model": "smollm2", "messages": [{"role": "user", "content": "Count to three."}],
-            "max_tokens": 16, "stream": True, "stream_options": {"include_usage": True}}
+    body = {
+        "model": "smollm2",
+        "messages": [{"role": "user", "content": "Count to three."}],
+        "max_tokens": 16,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
     frames: list[str] = []
-    async with httpx.AsyncClient(timeout=60) as client:
-        async with client.stream("POST", f"{llama.base_url}/chat/completions", json=body) as response:
-            assert response.headers["content-type"].startswith("text/event-stream")
-            async for line in response.aiter_lines():
-                if line.startswith("data: "):
-                    frames.append(line.removeprefix("data: "))
+    url = f"{llama.base_url}/chat/completions"
+    async with httpx.AsyncClient(timeout=60) as client, client.stream("POST", url, json=body) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        async for line in response.aiter_lines():
+            if line.startswith("data: "):
+                frames.append(line.removeprefix("data: "))
     assert frames[-1] == "[DONE]"
     finishes = [c["choices"][0]["finish_reason"] for c in map(json.loads, frames[:-1]) if c.get("choices")]
     assert finishes[-1] in {"stop", "length"}
@@ -156,16 +180,21 @@ async def test_json_schema_response_format(llama: LlamaServer) -> None:
     assert response.finish_reason == "stop", response.content
     parsed = json.loads(response.content or "")
     assert set(parsed) == set(RESPONSE_SCHEMAS[Role.RANK]["required"])
-    assert isinstance(parsed["choice"], int) and parsed["choice"] >= 0 and isinstance(parsed["reason"], str)
+    assert isinstance(parsed["choice"], int)
+    assert parsed["choice"] >= 0
+    assert isinstance(parsed["reason"], str)
 
 
 async def test_server_killed_mid_stream_is_transient_and_never_cached(tmp_path: Path) -> None:
     server = LlamaServer(*_artefacts())
     cache = CacheConfig(url=f"sqlite:///{tmp_path / 'cache.sqlite'}")
     try:
-        config = _config(server.base_url, retry=RetryConfig(max_attempts=2, base_delay_s=0.05, max_delay_s=0.1))
+        config = _config(
+            server.base_url, retry=RetryConfig(max_attempts=2, base_delay_s=0.05, max_delay_s=0.1)
+        )
         request = _request(
-            "Write a long story about a lighthouse.", sampling=SamplingParams(temperature=0.0, max_tokens=2000)
+            "Write a long story about a lighthouse.",
+            sampling=SamplingParams(temperature=0.0, max_tokens=2000),
         )
         async with build_chat_model(config, cache) as model:
             task = asyncio.create_task(model.complete(request))
@@ -175,8 +204,12 @@ async def test_server_killed_mid_stream_is_transient_and_never_cached(tmp_path: 
             with pytest.raises(TransientLLMError) as info:
                 await task
         assert info.value.context["attempts"] == 2
-        assert info.value.context["kind"] in {"remote_protocol_error", "read_error", "truncated_stream",
-                                              "connect_error"}
+        assert info.value.context["kind"] in {
+            "remote_protocol_error",
+            "read_error",
+            "truncated_stream",
+            "connect_error",
+        }
     finally:
         server.stop()
     backend = open_backend(cache.url, cache.namespace)

@@ -56,8 +56,16 @@ def test_mapping_is_complete_over_httpx_exception_classes() -> None:
 
 @pytest.mark.parametrize(
     "cls",
-    [httpx.ConnectTimeout, httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout, httpx.RemoteProtocolError,
-     httpx.ReadError, httpx.WriteError, httpx.ConnectError],
+    [
+        httpx.ConnectTimeout,
+        httpx.ReadTimeout,
+        httpx.WriteTimeout,
+        httpx.PoolTimeout,
+        httpx.RemoteProtocolError,
+        httpx.ReadError,
+        httpx.WriteError,
+        httpx.ConnectError,
+    ],
 )
 def test_audited_transport_errors_are_transient(cls: type[Exception]) -> None:
     assert retry_decision(map_httpx_error(cls("x"), "ep")).retry
@@ -66,20 +74,24 @@ def test_audited_transport_errors_are_transient(cls: type[Exception]) -> None:
 @pytest.mark.parametrize("status", [408, 409, 425, 429, 500, 502, 503, 504, 599])
 def test_transient_statuses(status: int) -> None:
     error = error_for_status(status, "body", "ep")
-    assert isinstance(error, TransientLLMError) and retry_decision(error).retry
+    assert isinstance(error, TransientLLMError)
+    assert retry_decision(error).retry
 
 
 @pytest.mark.parametrize("status", [400, 404, 405, 413, 422])
 def test_fatal_statuses(status: int) -> None:
     error = error_for_status(status, "body", "ep")
-    assert isinstance(error, FatalLLMError) and not retry_decision(error).retry
+    assert isinstance(error, FatalLLMError)
+    assert not retry_decision(error).retry
 
 
 @pytest.mark.parametrize("status", [401, 403])
 def test_auth_statuses_name_endpoint_and_env_var(status: int) -> None:
     error = error_for_status(status, "bad key sk-123", "gpu-1", api_key_env="MY_KEY")
     assert isinstance(error, AuthError)
-    assert "gpu-1" in str(error) and "MY_KEY" in str(error) and "sk-123" not in str(error)
+    assert "gpu-1" in str(error)
+    assert "MY_KEY" in str(error)
+    assert "sk-123" not in str(error)
 
 
 def test_retry_after_seconds_and_http_date() -> None:

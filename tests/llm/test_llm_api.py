@@ -9,9 +9,22 @@ from skillharness.llm.types import ChatModel
 def test_public_surface_is_pinned() -> None:
     assert llm.__all__ == sorted(llm.__all__)
     assert set(llm.__all__) == {
-        "Accountant", "BreakerConfig", "CacheConfig", "ChatModel", "ChatRequest", "ChatResponse",
-        "EndpointConfig", "LLMConfig", "LLMStack", "RetryConfig", "RoleUsage", "SamplingParams", "ToolCall",
-        "Usage", "build_chat_model", "extract_tool_call",
+        "Accountant",
+        "BreakerConfig",
+        "CacheConfig",
+        "ChatModel",
+        "ChatRequest",
+        "ChatResponse",
+        "EndpointConfig",
+        "LLMConfig",
+        "LLMStack",
+        "RetryConfig",
+        "RoleUsage",
+        "SamplingParams",
+        "ToolCall",
+        "Usage",
+        "build_chat_model",
+        "extract_tool_call",
     }
 
 

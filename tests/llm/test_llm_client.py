@@ -29,24 +29,39 @@ async def test_chat_content_usage_latency_and_request_body(scripted: ScriptedSer
     )
     async with build_chat_model(fast_llm_config(scripted.base_url)) as model:
         response = await model.complete(request)
-    assert response.content == "The answer" and response.finish_reason == "stop"
+    assert response.content == "The answer"
+    assert response.finish_reason == "stop"
     assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (12, 5)
-    assert response.latency_s > 0 and response.endpoint == scripted.base_url
+    assert response.latency_s > 0
+    assert response.endpoint == scripted.base_url
     body = scripted.requests[0]
-    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
     assert body["response_format"]["json_schema"]["name"] == "skillharness_judge"
-    assert body["temperature"] == 0.2 and body["seed"] == 3 and body["top_a"] == 0.1
+    assert body["temperature"] == 0.2
+    assert body["seed"] == 3
+    assert body["top_a"] == 0.1
     assert "top_p" not in body  # unset parameters are not sent
     assert model.accountant.by_role[Role.JUDGE].prompt_tokens == 12
 
 
 async def test_tool_call_deltas_over_http(scripted: ScriptedServer) -> None:
-    scripted.push(Reply(frames=[
-        chunk({"tool_calls": [{"index": 0, "id": "c9", "function": {"name": "submit_answer", "arguments": ""}}]}),
-        chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"answer":'}}]}),
-        chunk({"tool_calls": [{"index": 0, "function": {"arguments": ' "D"}'}}]}),
-        chunk({}, "tool_calls"),
-    ]))
+    scripted.push(
+        Reply(
+            frames=[
+                chunk(
+                    {
+                        "tool_calls": [
+                            {"index": 0, "id": "c9", "function": {"name": "submit_answer", "arguments": ""}}
+                        ]
+                    }
+                ),
+                chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"answer":'}}]}),
+                chunk({"tool_calls": [{"index": 0, "function": {"arguments": ' "D"}'}}]}),
+                chunk({}, "tool_calls"),
+            ]
+        )
+    )
     async with build_chat_model(fast_llm_config(scripted.base_url)) as model:
         response = await model.complete(make_request(role=Role.AGENT))
     assert response.tool_calls[0].name == "submit_answer"
@@ -90,7 +105,8 @@ async def test_attempt_cap(scripted: ScriptedServer) -> None:
         with pytest.raises(TransientLLMError) as info:
             await model.complete(make_request())
     assert len(scripted.requests) == 8  # the default cap
-    assert info.value.context["attempts"] == 8 and "attempt cap" in info.value.context["gave_up"]
+    assert info.value.context["attempts"] == 8
+    assert "attempt cap" in info.value.context["gave_up"]
 
 
 async def test_total_deadline_per_attempt(scripted: ScriptedServer) -> None:
@@ -98,11 +114,15 @@ async def test_total_deadline_per_attempt(scripted: ScriptedServer) -> None:
     config = fast_llm_config(scripted.base_url, timeouts=TimeoutConfig(total_s=0.2, read_s=5))
     async with build_chat_model(config) as model:
         response = await model.complete(make_request())  # first attempt times out, second is fine
-    assert response.content == "hello" and len(scripted.requests) == 2
+    assert response.content == "hello"
+    assert len(scripted.requests) == 2
 
 
 async def test_api_key_sent_but_absent_from_logs_and_cache(
-    scripted: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    scripted: ScriptedServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setenv("SH_TEST_KEY", SECRET)
     caplog.set_level(logging.DEBUG)
@@ -116,7 +136,9 @@ async def test_api_key_sent_but_absent_from_logs_and_cache(
     assert scripted.headers[-1]["authorization"] == f"Bearer {SECRET}"
     assert SECRET not in caplog.text
     assert "retrying" in caplog.text  # the logs did record the retry
-    for path in tmp_path.iterdir():
+    files = sorted(tmp_path.iterdir())  # noqa: ASYNC240 - a test's own tmp dir, after the calls
+    assert files
+    for path in files:
         assert SECRET.encode() not in path.read_bytes()
 
 
@@ -130,12 +152,16 @@ async def test_auth_error_names_endpoint_and_env_var_never_the_key(
         with pytest.raises(AuthError) as info:
             await model.complete(make_request())
     message = str(info.value)
-    assert "gpu-a" in message and "SH_TEST_KEY" in message and SECRET not in message
+    assert "gpu-a" in message
+    assert "SH_TEST_KEY" in message
+    assert SECRET not in message
     assert SECRET not in repr(info.value.context)
     assert len(scripted.requests) == 1
 
 
-async def test_missing_key_env_var_is_an_auth_error(scripted: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_missing_key_env_var_is_an_auth_error(
+    scripted: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("SH_ABSENT_KEY", raising=False)
     endpoint = EndpointConfig(base_url=scripted.base_url, api_key_env="SH_ABSENT_KEY")
     async with build_chat_model(fast_llm_config(scripted.base_url, endpoint=endpoint)) as model:

@@ -68,7 +68,9 @@ async def cached_entries(cache: CacheConfig) -> int:
 
 
 @pytest.mark.parametrize("kind", list(FaultKind))
-async def test_p1_3_transient_errors_are_retried(fresh_sim: SimServer, kind: FaultKind, tmp_path: Path) -> None:
+async def test_p1_3_transient_errors_are_retried(
+    fresh_sim: SimServer, kind: FaultKind, tmp_path: Path
+) -> None:
     cache = cache_for(tmp_path)
     fresh_sim.force_fault(kind)
     async with build_chat_model(sim_config(fresh_sim), cache) as model:
@@ -83,8 +85,14 @@ async def test_p1_3_transient_errors_are_retried(fresh_sim: SimServer, kind: Fau
 
 
 @pytest.mark.parametrize(
-    "kind", [FaultKind.TRUNCATE, FaultKind.RESET, FaultKind.VLLM_ERROR_FRAME, FaultKind.LLAMACPP_ERROR_FRAME,
-             FaultKind.MALFORMED_CHUNK],
+    "kind",
+    [
+        FaultKind.TRUNCATE,
+        FaultKind.RESET,
+        FaultKind.VLLM_ERROR_FRAME,
+        FaultKind.LLAMACPP_ERROR_FRAME,
+        FaultKind.MALFORMED_CHUNK,
+    ],
 )
 async def test_p1_2_truncated_stream_is_retried_and_never_cached(
     fresh_sim: SimServer, kind: FaultKind, tmp_path: Path
@@ -96,14 +104,17 @@ async def test_p1_2_truncated_stream_is_retried_and_never_cached(
         with pytest.raises(TransientLLMError) as info:
             await model.complete(judge_request(fresh_sim))
         assert info.value.context["attempts"] == 3
-        assert model.cache is not None and model.cache.counters.stores == 0
+        assert model.cache is not None
+        assert model.cache.counters.stores == 0
     assert await cached_entries(cache) == 0  # a cut answer is never stored
     assert fresh_sim.stats()["requests"] == 3
     # The next call succeeds, is stored, and a third call is served from the cache.
     async with build_chat_model(sim_config(fresh_sim, retry=retry), cache) as model:
         first = await model.complete(judge_request(fresh_sim))
         again = await model.complete(judge_request(fresh_sim))
-    assert not first.cache_hit and again.cache_hit and again.content == first.content
+    assert not first.cache_hit
+    assert again.cache_hit
+    assert again.content == first.content
     assert json.loads(first.content or "")
     assert fresh_sim.stats()["requests"] == 4
 
@@ -118,7 +129,8 @@ async def test_random_faults_under_concurrency_are_all_survived(fresh_sim: SimSe
         responses = await asyncio.gather(*(model.complete(r) for r in requests))
         assert all(json.loads(r.content or "") for r in responses)
         faults = sum(fresh_sim.stats()["faults"].values())
-        assert faults > 0 and model.retry.retries == faults
+        assert faults > 0
+        assert model.retry.retries == faults
     assert await cached_entries(cache) == 60
 
 
@@ -128,6 +140,8 @@ async def test_connection_refused_is_transient_and_retried_to_the_cap() -> None:
     retry = RetryConfig(max_attempts=3, base_delay_s=0.001, max_delay_s=0.002)
     async with build_chat_model(fast_llm_config(endpoint.base_url, endpoint=endpoint, retry=retry)) as model:
         with pytest.raises(TransientLLMError) as info:
-            await model.complete(ChatRequest(model="m", messages=({"role": "user", "content": "x"},), role=Role.RANK))
+            await model.complete(
+                ChatRequest(model="m", messages=({"role": "user", "content": "x"},), role=Role.RANK)
+            )
     assert info.value.context["kind"] == "connect_error"
     assert info.value.context["attempts"] == 3

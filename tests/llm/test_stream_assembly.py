@@ -30,8 +30,18 @@ def test_complete_stream_assembles_content_and_usage() -> None:
 
 def test_tool_call_deltas_id_and_name_first_then_argument_fragments() -> None:
     frames = [
-        chunk({"tool_calls": [{"index": 0, "id": "call_a", "type": "function",
-                               "function": {"name": "get_frames", "arguments": ""}}]}),
+        chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": "call_a",
+                        "type": "function",
+                        "function": {"name": "get_frames", "arguments": ""},
+                    }
+                ]
+            }
+        ),
         chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"start_s": 1,'}}]}),
         chunk({"tool_calls": [{"index": 1, "id": "call_b", "function": {"name": "get_subtitles"}}]}),
         chunk({"tool_calls": [{"index": 0, "function": {"arguments": ' "end_s": 2, "count": 3}'}}]}),
@@ -113,7 +123,8 @@ ALLOWED = {"submit_answer", "get_frames"}
 )
 def test_extractor_accepts_common_bare_json_shapes(content: str) -> None:
     call = extract_tool_call(content, ALLOWED)
-    assert call is not None and call.name == "submit_answer"
+    assert call is not None
+    assert call.name == "submit_answer"
     assert json.loads(call.arguments) == {"answer": "B"}
 
 
@@ -138,8 +149,11 @@ def test_extractor_refuses_anything_ambiguous(content: str | None) -> None:
 
 def test_apply_moves_content_call_into_tool_calls_only_when_tools_were_offered() -> None:
     tools = [{"type": "function", "function": {"name": "submit_answer"}}]
-    response = ChatResponse(content='{"name": "submit_answer", "arguments": {"answer": "C"}}', finish_reason="stop")
+    response = ChatResponse(
+        content='{"name": "submit_answer", "arguments": {"answer": "C"}}', finish_reason="stop"
+    )
     moved = apply_content_tool_call(response, tools)
-    assert moved.content is None and moved.finish_reason == "tool_calls"
+    assert moved.content is None
+    assert moved.finish_reason == "tool_calls"
     assert moved.tool_calls[0].name == "submit_answer"
     assert apply_content_tool_call(response, None) is response

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field, model_validator
 
 from skillharness.llm.types import SamplingParams
@@ -12,6 +14,9 @@ from skillharness.video.config import FramesConfig
 class AgentConfig(StrictModel):
     """How the agent sees a question and how much it may spend on it."""
 
+    bundle: Path | None = Field(
+        None, description="Skill bundle folder (or a workspace: its current version) the agent runs with."
+    )
     initial_frames: int = Field(8, ge=0, description="Uniform frames in the first message.")
     max_steps: int = Field(6, ge=1, description="Model turns per question; the last one may only answer.")
     max_frames: int = Field(32, ge=0, description="Frames per question, first message included.")

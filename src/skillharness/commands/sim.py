@@ -81,7 +81,9 @@ def serve(
     )
     if n_questions == 0:
         typer.echo("  warning: no --questions given; the agent role can only guess.", err=True)
-    server = uvicorn.Server(uvicorn.Config(create_app(state), log_level="warning", lifespan="off"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(state), log_level="warning", lifespan="off", timeout_graceful_shutdown=5)
+    )
     server.run(sockets=[sock])
 
 

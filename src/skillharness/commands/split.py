@@ -38,13 +38,21 @@ def gate_min_val(alpha: float, bet_cap: float) -> int:
 @split_app.callback(invoke_without_command=True)
 def split(
     ctx: typer.Context,
-    questions: Path | None = typer.Option(None, "--questions", help="Questions file (parquet/json/jsonl/csv/tsv)."),
+    questions: Path | None = typer.Option(
+        None, "--questions", help="Questions file (parquet/json/jsonl/csv/tsv)."
+    ),
     out: Path | None = typer.Option(None, "--out", help="Folder for pools.json and split_manifest.json."),
     sizes: str = typer.Option("210,90,600", "--sizes", help="Units in train,val,test."),
-    unit: str = typer.Option("video", "--unit", help="video (default: a video never crosses pools) or question."),
+    unit: str = typer.Option(
+        "video", "--unit", help="video (default: a video never crosses pools) or question."
+    ),
     sample: int | None = typer.Option(None, "--sample", help="Draw a stratified subsample of N units first."),
-    min_val_per_class: int = typer.Option(0, "--min-val-per-class", help="At least K val questions per class."),
-    exclude_task_types: list[str] = typer.Option([], "--exclude-task-types", help="Task type to leave out (repeatable)."),
+    min_val_per_class: int = typer.Option(
+        0, "--min-val-per-class", help="At least K val questions per class."
+    ),
+    exclude_task_types: list[str] = typer.Option(
+        [], "--exclude-task-types", help="Task type to leave out (repeatable)."
+    ),
     seed: int = typer.Option(0, "--seed"),
     alpha: float = typer.Option(0.05, "--alpha", help="Gate alpha, for the micro-class report."),
     bet_cap: float = typer.Option(0.5, "--bet-cap", help="Gate bet cap, for the micro-class report."),
@@ -59,17 +67,25 @@ def split(
         raise ConfigError(f"--unit must be 'video' or 'question', got {unit!r}")
     started = time.perf_counter()
     rows = load_questions(questions)
-    params = SplitParams(sizes=_parse_sizes(sizes), unit=unit, sample=sample,  # type: ignore[arg-type]
-                         min_val_per_class=min_val_per_class, exclude_task_types=tuple(exclude_task_types),
-                         seed=seed, micro_min_val=gate_min_val(alpha, bet_cap))
+    params = SplitParams(
+        sizes=_parse_sizes(sizes),
+        unit=unit,
+        sample=sample,  # type: ignore[arg-type]
+        min_val_per_class=min_val_per_class,
+        exclude_task_types=tuple(exclude_task_types),
+        seed=seed,
+        micro_min_val=gate_min_val(alpha, bet_cap),
+    )
     result = make_split(rows, params)
     written = write_split(result, rows, questions, out, force=force, version=__version__)
     console = Console()
     print_split(console, result, rows)
     if written.backup_dir is not None:
         console.print(f"[yellow]Replaced existing artifacts; the old ones are in {written.backup_dir}[/]")
-    console.print(f"Wrote {written.pools_path} (sha256 {written.pools_sha256}) and {written.manifest_path} "
-                  f"in {time.perf_counter() - started:.2f}s")
+    console.print(
+        f"Wrote {written.pools_path} (sha256 {written.pools_sha256}) and {written.manifest_path} "
+        f"in {time.perf_counter() - started:.2f}s"
+    )
 
 
 @split_app.command("verify")
@@ -106,15 +122,21 @@ def print_split(console: Console, result: Split, questions: list) -> None:
     table.add_row("questions", *(str(sum(counts[p].values())) for p in POOL_NAMES))
     console.print(table)
     if result.micro:
-        console.print("[bold magenta]Micro classes[/] (exclude them from training, or name them in the config):")
+        console.print(
+            "[bold magenta]Micro classes[/] (exclude them from training, or name them in the config):"
+        )
         for m in result.micro:
             console.print(f"  - {m.task_type}: {m.reason}")
     else:
-        console.print(f"No micro classes: every task type has at least {result.params.micro_min_val} val "
-                      "questions and a train question, so every gate can accept.")
+        console.print(
+            f"No micro classes: every task type has at least {result.params.micro_min_val} val "
+            "questions and a train question, so every gate can accept."
+        )
     if result.unmet_min_val:
-        console.print(f"[yellow]Could not reach --min-val-per-class {result.params.min_val_per_class} for:[/] "
-                      + ", ".join(result.unmet_min_val))
+        console.print(
+            f"[yellow]Could not reach --min-val-per-class {result.params.min_val_per_class} for:[/] "
+            + ", ".join(result.unmet_min_val)
+        )
 
 
 def register(app: typer.Typer) -> None:

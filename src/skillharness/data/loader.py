@@ -20,11 +20,20 @@ from pydantic import ValidationError
 from skillharness.data.questions import VIDEO_MME, Benchmark, Question
 from skillharness.errors import DataError
 
-__all__ = ["load_questions", "read_rows", "REQUIRED_COLUMNS", "MAX_REPORTED_PROBLEMS"]
+__all__ = ["MAX_REPORTED_PROBLEMS", "REQUIRED_COLUMNS", "load_questions", "read_rows"]
 
 REQUIRED_COLUMNS = (
-    "video_id", "duration", "domain", "sub_category", "url", "videoID",
-    "question_id", "task_type", "question", "options", "answer",
+    "video_id",
+    "duration",
+    "domain",
+    "sub_category",
+    "url",
+    "videoID",
+    "question_id",
+    "task_type",
+    "question",
+    "options",
+    "answer",
 )
 MAX_REPORTED_PROBLEMS = 50
 
@@ -57,7 +66,8 @@ def load_questions(path: Path | str, benchmark: Benchmark = VIDEO_MME) -> list[Q
         tail = f"\n  ... and {more} more" if more else ""
         raise DataError(
             f"{len(problems)} problem(s) in {source}:\n  " + "\n  ".join(shown) + tail,
-            file=str(source), problems=problems,
+            file=str(source),
+            problems=problems,
         )
     return questions
 
@@ -127,8 +137,13 @@ def _parse_options(value: Any) -> tuple[str, ...]:
 def read_rows(source: Path) -> Iterator[Mapping[str, Any]]:
     """Yield raw rows of ``source`` by its suffix; unreadable files raise DataError."""
     suffix = source.suffix.lower()
-    readers = {".parquet": _parquet_rows, ".json": _json_rows, ".jsonl": _jsonl_rows,
-               ".csv": _csv_rows, ".tsv": _csv_rows}
+    readers = {
+        ".parquet": _parquet_rows,
+        ".json": _json_rows,
+        ".jsonl": _jsonl_rows,
+        ".csv": _csv_rows,
+        ".tsv": _csv_rows,
+    }
     reader = readers.get(suffix)
     if reader is None:
         raise DataError(
@@ -144,11 +159,16 @@ def _json_rows(source: Path) -> Iterable[Mapping[str, Any]]:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise DataError(f"{source}: not valid JSON: {exc}", file=str(source)) from exc
     if not isinstance(data, list):
-        raise DataError(f"{source}: expected a JSON list of rows, got {type(data).__name__}", file=str(source))
+        raise DataError(
+            f"{source}: expected a JSON list of rows, got {type(data).__name__}", file=str(source)
+        )
     for index, row in enumerate(data, start=1):
         if not isinstance(row, dict):
-            raise DataError(f"{source}: row {index}: expected an object, got {type(row).__name__}",
-                            file=str(source), row=index)
+            raise DataError(
+                f"{source}: row {index}: expected an object, got {type(row).__name__}",
+                file=str(source),
+                row=index,
+            )
     return data
 
 
@@ -160,10 +180,13 @@ def _jsonl_rows(source: Path) -> Iterator[Mapping[str, Any]]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DataError(f"{source}: line {line_no}: not valid JSON: {exc}",
-                                file=str(source), row=line_no) from exc
+                raise DataError(
+                    f"{source}: line {line_no}: not valid JSON: {exc}", file=str(source), row=line_no
+                ) from exc
             if not isinstance(row, dict):
-                raise DataError(f"{source}: line {line_no}: expected an object", file=str(source), row=line_no)
+                raise DataError(
+                    f"{source}: line {line_no}: expected an object", file=str(source), row=line_no
+                )
             yield row
 
 

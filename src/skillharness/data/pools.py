@@ -18,10 +18,25 @@ from typing import Any
 from skillharness.data.questions import Question
 from skillharness.data.split import POOL_NAMES, Split, count_table
 from skillharness.errors import SplitError
-from skillharness.util.atomic import atomic_write_bytes, atomic_write_json, fsync_dir, sha256_bytes, sha256_file
+from skillharness.util.atomic import (
+    atomic_write_bytes,
+    atomic_write_json,
+    fsync_dir,
+    sha256_bytes,
+    sha256_file,
+)
 
-__all__ = ["POOLS_FILE", "MANIFEST_FILE", "SCHEMA_VERSION", "FrozenPools", "WriteResult",
-           "write_split", "load_pools", "verify_split", "existing_artifacts"]
+__all__ = [
+    "MANIFEST_FILE",
+    "POOLS_FILE",
+    "SCHEMA_VERSION",
+    "FrozenPools",
+    "WriteResult",
+    "existing_artifacts",
+    "load_pools",
+    "verify_split",
+    "write_split",
+]
 
 POOLS_FILE = "pools.json"
 MANIFEST_FILE = "split_manifest.json"
@@ -60,16 +75,19 @@ def _pools_document(split: Split) -> dict[str, Any]:
     }
 
 
-def _manifest(split: Split, questions: Sequence[Question], source: Path, source_sha: str,
-              pools_sha: str, version: str) -> dict[str, Any]:
+def _manifest(
+    split: Split, questions: Sequence[Question], source: Path, source_sha: str, pools_sha: str, version: str
+) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "package_version": version,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "source": {"path": str(source.resolve()), "sha256": source_sha, "questions": len(questions)},
         "parameters": split.params.model_dump(mode="json"),
-        "pool_sizes": {name: {"units": len(units), "questions": sum(len(u.question_ids) for u in units)}
-                       for name, units in split.pools.items()},
+        "pool_sizes": {
+            name: {"units": len(units), "questions": sum(len(u.question_ids) for u in units)}
+            for name, units in split.pools.items()
+        },
         "counts": count_table(split, questions),
         "micro_classes": [m.__dict__ for m in split.micro],
         "unmet_min_val_per_class": list(split.unmet_min_val),
@@ -81,22 +99,26 @@ def existing_artifacts(out_dir: Path) -> list[Path]:
     return [out_dir / name for name in (POOLS_FILE, MANIFEST_FILE) if (out_dir / name).exists()]
 
 
-def write_split(split: Split, questions: Sequence[Question], source: Path, out_dir: Path,
-                *, force: bool, version: str) -> WriteResult:
+def write_split(
+    split: Split, questions: Sequence[Question], source: Path, out_dir: Path, *, force: bool, version: str
+) -> WriteResult:
     """Write both artifacts atomically; refuse to replace existing ones unless ``force``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     existing = existing_artifacts(out_dir)
     if existing and not force:
         listing = ", ".join(f"{p.name} (sha256 {sha256_file(p)})" for p in existing)
-        raise SplitError(f"split artifacts already exist in {out_dir}: {listing}. They are frozen evidence; "
-                         "pass --force to replace them (the old files are backed up first).",
-                         files=[str(p) for p in existing])
+        raise SplitError(
+            f"split artifacts already exist in {out_dir}: {listing}. They are frozen evidence; "
+            "pass --force to replace them (the old files are backed up first).",
+            files=[str(p) for p in existing],
+        )
     backup = _backup(out_dir, existing) if existing else None
     pools_bytes = json.dumps(_pools_document(split), indent=2, sort_keys=True).encode() + b"\n"
     pools_sha = sha256_bytes(pools_bytes)
     atomic_write_bytes(out_dir / POOLS_FILE, pools_bytes)
-    atomic_write_json(out_dir / MANIFEST_FILE,
-                      _manifest(split, questions, source, sha256_file(source), pools_sha, version))
+    atomic_write_json(
+        out_dir / MANIFEST_FILE, _manifest(split, questions, source, sha256_file(source), pools_sha, version)
+    )
     return WriteResult(out_dir / POOLS_FILE, out_dir / MANIFEST_FILE, pools_sha, backup)
 
 
@@ -118,8 +140,11 @@ def load_pools(path: Path, expected_sha256: str | None = None) -> FrozenPools:
     data = path.read_bytes()
     digest = sha256_bytes(data)
     if expected_sha256 is not None and digest != expected_sha256:
-        raise SplitError(f"{path}: sha256 {digest} does not match the expected {expected_sha256}; "
-                         "the frozen split was changed", file=str(path))
+        raise SplitError(
+            f"{path}: sha256 {digest} does not match the expected {expected_sha256}; "
+            "the frozen split was changed",
+            file=str(path),
+        )
     try:
         doc = json.loads(data)
         if doc.get("schema_version") != SCHEMA_VERSION:

@@ -14,7 +14,7 @@ from pydantic import Field, field_validator, model_validator
 
 from skillharness.util.model import StrictModel
 
-__all__ = ["TaskType", "Question", "Benchmark", "VIDEO_MME", "OPTION_LETTERS", "slugify"]
+__all__ = ["OPTION_LETTERS", "VIDEO_MME", "Benchmark", "Question", "TaskType", "slugify"]
 
 OPTION_LETTERS = ("A", "B", "C", "D")
 _OPTION_RE = re.compile(r"^([A-Z])\.\s?(.*)$", re.DOTALL)

@@ -30,7 +30,16 @@ from skillharness.data.questions import Question
 from skillharness.errors import SplitError
 from skillharness.util.model import StrictModel
 
-__all__ = ["POOL_NAMES", "SplitParams", "Unit", "MicroClass", "Split", "make_split", "build_units", "count_table"]
+__all__ = [
+    "POOL_NAMES",
+    "MicroClass",
+    "Split",
+    "SplitParams",
+    "Unit",
+    "build_units",
+    "count_table",
+    "make_split",
+]
 
 POOL_NAMES = ("train", "val", "test")
 _UNUSED = "unused"
@@ -91,11 +100,19 @@ def build_units(questions: Sequence[Question], unit: str, exclude: Sequence[str]
         members = groups[unit_id]
         durations = {q.duration for q in members}
         if len(durations) > 1:
-            raise SplitError(f"video {unit_id} has questions with different durations {sorted(durations)}",
-                             unit=unit_id)
+            raise SplitError(
+                f"video {unit_id} has questions with different durations {sorted(durations)}", unit=unit_id
+            )
         rarest = min((q.task_type for q in members), key=lambda t: (frequency[t], t))
-        units.append(Unit(unit_id, tuple(q.question_id for q in members), tuple(q.task_type for q in members),
-                          members[0].duration, (members[0].duration, rarest)))
+        units.append(
+            Unit(
+                unit_id,
+                tuple(q.question_id for q in members),
+                tuple(q.task_type for q in members),
+                members[0].duration,
+                (members[0].duration, rarest),
+            )
+        )
     return units
 
 
@@ -105,17 +122,23 @@ def make_split(questions: Sequence[Question], params: SplitParams) -> Split:
     units = build_units(questions, params.unit, params.exclude_task_types)
     if params.sample is not None:
         if params.sample > len(units):
-            raise SplitError(f"--sample {params.sample} exceeds the {len(units)} available {params.unit} units")
+            raise SplitError(
+                f"--sample {params.sample} exceeds the {len(units)} available {params.unit} units"
+            )
         units = _stratified_sample(units, params.sample, rng)
     wanted = sum(params.sizes)
     if wanted > len(units):
-        raise SplitError(f"pool sizes {params.sizes} need {wanted} {params.unit} units, only {len(units)} available")
+        raise SplitError(
+            f"pool sizes {params.sizes} need {wanted} {params.unit} units, only {len(units)} available"
+        )
     assignment = _deal(units, dict(zip(POOL_NAMES, params.sizes, strict=True)), rng)
     unmet: tuple[str, ...] = ()
     if params.min_val_per_class:
         unmet = _enforce_val_minimum(assignment, params.min_val_per_class, rng)
-    pools = {name: tuple(sorted((u for u, p in assignment.items() if p == name), key=lambda u: u.id))
-             for name in POOL_NAMES}
+    pools = {
+        name: tuple(sorted((u for u, p in assignment.items() if p == name), key=lambda u: u.id))
+        for name in POOL_NAMES
+    }
     return Split(params, pools, _micro_classes(units, pools, params.micro_min_val), unmet)
 
 
@@ -181,7 +204,9 @@ def _swap_into_val(assignment: dict[Unit, str], task_type: str, k: int, rng: ran
     val_counts = _val_counts(assignment)
     for donor in donors:
         gain = Counter(donor.task_types)
-        for leaving in sorted((u for u, p in assignment.items() if p == "val"), key=lambda u: (len(u.task_types), u.id)):
+        for leaving in sorted(
+            (u for u, p in assignment.items() if p == "val"), key=lambda u: (len(u.task_types), u.id)
+        ):
             if task_type in leaving.task_types:
                 continue
             after = val_counts + gain
@@ -192,7 +217,9 @@ def _swap_into_val(assignment: dict[Unit, str], task_type: str, k: int, rng: ran
     return False
 
 
-def _micro_classes(units: Sequence[Unit], pools: dict[str, tuple[Unit, ...]], min_val: int) -> tuple[MicroClass, ...]:
+def _micro_classes(
+    units: Sequence[Unit], pools: dict[str, tuple[Unit, ...]], min_val: int
+) -> tuple[MicroClass, ...]:
     micro = []
     for task_type in sorted({t for u in units for t in u.task_types}):
         val_n = sum(u.task_types.count(task_type) for u in pools["val"])

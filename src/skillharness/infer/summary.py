@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from scipy.stats import binomtest
 
-__all__ = ["Scored", "Cell", "summarize", "wilson"]
+__all__ = ["Cell", "Scored", "summarize", "wilson"]
 
 
 @dataclass(frozen=True)
@@ -58,8 +58,15 @@ def _cell(label: str, rows: list[Scored], confidence: float) -> Cell:
     answered = [r for r in rows if r.status != "infra_error"]
     correct = sum(r.correct for r in answered)
     low, high = wilson(correct, len(answered), confidence)
-    return Cell(label, len(answered), correct, sum(r.status == "parse_error" for r in answered),
-                len(rows) - len(answered), low, high)
+    return Cell(
+        label,
+        len(answered),
+        correct,
+        sum(r.status == "parse_error" for r in answered),
+        len(rows) - len(answered),
+        low,
+        high,
+    )
 
 
 def summarize(rows: Iterable[Scored], confidence: float = 0.95) -> dict[str, list[Cell]]:
@@ -74,6 +81,8 @@ def summarize(rows: Iterable[Scored], confidence: float = 0.95) -> dict[str, lis
     return {
         "overall": [_cell("all", items, confidence)],
         "task_type": [_cell(t, by_task[t], confidence) for t in sorted(by_task)],
-        "duration": [_cell(d, by_duration[d], confidence)
-                     for d in sorted(by_duration, key=lambda d: (order.get(d, 9), d))],
+        "duration": [
+            _cell(d, by_duration[d], confidence)
+            for d in sorted(by_duration, key=lambda d: (order.get(d, 9), d))
+        ],
     }

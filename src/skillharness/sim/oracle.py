@@ -18,6 +18,7 @@ wrong. So ``accuracy = mean_q p_intended(q) * letter_kept_share``, exactly.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -167,9 +168,7 @@ def oracle_http(oracle: Oracle, payload: Mapping[str, Any]) -> dict[str, Any]:
     if payload.get("task_type"):
         questions = [q for q in questions if q.task_type == payload["task_type"]]
     before = payload.get("bundle") if payload.get("bundle") is not None else str(payload.get("text", ""))
-    if isinstance(before, str) and before.startswith("{"):
-        import json
-
+    if isinstance(before, str) and before.startswith("{"):  # a bundle passed as a GET parameter
         before = json.loads(before)
     answer: dict[str, Any] = {
         "n": len(questions),

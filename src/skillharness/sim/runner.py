@@ -85,6 +85,7 @@ class SimServer:
             access_log=False,
             lifespan="off",
             timeout_keep_alive=30,
+            timeout_graceful_shutdown=2,
             limit_concurrency=None,
         )
         self._server = uvicorn.Server(config)

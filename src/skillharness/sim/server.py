@@ -23,6 +23,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from skillharness.llm.roles import Role, role_of_request
+from skillharness.sim.admin import admin_routes
 from skillharness.sim.config import FaultKind, SimConfig
 from skillharness.sim.draw import uniform
 from skillharness.sim.faults import FaultInjector
@@ -76,7 +77,7 @@ class SimState:
         self.faults = FaultInjector(config.faults, config.seed)
         self._numbers = itertools.count(1)
         self._numbers_lock = threading.Lock()
-        self._semaphore: asyncio.Semaphore | None = (
+        self.semaphore: asyncio.Semaphore | None = (
             asyncio.Semaphore(config.max_concurrency) if config.max_concurrency else None
         )
 
@@ -125,7 +126,7 @@ class ChatCompletions:
         self, body: dict[str, Any], role: Role | None, request_no: int, fault: FaultKind | None, send: Send
     ) -> None:
         state = self.state
-        semaphore = state._semaphore
+        semaphore = state.semaphore
         if semaphore is not None:
             state.stats.queue_enter()
             try:
@@ -178,8 +179,6 @@ class ChatCompletions:
 
 
 def _routes(state: SimState) -> list[Route]:
-    from skillharness.sim.admin import admin_routes
-
     async def models(_: Request) -> JSONResponse:
         created = int(time.time())
         data = [

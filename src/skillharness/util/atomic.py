@@ -16,8 +16,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "fsync_dir", "sha256_file",
-           "sha256_bytes", "atomic_open"]
+__all__ = [
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "atomic_write_json",
+    "fsync_dir",
+    "sha256_file",
+    "sha256_bytes",
+    "atomic_open",
+]
 
 
 def fsync_dir(path: Path) -> None:

@@ -32,6 +32,8 @@ __all__ = ["DecoderStats", "RawFrame", "VideoInfo", "decode_all_at", "decode_at"
 _FORWARD_WINDOW_S = 1.0
 # How far back (seconds) a retry seeks when a seek landed after its target (e.g. open GOPs).
 _BACKOFF_S = (2.0, 10.0, math.inf)
+# Frames presented less than this before a target are decoded even when nothing refers to them.
+_FULL_DECODE_MARGIN_S = 0.25
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,9 @@ class _Cursor:
         self.start_pts = stream.start_time or 0
         rate = stream.average_rate or stream.guessed_rate
         self.frame_pts = int(1 / (rate * self.tb)) if rate else 1
+        # Frames presented this close before a target are always decoded (see _decode_forward).
+        self._margin = max(2 * self.frame_pts, int(_FULL_DECODE_MARGIN_S / self.tb))
+        self._target = 0
         self._frames: Iterator[av.VideoFrame] | None = None
         self._pending: av.VideoFrame | None = None  # the first frame past the previous target
         self._last: av.VideoFrame | None = None  # the frame found for the previous target
@@ -145,8 +150,26 @@ class _Cursor:
     def _seek(self, pts: int) -> None:
         _count(seeks=1)
         self.container.seek(max(pts, self.start_pts), stream=self.stream, backward=True, any_frame=False)
-        self._frames = self.container.decode(self.stream)
+        self._frames = self._decode_forward()
         self._pending = self._last = None
+
+    def _decode_forward(self) -> Iterator[av.VideoFrame]:
+        """Decode packets in file order, skipping frames that cannot matter for the current target.
+
+        A non-reference frame (one no other frame is predicted from) presented well before the
+        target can neither be the answer nor change any frame that could be, so the decoder skips
+        it; with B-frames that is about half the work. Every frame presented within the margin
+        before the target is decoded in full, and reference frames always are, so the result is
+        pixel-identical to a full decode.
+        """
+        context = self.stream.codec_context
+        for packet in self.container.demux(self.stream):
+            far = packet.pts is not None and packet.pts < self._target - self._margin
+            context.skip_frame = "NONREF" if far else "DEFAULT"
+            for frame in context.decode(packet):
+                _count(frames=1)
+                if frame.pts is not None:
+                    yield frame
 
     def _next(self) -> av.VideoFrame | None:
         if self._pending is not None:
@@ -154,11 +177,7 @@ class _Cursor:
             return frame
         if self._frames is None:
             return None
-        for frame in self._frames:
-            _count(frames=1)
-            if frame.pts is not None:
-                return frame
-        return None
+        return next(self._frames, None)
 
     def frame_at(self, target: int) -> av.VideoFrame | None:
         """The frame shown at pts ``target``, or None if the data for it cannot be decoded."""
@@ -182,6 +201,7 @@ class _Cursor:
 
     def _scan(self, target: int) -> tuple[av.VideoFrame | None, bool]:
         """Decode forward to ``target``; also say whether the first frame was already past it."""
+        self._target = target
         best: av.VideoFrame | None = None
         first = True
         while (frame := self._next()) is not None:

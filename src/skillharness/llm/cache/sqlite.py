@@ -46,7 +46,9 @@ class SQLiteBackend:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.executescript(_DDL)
-            self._reader = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
+            self._reader = sqlite3.connect(
+                self.path, timeout=30.0, check_same_thread=False, isolation_level=None
+            )
         except sqlite3.Error as exc:
             raise CacheError(f"cannot open cache file {self.path}: {exc}", file=str(self.path)) from exc
 

@@ -1,0 +1,223 @@
+"""Run one bundle over one pool: the ``infer`` command, the training baseline, the holdout eval.
+
+A run is keyed in the store by ``(run_id, question_id, sample_idx)``. Resuming a run skips every
+pair already stored as ``ok`` or ``parse_error`` and asks again only the ``infra_error`` ones and
+the ones never reached, so a killed run continues exactly where it stopped, without duplicates.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from skillharness.agent import Agent, answer_all
+from skillharness.agent.config import AgentConfig
+from skillharness.agent.records import Prediction, PredictionStatus
+from skillharness.agent.video import LocalVideos
+from skillharness.data.config import DataConfig
+from skillharness.data.loader import load_questions
+from skillharness.data.pools import load_pools
+from skillharness.data.questions import Question
+from skillharness.errors import ConfigError
+from skillharness.infer.summary import Cell, Scored, summarize
+from skillharness.llm.config import CacheConfig, LLMConfig
+from skillharness.llm.stack import build_chat_model
+from skillharness.skills import Bundle
+from skillharness.skills.workspace import Workspace
+from skillharness.store import RunKind, RunLog, RunProvenance, RunReader, RunStatus, StoreConfig
+from skillharness.video.frames import FrameSampler
+
+if TYPE_CHECKING:  # the top-level config composes every layer's section; only its type is needed here
+    from skillharness.config import Config
+
+__all__ = [
+    "InferJob",
+    "InferResult",
+    "default_run_id",
+    "load_bundle",
+    "load_job",
+    "run_inference",
+    "summarize_run",
+]
+
+
+@dataclass(frozen=True)
+class InferJob:
+    """Everything one inference run needs, resolved and validated (see :func:`load_job`)."""
+
+    data: DataConfig
+    agent: AgentConfig
+    llm: LLMConfig
+    cache: CacheConfig
+    store: StoreConfig
+    config_hash: str
+    bundle: Bundle
+    questions: tuple[Question, ...]
+    pool: str | None
+    pools_sha256: str | None
+    run_id: str
+    resume: bool = False
+    kind: RunKind = RunKind.INFER
+    confidence: float = 0.95
+
+
+@dataclass(frozen=True)
+class InferResult:
+    run_id: str
+    asked: int  # pairs asked in this invocation (a resume asks only what is missing)
+    skipped: int  # pairs already final before this invocation
+    summary: dict[str, list[Cell]]
+    status_counts: dict[str, int]
+
+
+def default_run_id(pool: str | None) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"infer-{pool or 'adhoc'}-{stamp}-{secrets.token_hex(3)}"
+
+
+def load_bundle(path: Path) -> Bundle:
+    """A bundle folder, or a workspace (its current version)."""
+    if (path / "manifest.json").is_file():
+        return Workspace.open(path).current()
+    return Bundle.load(path)
+
+
+def load_job(config: Config, *, pool: str | None, run_id: str | None, resume: bool) -> InferJob:
+    """Resolve the bundle, questions and pool named by ``config`` into an :class:`InferJob`."""
+    data = config.data
+    if data.questions is None:
+        raise ConfigError(
+            "data.questions is not set: name the questions file in the config or with --questions"
+        )
+    if config.agent.bundle is None:
+        raise ConfigError("agent.bundle is not set: name a bundle folder (see `skillharness bundle init`)")
+    if resume and run_id is None:
+        raise ConfigError("--resume needs --run-id: the run to continue")
+    questions = load_questions(data.questions, data.benchmark)
+    pools_sha = None
+    if pool is not None:
+        if data.pools is None:
+            raise ConfigError(f"--pool {pool} needs data.pools (a pools.json from `skillharness split`)")
+        frozen = load_pools(data.pools, data.pools_sha256)
+        if pool not in frozen.questions:
+            raise ConfigError(f"unknown pool {pool!r}; pools.json has {sorted(frozen.questions)}")
+        wanted = set(frozen.questions[pool])
+        questions = [q for q in questions if q.question_id in wanted]
+        if len(questions) != len(wanted):
+            raise ConfigError(
+                f"pools.json names {len(wanted) - len(questions)} question(s) of pool {pool} "
+                f"that are not in {data.questions}"
+            )
+        pools_sha = frozen.sha256
+    return InferJob(
+        data=data,
+        agent=config.agent,
+        llm=config.llm,
+        cache=config.cache,
+        store=config.store,
+        config_hash=config.fingerprint(),
+        bundle=load_bundle(config.agent.bundle),
+        questions=tuple(questions),
+        pool=pool,
+        pools_sha256=pools_sha,
+        run_id=run_id or default_run_id(pool),
+        resume=resume,
+        confidence=config.eval.confidence,
+    )
+
+
+def _provenance(job: InferJob) -> RunProvenance:
+    return RunProvenance(
+        run_id=job.run_id,
+        kind=job.kind,
+        config_hash=job.config_hash,
+        bundle_hash=job.bundle.bundle_hash,
+        pools_sha256=job.pools_sha256,
+        pool=job.pool,
+        model=job.llm.model,
+        endpoints=tuple(ep.base_url for ep in job.llm.endpoints),
+        sampling=job.agent.sampling,
+    )
+
+
+def _sources(job: InferJob) -> LocalVideos:
+    if job.data.videos_dir is None:
+        raise ConfigError("data.videos_dir is not set: the folder holding <videoID>.mp4 files")
+    return LocalVideos(FrameSampler(job.agent.frames), job.data.videos_dir, job.data.subtitles_dir)
+
+
+async def run_inference(
+    job: InferJob,
+    on_done: Callable[[Prediction], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+) -> InferResult:
+    """Ask every not-yet-final ``(question, sample)`` pair of ``job`` and summarize the run.
+
+    ``on_start(total, already_done)`` is called once before the first question, ``on_done`` after
+    every stored prediction (progress display).
+    """
+    sources = _sources(job)
+    total = len(job.questions) * job.agent.samples
+    log = await RunLog.open(job.store, _provenance(job), resume=job.resume)
+    status = RunStatus.FAILED
+    try:
+        done = await log.completed_keys()
+        work = [
+            (q, s) for q in job.questions for s in range(job.agent.samples) if (q.question_id, s) not in done
+        ]
+        if on_start is not None:
+            on_start(total, total - len(work))
+        async with build_chat_model(job.llm, job.cache) as stack:
+            agent = Agent(
+                model=stack,
+                model_name=job.llm.model,
+                bundle=job.bundle,
+                frames=sources,
+                subtitles=sources if job.agent.subtitles else None,
+                config=job.agent,
+            )
+            await answer_all(
+                agent, work, run_id=job.run_id, sink=log, concurrency=job.agent.concurrency, on_done=on_done
+            )
+        status = RunStatus.FINISHED
+    except BaseException as exc:
+        status = (
+            RunStatus.INTERRUPTED if isinstance(exc, KeyboardInterrupt | SystemExit) else RunStatus.FAILED
+        )
+        raise
+    finally:
+        await log.close(status)
+    return InferResult(
+        job.run_id,
+        len(work),
+        total - len(work),
+        *summarize_run(job.store, job.run_id, job.questions, job.confidence),
+    )
+
+
+def summarize_run(
+    store: StoreConfig, run_id: str, questions: Sequence[Question], confidence: float = 0.95
+) -> tuple[dict[str, list[Cell]], dict[str, int]]:
+    """The accuracy summary and status counts of a stored run (read-only access)."""
+    by_id = {q.question_id: q for q in questions}
+    reader = RunReader(store)
+    try:
+        stored = reader.predictions(run_id)
+        counts = {status.value: n for status, n in reader.status_counts(run_id).items()}
+    finally:
+        reader.close()
+    rows = [
+        Scored(
+            by_id[p.question_id].task_type,
+            by_id[p.question_id].duration,
+            p.status.value,
+            p.status is PredictionStatus.OK and p.answer == by_id[p.question_id].answer,
+        )
+        for p in stored
+        if p.question_id in by_id
+    ]
+    return summarize(rows, confidence), counts
