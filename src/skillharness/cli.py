@@ -39,8 +39,11 @@ def _register() -> None:
     from skillharness.commands import bundle as bundle_cmd
     from skillharness.commands import cache as cache_cmd
     from skillharness.commands import data as data_cmd
+    from skillharness.commands import demo as demo_cmd
     from skillharness.commands import frames as frames_cmd
     from skillharness.commands import gate as gate_cmd
+    from skillharness.commands import infer as infer_cmd
+    from skillharness.commands import runs as runs_cmd
     from skillharness.commands import sim as sim_cmd
     from skillharness.commands import split as split_cmd
 
@@ -51,6 +54,9 @@ def _register() -> None:
     data_cmd.register(app)
     frames_cmd.register(app)
     sim_cmd.register(app)
+    infer_cmd.register(app)
+    runs_cmd.register(app)
+    demo_cmd.register(app)
 
 
 def main() -> None:

@@ -117,3 +117,23 @@ def test_long_budgets_do_not_overflow() -> None:
     gate = Ladder(config, drawable=5000)
     assert gate.reach.max_wealth == float("inf")
     assert gate.feed([0, 0, -1, -1]).kind is DecisionKind.CONTINUE
+
+
+def test_futility_stop_is_sound_at_a_float_boundary() -> None:
+    # 1/alpha = 1.3^2: two wins reach the threshold exactly, so a rounding error in the log bound
+    # must not stop the gate after the first win.
+    gate = Ladder(GateConfig(alpha=1 / 1.3**2, bet_cap=0.3, n_max=2, first_stage=1), drawable=2)
+    assert gate.feed([1]).kind is DecisionKind.CONTINUE
+    assert gate.feed([1]).kind is DecisionKind.ACCEPT
+
+
+@pytest.mark.parametrize("cap", [0.5, 0.4, 0.3, 0.25, 0.1])
+def test_min_wins_straight_wins_accept_and_the_budget_always_decides(cap: float) -> None:
+    # At 1/alpha = (1 + cap)^k, pow and the running product of the wealth can differ in the last
+    # bit: reachability must count wins as the wealth does, and a gate at its budget must end.
+    for k in range(1, 40):
+        config = GateConfig(alpha=1 / (1 + cap) ** k, bet_cap=cap, n_max=64, first_stage=64)
+        wins = Ladder(config, drawable=64).reach.min_wins
+        exact = GateConfig(alpha=config.alpha, bet_cap=cap, n_max=wins, first_stage=wins)
+        assert Ladder(exact, drawable=wins).feed([1] * wins).kind is DecisionKind.ACCEPT, (cap, k)
+        assert Ladder(exact, drawable=wins).feed([0] * wins).kind is DecisionKind.REJECT_INERTIA, (cap, k)

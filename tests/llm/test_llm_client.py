@@ -12,7 +12,7 @@ from llm_support import Reply, ScriptedServer, chunk, fast_llm_config, make_requ
 
 from skillharness.errors import AuthError, FatalLLMError, TransientLLMError
 from skillharness.llm import build_chat_model
-from skillharness.llm.config import CacheConfig, EndpointConfig, TimeoutConfig
+from skillharness.llm.config import CacheConfig, EndpointConfig, RolePrice, TimeoutConfig
 from skillharness.llm.roles import Role, response_format
 from skillharness.llm.types import SamplingParams
 
@@ -183,3 +183,26 @@ async def test_non_event_stream_200_is_fatal(scripted: ScriptedServer) -> None:
     async with build_chat_model(fast_llm_config(scripted.base_url)) as model:
         with pytest.raises(FatalLLMError):
             await model.complete(make_request())
+
+
+async def test_accounting_per_role_with_prices_and_free_cache_hits(
+    scripted: ScriptedServer, tmp_path: Path
+) -> None:
+    scripted.default = Reply(frames=ok_frames("x", prompt=1000, completion=500))
+    prices = {Role.EVOLVE: RolePrice(prompt_per_mtok=2.0, completion_per_mtok=10.0)}
+    cache = CacheConfig(url=f"sqlite:///{tmp_path / 'c.sqlite'}")
+    async with build_chat_model(fast_llm_config(scripted.base_url, prices=prices), cache) as model:
+        await model.complete(make_request("a", role=Role.EVOLVE))
+        await model.complete(make_request("a", role=Role.EVOLVE))  # a cache hit: no tokens, no cost
+        await model.complete(make_request("b", role=Role.AGENT))
+    evolve = model.accountant.by_role[Role.EVOLVE]
+    assert (evolve.calls, evolve.cache_hits, evolve.prompt_tokens, evolve.completion_tokens) == (
+        2,
+        1,
+        1000,
+        500,
+    )
+    assert evolve.cost == pytest.approx((1000 * 2.0 + 500 * 10.0) / 1e6)
+    assert model.accountant.by_role[Role.AGENT].cost == 0.0
+    assert model.accountant.total_cost == pytest.approx(evolve.cost)
+    assert set(model.accountant.summary()) == {"evolve", "agent"}

@@ -36,6 +36,9 @@ REQUIRED_COLUMNS = (
     "answer",
 )
 MAX_REPORTED_PROBLEMS = 50
+# Spreadsheet exports often start with a UTF-8 byte-order mark; without "-sig" it would become part
+# of the first column name (every row "missing video_id") or make the JSON unreadable.
+_ENCODING = "utf-8-sig"
 
 
 def load_questions(path: Path | str, benchmark: Benchmark = VIDEO_MME) -> list[Question]:
@@ -155,7 +158,7 @@ def read_rows(source: Path) -> Iterator[Mapping[str, Any]]:
 
 def _json_rows(source: Path) -> Iterable[Mapping[str, Any]]:
     try:
-        data = json.loads(source.read_text(encoding="utf-8"))
+        data = json.loads(source.read_text(encoding=_ENCODING))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise DataError(f"{source}: not valid JSON: {exc}", file=str(source)) from exc
     if not isinstance(data, list):
@@ -173,7 +176,7 @@ def _json_rows(source: Path) -> Iterable[Mapping[str, Any]]:
 
 
 def _jsonl_rows(source: Path) -> Iterator[Mapping[str, Any]]:
-    with source.open(encoding="utf-8") as handle:
+    with source.open(encoding=_ENCODING) as handle:
         for line_no, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -192,7 +195,7 @@ def _jsonl_rows(source: Path) -> Iterator[Mapping[str, Any]]:
 
 def _csv_rows(source: Path) -> Iterator[Mapping[str, Any]]:
     delimiter = "\t" if source.suffix.lower() == ".tsv" else ","
-    with source.open(encoding="utf-8", newline="") as handle:
+    with source.open(encoding=_ENCODING, newline="") as handle:
         yield from csv.DictReader(handle, delimiter=delimiter)
 
 

@@ -77,6 +77,11 @@ class Question(StrictModel):
     @model_validator(mode="after")
     def _answer_among_options(self) -> Question:
         letters = self.letters
+        if len(self.options) > len(OPTION_LETTERS):
+            raise ValueError(
+                f"at most {len(OPTION_LETTERS)} options (lettered {OPTION_LETTERS[0]}-{OPTION_LETTERS[-1]}), "
+                f"got {len(self.options)}"
+            )
         for index, option in enumerate(self.options):
             match = _OPTION_RE.match(option)
             if match is None or match.group(1) != OPTION_LETTERS[index]:

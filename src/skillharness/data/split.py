@@ -60,6 +60,8 @@ class SplitParams(StrictModel):
     def _sizes_non_negative(self) -> SplitParams:
         if any(size < 0 for size in self.sizes):
             raise ValueError(f"pool sizes must be >= 0, got {self.sizes}")
+        if not any(self.sizes):
+            raise ValueError("pool sizes are all 0: there is nothing to split")
         return self
 
 

@@ -8,7 +8,7 @@ the ones never reached, so a killed run continues exactly where it stopped, with
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING
 
 from skillharness.agent import Agent, answer_all
 from skillharness.agent.config import AgentConfig
-from skillharness.agent.records import Prediction, PredictionStatus
+from skillharness.agent.records import PredictionStatus
 from skillharness.agent.video import LocalVideos
 from skillharness.data.config import DataConfig
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import load_pools
 from skillharness.data.questions import Question
 from skillharness.errors import ConfigError
+from skillharness.infer.progress import InferProgress
 from skillharness.infer.summary import Cell, Scored, summarize
 from skillharness.llm.config import CacheConfig, LLMConfig
 from skillharness.llm.stack import build_chat_model
@@ -150,16 +151,12 @@ def _sources(job: InferJob) -> LocalVideos:
     return LocalVideos(FrameSampler(job.agent.frames), job.data.videos_dir, job.data.subtitles_dir)
 
 
-async def run_inference(
-    job: InferJob,
-    on_done: Callable[[Prediction], None] | None = None,
-    on_start: Callable[[int, int], None] | None = None,
-) -> InferResult:
+async def run_inference(job: InferJob, progress: InferProgress | None = None) -> InferResult:
     """Ask every not-yet-final ``(question, sample)`` pair of ``job`` and summarize the run.
 
-    ``on_start(total, already_done)`` is called once before the first question, ``on_done`` after
-    every stored prediction (progress display).
+    ``progress`` is told the totals once and then every stored prediction.
     """
+    progress = progress or InferProgress()
     sources = _sources(job)
     total = len(job.questions) * job.agent.samples
     log = await RunLog.open(job.store, _provenance(job), resume=job.resume)
@@ -169,9 +166,9 @@ async def run_inference(
         work = [
             (q, s) for q in job.questions for s in range(job.agent.samples) if (q.question_id, s) not in done
         ]
-        if on_start is not None:
-            on_start(total, total - len(work))
+        progress.start(total, total - len(work))
         async with build_chat_model(job.llm, job.cache) as stack:
+            progress.breakers = lambda: ",".join(lane.breaker.state.value for lane in stack.router.lanes)
             agent = Agent(
                 model=stack,
                 model_name=job.llm.model,
@@ -181,7 +178,12 @@ async def run_inference(
                 config=job.agent,
             )
             await answer_all(
-                agent, work, run_id=job.run_id, sink=log, concurrency=job.agent.concurrency, on_done=on_done
+                agent,
+                work,
+                run_id=job.run_id,
+                sink=log,
+                concurrency=job.agent.concurrency,
+                on_done=progress.advance,
             )
         status = RunStatus.FINISHED
     except BaseException as exc:

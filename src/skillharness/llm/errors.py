@@ -67,15 +67,12 @@ TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})  # plus every 5xx
 FATAL_STATUSES = frozenset({400, 401, 403, 404, 422})  # and every other 4xx
 
 
-def transient(kind: str, message: str, endpoint: str, **context: object) -> TransientLLMError:
+def transient(
+    kind: str, message: str, endpoint: str, *, retry_after_s: float | None = None, **context: object
+) -> TransientLLMError:
     """A TransientLLMError whose context names its kind and endpoint."""
-    retry_after = context.pop("retry_after_s", None)
     return TransientLLMError(
-        f"{endpoint}: {message}",
-        retry_after_s=retry_after,
-        kind=kind,
-        endpoint=endpoint,
-        **context,  # type: ignore[arg-type]
+        f"{endpoint}: {message}", retry_after_s=retry_after_s, kind=kind, endpoint=endpoint, **context
     )
 
 

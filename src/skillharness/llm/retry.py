@@ -106,7 +106,7 @@ class RetryingModel:
                 delay = backoff_delay(attempt, decision.retry_after_s, self.config, self.rng)
                 why = self._refusal(attempt, delay, started)
                 if why is not None:
-                    exc.context = {**exc.context, "attempts": attempt, "gave_up": why}  # type: ignore[misc]
+                    exc.context = {**exc.context, "attempts": attempt, "gave_up": why}
                     log.warning(
                         "giving up on %s after %d attempt(s): %s (%s)", request.role, attempt, why, exc
                     )

@@ -12,8 +12,15 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
-    "Role", "SCHEMA_NAMES", "RESPONSE_SCHEMAS", "response_format", "role_of_request",
-    "TOOL_GET_FRAMES", "TOOL_GET_SUBTITLES", "TOOL_SUBMIT_ANSWER", "AGENT_TOOL_NAMES",
+    "Role",
+    "SCHEMA_NAMES",
+    "RESPONSE_SCHEMAS",
+    "response_format",
+    "role_of_request",
+    "TOOL_GET_FRAMES",
+    "TOOL_GET_SUBTITLES",
+    "TOOL_SUBMIT_ANSWER",
+    "AGENT_TOOL_NAMES",
     "TOOL_PARAMETERS",
 ]
 
@@ -133,9 +140,7 @@ def role_of_request(body: dict[str, Any]) -> Role | None:
         if name in _ROLE_BY_SCHEMA:
             return _ROLE_BY_SCHEMA[name]
     names = {
-        (tool.get("function") or {}).get("name")
-        for tool in body.get("tools") or []
-        if isinstance(tool, dict)
+        (tool.get("function") or {}).get("name") for tool in body.get("tools") or [] if isinstance(tool, dict)
     }
     if TOOL_SUBMIT_ANSWER in names:
         return Role.AGENT

@@ -90,8 +90,8 @@ class SQLiteBackend:
             " FROM cache_entries WHERE namespace=?",
             (time.time(), self.namespace),
         )
-        entries, size, expired = rows[0]
-        return BackendStats("sqlite", str(self.path), int(entries), int(size), int(expired))  # type: ignore[arg-type]
+        entries, size, expired = (int(v) for v in rows[0])  # type: ignore[call-overload]
+        return BackendStats("sqlite", str(self.path), entries, size, expired)
 
     async def prune(self) -> int:
         rows = await self._arun(

@@ -25,6 +25,9 @@ from skillharness.train.gate.reachability import Reachability, ensure_reachable
 
 __all__ = ["Decision", "DecisionKind", "Ladder", "PathDecisions", "decide_paths", "stage_ends"]
 
+# Relative slack (in log-wealth) in favour of continuing: the futility stop stays sound in floats.
+_FUTILITY_SLACK = 1e-9
+
 
 class DecisionKind(IntEnum):
     """What the gate concluded; ``CONTINUE`` asks the caller for the next stage."""
@@ -111,7 +114,10 @@ def decide_paths(
             continue
         # In logs, so that long budgets cannot overflow (1.5^2000 is not a float).
         log_bound = log_up[:, end] + (budget - end) * math.log1p(cap)
-        futile_at = np.where(log_bound < math.log(thr), end, futile_at)
+        # The slack keeps a rounding error in the logs from stopping a gate that can still reach
+        # the threshold exactly; at the budget nothing is left to draw, so the gate must end.
+        futile = (log_bound < math.log(thr) - _FUTILITY_SLACK) | (end >= budget)
+        futile_at = np.where(futile, end, futile_at)
     crossing = np.minimum(cross_up, cross_down)
     kinds = np.zeros(runs, dtype=np.int8)
     kinds[cross_up < np.minimum(cross_down, futile_at + 1)] = DecisionKind.ACCEPT

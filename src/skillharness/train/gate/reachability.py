@@ -32,6 +32,9 @@ __all__ = [
 ]
 
 
+_EXACT_WINS_LIMIT = 1_000_000
+
+
 def gate_alpha(alpha: float, spending: str = "none", gate_index: int = 1) -> float:
     """Level of the ``gate_index``-th gate of a run (1-based) under an alpha-spending schedule.
 
@@ -55,11 +58,20 @@ def threshold(alpha: float, n_candidates: int = 1) -> float:
 
 
 def min_wins(threshold_value: float, bet_cap: float) -> int:
-    """Fewest wins ``w`` with ``(1 + bet_cap)^w >= threshold_value`` (exact at float boundaries)."""
+    """Fewest wins ``w`` with ``(1 + bet_cap)^w >= threshold_value`` (exact at float boundaries).
+
+    The power is taken factor by factor, as ``np.cumprod`` computes the wealth of an all-wins
+    path; ``pow`` can differ from that product in the last bit, and then a gate declared
+    reachable with ``w`` wins would not accept after ``w`` wins.
+    """
     if threshold_value <= 1.0:
         return 0
-    wins = max(0, math.ceil(math.log(threshold_value) / math.log1p(bet_cap)) - 1)
-    while (1.0 + bet_cap) ** wins < threshold_value:
+    estimate = math.ceil(math.log(threshold_value) / math.log1p(bet_cap))
+    if estimate > _EXACT_WINS_LIMIT:
+        return estimate  # far beyond any observation budget: the last bit cannot matter
+    factor, wealth, wins = 1.0 + bet_cap, 1.0, 0
+    while wealth < threshold_value:
+        wealth *= factor
         wins += 1
     return wins
 

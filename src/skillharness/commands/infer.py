@@ -1,0 +1,72 @@
+"""``skillharness infer``: run a bundle over a pool (the ``infer_adhoc`` baseline)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from skillharness.commands.summary_table import print_summary
+from skillharness.config import load_config
+from skillharness.errors import ConfigError
+from skillharness.infer import load_job, run_inference
+from skillharness.infer.progress import RichProgress
+
+_POOLS = ("train", "val", "test")
+
+
+def infer(
+    config: Path | None = typer.Option(None, "--config", help="Experiment YAML."),
+    pool: str | None = typer.Option("val", "--pool", help="train | val | test, or 'all' for every question."),
+    run_id: str | None = typer.Option(None, "--run-id", help="Name the run (default: generated)."),
+    resume: bool = typer.Option(
+        False, "--resume", help="Continue --run-id: skip final answers, retry infra errors."
+    ),
+    questions: Path | None = typer.Option(None, "--questions", help="Override data.questions."),
+    pools: Path | None = typer.Option(None, "--pools", help="Override data.pools."),
+    videos_dir: Path | None = typer.Option(None, "--videos-dir", help="Override data.videos_dir."),
+    subtitles_dir: Path | None = typer.Option(None, "--subtitles-dir", help="Override data.subtitles_dir."),
+    bundle: Path | None = typer.Option(None, "--bundle", help="Override agent.bundle."),
+    model: str | None = typer.Option(None, "--model", help="Override llm.model."),
+    concurrency: int | None = typer.Option(None, "--concurrency", help="Override agent.concurrency."),
+    samples: int | None = typer.Option(None, "--samples", help="Override agent.samples."),
+    vision: bool | None = typer.Option(None, "--vision/--no-vision", help="Override agent.vision."),
+    store: str | None = typer.Option(None, "--store", help="Override store.url."),
+    cache: str | None = typer.Option(None, "--cache", help="Override cache.url."),
+) -> None:
+    """Run the bundle over a pool and print accuracy per task type and duration, with Wilson CIs."""
+    chosen = None if pool == "all" else pool
+    if chosen is not None and chosen not in _POOLS:
+        raise ConfigError(f"--pool must be one of {', '.join(_POOLS)} or 'all', got {pool!r}")
+    settings = load_config(
+        config,
+        {
+            "data.questions": questions,
+            "data.pools": pools,
+            "data.videos_dir": videos_dir,
+            "data.subtitles_dir": subtitles_dir,
+            "agent.bundle": bundle,
+            "llm.model": model,
+            "agent.concurrency": concurrency,
+            "agent.samples": samples,
+            "agent.vision": vision,
+            "store.url": store,
+            "cache.url": cache,
+        },
+    )
+    job = load_job(settings, pool=chosen, run_id=run_id, resume=resume)
+    console = Console()
+    console.print(
+        f"run [bold]{job.run_id}[/]: {len(job.questions)} questions × {job.agent.samples} sample(s), "
+        f"pool {job.pool or 'all'}, model {job.llm.model}"
+    )
+    with RichProgress(console, label=job.run_id) as progress:
+        result = asyncio.run(run_inference(job, progress))
+    print_summary(console, result.summary, result.status_counts, f"run {result.run_id}")
+    console.print(f"asked {result.asked}, already final {result.skipped}; store: {job.store.url}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("infer")(infer)

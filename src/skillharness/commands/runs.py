@@ -1,0 +1,68 @@
+"""``skillharness runs list|show``: read-only views of the run store."""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from skillharness.config import load_config
+from skillharness.store import RunReader
+
+runs_app = typer.Typer(help="Inspect stored runs (read-only: the store is opened in read-only mode).")
+
+
+def _reader(store: str | None, config: str | None) -> RunReader:
+    settings = load_config(config, {"store.url": store})
+    return RunReader(settings.store)
+
+
+@runs_app.command("list")
+def list_runs(
+    store: str | None = typer.Option(None, "--store", help="Store URL (default: the config's store.url)."),
+    config: str | None = typer.Option(None, "--config", help="Experiment YAML."),
+) -> None:
+    """Every run with its kind, pool, status and prediction counts."""
+    reader = _reader(store, config)
+    try:
+        table = Table(title="runs")
+        table.add_column("run", no_wrap=True)
+        for column in ("kind", "pool", "status", "ok", "parse err", "infra err"):
+            table.add_column(column, justify="right" if column.endswith(("ok", "err")) else "left")
+        for info in reader.runs():
+            counts = {k.value: v for k, v in reader.status_counts(info.run_id).items()}
+            table.add_row(
+                info.run_id,
+                info.provenance.kind.value,
+                info.provenance.pool or "-",
+                info.status.value,
+                *(str(counts.get(key, 0)) for key in ("ok", "parse_error", "infra_error")),
+            )
+        Console().print(table)
+    finally:
+        reader.close()
+
+
+@runs_app.command("show")
+def show_run(
+    run_id: str = typer.Argument(..., help="The run to show."),
+    store: str | None = typer.Option(None, "--store", help="Store URL (default: the config's store.url)."),
+    config: str | None = typer.Option(None, "--config", help="Experiment YAML."),
+) -> None:
+    """A run's provenance and prediction counts."""
+    reader = _reader(store, config)
+    try:
+        info = reader.run(run_id)
+        console = Console()
+        console.print_json(
+            data={
+                **info.model_dump(mode="json"),
+                "status_counts": {k.value: v for k, v in reader.status_counts(run_id).items()},
+            }
+        )
+    finally:
+        reader.close()
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(runs_app, name="runs")

@@ -1,0 +1,44 @@
+"""Rendering of an inference summary as rich tables (shared by infer, runs show and demo)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from skillharness.infer.summary import Cell
+
+__all__ = ["print_summary"]
+
+_TITLES = {"overall": "Overall", "task_type": "Per task type", "duration": "Per duration"}
+
+
+def _pct(value: float) -> str:
+    return "-" if value != value else f"{100 * value:.1f}"  # NaN (empty cell) prints as "-"
+
+
+def print_summary(
+    console: Console, summary: dict[str, list[Cell]], counts: dict[str, int], title: str
+) -> None:
+    """One table per grouping, accuracy with its Wilson interval, parse failures counted as wrong."""
+    console.print(f"[bold]{title}[/]")
+    for grouping, cells in summary.items():
+        table = Table(title=_TITLES.get(grouping, grouping), title_justify="left")
+        table.add_column(grouping.replace("_", " "))
+        for name in ("n", "correct", "acc %", "95% CI", "parse err %", "infra"):
+            table.add_column(name, justify="right")
+        for cell in cells:
+            table.add_row(
+                cell.label,
+                str(cell.n),
+                str(cell.correct),
+                _pct(cell.accuracy),
+                f"{_pct(cell.ci_low)}–{_pct(cell.ci_high)}",
+                _pct(cell.parse_rate),
+                str(cell.infra_errors),
+            )
+        console.print(table)
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
+    console.print(
+        f"predictions by status: {statuses}. Unparsed answers count as wrong; infra errors are not "
+        "answers (resume the run to retry them)."
+    )
