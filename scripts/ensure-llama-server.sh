@@ -9,7 +9,8 @@
 # Output (stdout, two lines, nothing else):
 #   LLAMA_SERVER=<absolute path of the llama-server binary>
 #   LLAMA_MODEL=<absolute path of the .gguf model file>
-# Progress goes to stderr. Exit status 0 on success, non-zero otherwise.
+# Progress goes to stderr. Start the server with --no-repack: the repacked CPU path of a native
+# build crashes on hosts that advertise AMX without enabling it. Exit status 0 on success, non-zero otherwise.
 # Environment: SKILLHARNESS_LLAMA_CACHE overrides the cache root
 #   (default: ${XDG_CACHE_HOME:-$HOME/.cache}/skillharness); PYTHON selects the interpreter
 #   used to create the venv (default: python3).

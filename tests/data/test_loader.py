@@ -18,10 +18,17 @@ from skillharness.errors import DataError
 
 def row(qid: str = "001-1", **changes: Any) -> dict[str, Any]:
     base = {
-        "video_id": qid.split("-")[0], "duration": "short", "domain": "Knowledge",
-        "sub_category": "Humanity & History", "url": "https://example.invalid/v", "videoID": "abc",
-        "question_id": qid, "task_type": "Counting Problem", "question": "How many?",
-        "options": ["A. 1.", "B. 2.", "C. 3.", "D. 4."], "answer": "C",
+        "video_id": qid.split("-")[0],
+        "duration": "short",
+        "domain": "Knowledge",
+        "sub_category": "Humanity & History",
+        "url": "https://example.invalid/v",
+        "videoID": "abc",
+        "question_id": qid,
+        "task_type": "Counting Problem",
+        "question": "How many?",
+        "options": ["A. 1.", "B. 2.", "C. 3.", "D. 4."],
+        "answer": "C",
     }
     base.update(changes)
     return base
@@ -39,8 +46,9 @@ def write_table(path: Path, rows: list[dict[str, Any]]) -> Path:
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     elif suffix in (".csv", ".tsv"):
         with path.open("w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(REQUIRED_COLUMNS),
-                                    delimiter="\t" if suffix == ".tsv" else ",")
+            writer = csv.DictWriter(
+                handle, fieldnames=list(REQUIRED_COLUMNS), delimiter="\t" if suffix == ".tsv" else ","
+            )
             writer.writeheader()
             for r in rows:
                 writer.writerow({**r, "options": json.dumps(r["options"])})
@@ -105,8 +113,12 @@ def test_all_errors_are_collected_not_just_the_first(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "needle"),
-    [("{not json", "not valid JSON"), ('{"a": 1}', "expected a JSON list"), ("[1, 2]", "row 1: expected an object"),
-     ("[]", "holds no questions")],
+    [
+        ("{not json", "not valid JSON"),
+        ('{"a": 1}', "expected a JSON list"),
+        ("[1, 2]", "row 1: expected an object"),
+        ("[]", "holds no questions"),
+    ],
 )
 def test_malformed_file_is_a_clear_error(tmp_path: Path, content: str, needle: str) -> None:
     path = tmp_path / "q.json"
@@ -157,3 +169,23 @@ def test_real_videomme_round_trips_through_parquet(videomme_questions_path: Path
     path = tmp_path / "test-00000-of-00001.parquet"
     pq.write_table(pa.Table.from_pylist(rows), path)
     assert load_questions(path) == load_questions(videomme_questions_path)
+
+
+def test_more_options_than_letters_is_a_named_row_error(tmp_path: Path) -> None:
+    five = row("002-1", options=["A. 1", "B. 2", "C. 3", "D. 4", "E. 5"])
+    rows = [row("001-1"), five, row("003-1", answer="Z")]
+    with pytest.raises(DataError) as info:
+        load_questions(write_json(tmp_path, rows))
+    message = str(info.value)
+    assert (
+        "row 2 (question_id 002-1): field 'row': Value error, at most 4 options (lettered A-D), got 5"
+        in message
+    )
+    assert "row 3" in message, "the other rows are still checked: every problem is collected"
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl", ".csv", ".tsv"])
+def test_utf8_byte_order_mark_is_accepted(tmp_path: Path, suffix: str) -> None:
+    path = write_table(tmp_path / f"q{suffix}", [row("001-1"), row("001-2")])
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())  # as spreadsheet exports write it
+    assert [q.question_id for q in load_questions(path)] == ["001-1", "001-2"]

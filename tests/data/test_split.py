@@ -3,25 +3,31 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+import typer
+from pydantic import ValidationError
+from typer.testing import CliRunner
 
+from skillharness.commands import split as split_cmd
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import load_pools, verify_split, write_split
 from skillharness.data.questions import Question, TaskType
 from skillharness.data.split import SplitParams, make_split
-from skillharness.errors import SplitError
+from skillharness.errors import ConfigError, SplitError
 
 MICRO = {"Temporal Perception", "Spatial Perception", "Spatial Reasoning"}
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "skillharness.cli", *args], capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "skillharness.cli", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +94,9 @@ def test_p0_3_val_covers_every_trained_class(real: list[Question]) -> None:
 
 
 def test_unreachable_minimum_is_reported_not_hidden(tmp_path: Path, real: list[Question]) -> None:
-    split = make_split(real, SplitParams(sizes=(60, 20, 100), unit="video", sample=180, seed=1,
-                                         min_val_per_class=40))
+    split = make_split(
+        real, SplitParams(sizes=(60, 20, 100), unit="video", sample=180, seed=1, min_val_per_class=40)
+    )
     assert split.unmet_min_val, "40 val questions per class cannot fit in 20 videos"
     counts = val_counts(split, real)
     assert all(counts[t] < 40 for t in split.unmet_min_val)
@@ -102,15 +109,17 @@ def test_sizes_larger_than_the_data_are_refused(real: list[Question]) -> None:
 
 
 def test_excluded_task_types_leave_the_pools(real: list[Question]) -> None:
-    split = make_split(real, SplitParams(sizes=(600, 300, 1600), unit="question",
-                                         exclude_task_types=tuple(MICRO)))
+    split = make_split(
+        real, SplitParams(sizes=(600, 300, 1600), unit="question", exclude_task_types=tuple(MICRO))
+    )
     by_id = {q.question_id: q for q in real}
     kept = {by_id[q].task_type for units in split.pools.values() for u in units for q in u.question_ids}
     assert not kept & MICRO
 
 
-def test_artifacts_verify_and_detect_tampering(tmp_path: Path, real: list[Question],
-                                               videomme_questions_path: Path) -> None:
+def test_artifacts_verify_and_detect_tampering(
+    tmp_path: Path, real: list[Question], videomme_questions_path: Path
+) -> None:
     split = make_split(real, SplitParams(sizes=(210, 90, 600), unit="question", sample=900))
     out = tmp_path / "split"
     written = write_split(split, real, videomme_questions_path, out, force=False, version="test")
@@ -132,20 +141,32 @@ def test_artifacts_verify_and_detect_tampering(tmp_path: Path, real: list[Questi
 
 def test_p2_1_split_refuses_to_overwrite_without_force(tmp_path: Path, videomme_questions_path: Path) -> None:
     out = tmp_path / "split"
-    args = ["split", "--questions", str(videomme_questions_path), "--out", str(out), "--unit", "question",
-            "--sample", "900"]
+    args = [
+        "split",
+        "--questions",
+        str(videomme_questions_path),
+        "--out",
+        str(out),
+        "--unit",
+        "question",
+        "--sample",
+        "900",
+    ]
     first = cli(*args)
     assert first.returncode == 0, first.stderr
     assert "Micro classes" in first.stdout and "val" in first.stdout
     original = (out / "pools.json").read_bytes()
     again = cli(*args, "--seed", "5")
     assert again.returncode != 0
-    assert "already exist" in again.stderr and "pools.json (sha256" in again.stderr and "--force" in again.stderr
+    assert (
+        "already exist" in again.stderr and "pools.json (sha256" in again.stderr and "--force" in again.stderr
+    )
     assert (out / "pools.json").read_bytes() == original, "a refused split must not touch the artifacts"
     forced = cli(*args, "--seed", "5", "--force")
     assert forced.returncode == 0, forced.stderr
     backups = list(out.glob("backup-*"))
-    assert len(backups) == 1 and "backed up" in forced.stdout.replace("\n", " ") or "old ones are in" in forced.stdout
+    assert len(backups) == 1, backups
+    assert "old ones are in" in forced.stdout.replace("\n", " ")
     assert (backups[0] / "pools.json").read_bytes() == original
     assert (out / "pools.json").read_bytes() != original
     verified = cli("split", "verify", str(out))
@@ -153,3 +174,94 @@ def test_p2_1_split_refuses_to_overwrite_without_force(tmp_path: Path, videomme_
     (out / "pools.json").write_text("{}")
     broken = cli("split", "verify", str(out))
     assert broken.returncode != 0 and "does NOT verify" in broken.stderr
+
+
+def test_split_is_identical_across_python_hash_seeds(videomme_questions_path: Path) -> None:
+    # Sets and dicts of strings iterate in a hash-seed-dependent order; the frozen pools must not.
+    probe = (
+        "import hashlib, json, sys\n"
+        "from skillharness.data.loader import load_questions\n"
+        "from skillharness.data.pools import _pools_document\n"
+        "from skillharness.data.split import SplitParams, make_split\n"
+        "questions = load_questions(sys.argv[1])\n"
+        "for unit in ('video', 'question'):\n"
+        "    params = SplitParams(sizes=(210, 90, 600), unit=unit, sample=900, min_val_per_class=8, seed=4)\n"
+        "    doc = _pools_document(make_split(questions, params))\n"
+        "    print(hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest())\n"
+    )
+    digests = set()
+    for hash_seed in ("0", "1"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        proc = subprocess.run(
+            [sys.executable, "-c", probe, str(videomme_questions_path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+        assert proc.returncode == 0, proc.stderr
+        digests.add(proc.stdout)
+    assert len(digests) == 1, digests
+
+
+def test_split_parameter_edge_cases_are_refused() -> None:
+    with pytest.raises(ValidationError, match="all 0"):
+        SplitParams(sizes=(0, 0, 0))
+    with pytest.raises(ValidationError, match=">= 0"):
+        SplitParams(sizes=(10, -1, 5))
+    assert SplitParams(sizes=(0, 5, 0)).sizes == (0, 5, 0)
+
+
+@pytest.mark.parametrize(
+    ("flags", "needle"),
+    [
+        (["--sizes", "1,-1,1"], "pool sizes must be >= 0"),
+        (["--sizes", "0,0,0"], "all 0"),
+        (["--sample", "0"], "sample: Input should be greater than or equal to 1"),
+        (["--min-val-per-class", "-1"], "min_val_per_class"),
+        (["--bet-cap", "0"], "bet_cap"),
+        (["--alpha", "1.5"], "alpha"),
+    ],
+)
+def test_bad_split_flags_are_user_errors_not_tracebacks(
+    tmp_path: Path, flags: list[str], needle: str
+) -> None:
+    rows = [
+        {
+            "video_id": f"{i:03d}",
+            "duration": "short",
+            "domain": "",
+            "sub_category": "",
+            "url": "",
+            "videoID": f"v{i}",
+            "question_id": f"{i:03d}-1",
+            "task_type": "Counting Problem",
+            "question": "?",
+            "options": ["A. 1", "B. 2", "C. 3", "D. 4"],
+            "answer": "A",
+        }
+        for i in range(6)
+    ]
+    source = tmp_path / "q.json"
+    source.write_text(json.dumps(rows))
+    app = typer.Typer()
+
+    @app.callback()
+    def _root() -> None:
+        """Test root."""
+
+    split_cmd.register(app)
+    result = CliRunner().invoke(
+        app, ["split", "--questions", str(source), "--out", str(tmp_path / "o"), *flags]
+    )
+    assert isinstance(result.exception, ConfigError), result.exception
+    assert needle in str(result.exception)
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("manifest", ["[]", '{"pools_sha256": "x"}', '{"source": {}, "pools_sha256": "x"}'])
+def test_verify_reports_a_malformed_manifest_instead_of_crashing(tmp_path: Path, manifest: str) -> None:
+    (tmp_path / "split_manifest.json").write_text(manifest)
+    (tmp_path / "pools.json").write_text("{}")
+    problems = verify_split(tmp_path)
+    assert len(problems) == 1 and "unreadable manifest" in problems[0]

@@ -70,3 +70,15 @@ def test_bad_url_is_a_user_error_exit_2() -> None:
     )
     assert result.returncode == 2
     assert "cache.url" in result.stderr
+
+
+def test_config_file_names_the_cache_and_a_missing_file_is_not_created(tmp_path) -> None:
+    cache_file = tmp_path / "from-config.sqlite"
+    config = tmp_path / "experiment.yaml"
+    config.write_text(f"cache:\n  url: sqlite:///{cache_file}\n  namespace: fromcfg\n")
+    assert "no cache file" in run_cli("stats", "--config", str(config))
+    assert not cache_file.exists()
+    asyncio.run(_put(f"sqlite:///{cache_file}", "fromcfg", "a", b"1", None))
+    out = run_cli("stats", "--config", str(config))
+    assert "namespace: fromcfg" in out
+    assert "entries:   1" in out

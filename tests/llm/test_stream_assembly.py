@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from llm_support import chunk, ok_frames
 
-from skillharness.errors import FatalLLMError, TransientLLMError
+from skillharness.errors import FatalLLMError, LLMError, TransientLLMError
 from skillharness.llm.stream import StreamAssembler
 from skillharness.llm.toolcall import apply_content_tool_call, extract_tool_call
 from skillharness.llm.types import ChatResponse
@@ -157,3 +159,66 @@ def test_apply_moves_content_call_into_tool_calls_only_when_tools_were_offered()
     assert moved.finish_reason == "tool_calls"
     assert moved.tool_calls[0].name == "submit_answer"
     assert apply_content_tool_call(response, None) is response
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        '{"choices": [1, 2]}',
+        '{"choices": [{"index": "first", "delta": {}}]}',
+        '{"choices": [{"delta": {"tool_calls": ["x"]}}]}',
+        '{"choices": [{"delta": {"tool_calls": [{"index": 0, "function": "f"}]}}]}',
+        '{"usage": {"prompt_tokens": "many"}}',
+        '{"choices": {"0": {}}}',
+        '{"choices": [{"index": Infinity}]}',
+    ],
+)
+def test_chunks_of_the_wrong_shape_are_transient_never_a_crash(frame: str) -> None:
+    with pytest.raises(TransientLLMError) as info:
+        feed([frame])
+    assert info.value.context["kind"] == "malformed_chunk"
+
+
+_json = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.just(float("inf"))
+    | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "choices",
+                    "delta",
+                    "index",
+                    "tool_calls",
+                    "function",
+                    "usage",
+                    "content",
+                    "finish_reason",
+                    "id",
+                    "name",
+                    "arguments",
+                    "model",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(frames=st.lists(_json.map(json.dumps), max_size=4), done=st.booleans())
+def test_any_json_stream_ends_in_a_response_or_our_error(frames: list[str], done: bool) -> None:
+    try:
+        response = feed([*frames, "[DONE]"] if done else frames).finish()
+    except LLMError:
+        return
+    assert done
+    assert response.finish_reason

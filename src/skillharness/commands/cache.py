@@ -1,23 +1,38 @@
-"""``skillharness cache stats|prune|clear``: look after the response cache."""
+"""``skillharness cache stats|prune|clear``: look after the response cache.
+
+The cache is the one of ``--url``/``--namespace`` when given, else the ``cache`` section of the
+config (``--config`` YAML, then ``SKILLHARNESS_CACHE__*`` environment variables, then defaults).
+"""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TypeVar
 
 import typer
 
 from skillharness.llm.cache.backend import CacheBackend, open_backend, redact_url
-from skillharness.llm.config import CacheConfig
 
 __all__ = ["register"]
 
 T = TypeVar("T")
 
-_DEFAULTS = CacheConfig()
-_URL = typer.Option(_DEFAULTS.url, "--url", help="sqlite:///path or redis://host:port/db.")
-_NAMESPACE = typer.Option(_DEFAULTS.namespace, "--namespace", help="Key prefix; only it is touched.")
+_CONFIG = typer.Option(None, "--config", help="Experiment YAML whose 'cache' section names the cache.")
+_URL = typer.Option(None, "--url", help="sqlite:///path or redis://host:port/db (overrides the config).")
+_NAMESPACE = typer.Option(None, "--namespace", help="Key prefix; only it is touched (overrides the config).")
+
+
+def _target(config: Path | None, url: str | None, namespace: str | None) -> tuple[str, str]:
+    from skillharness.config import load_config
+
+    section = load_config(config).cache
+    return url or section.url, namespace or section.namespace
+
+
+def _missing_sqlite(url: str) -> bool:
+    return url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists()
 
 
 def _with_backend(url: str, namespace: str, action: Callable[[CacheBackend], Awaitable[T]]) -> T:
@@ -36,8 +51,14 @@ def register(app: typer.Typer) -> None:
     group = typer.Typer(help="Inspect and maintain the response cache.", no_args_is_help=True)
 
     @group.command("stats")
-    def stats(url: str = _URL, namespace: str = _NAMESPACE) -> None:
+    def stats(
+        config: Path | None = _CONFIG, url: str | None = _URL, namespace: str | None = _NAMESPACE
+    ) -> None:
         """Entries, bytes and expired entries in the namespace."""
+        url, namespace = _target(config, url, namespace)
+        if _missing_sqlite(url):
+            typer.echo(f"no cache file at {url.removeprefix('sqlite:///')}")
+            return
         result = _with_backend(url, namespace, lambda b: b.stats())
         typer.echo(f"backend:   {result.backend}")
         typer.echo(f"location:  {result.location}")
@@ -47,18 +68,26 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"expired:   {result.expired}")
 
     @group.command("prune")
-    def prune(url: str = _URL, namespace: str = _NAMESPACE) -> None:
+    def prune(
+        config: Path | None = _CONFIG, url: str | None = _URL, namespace: str | None = _NAMESPACE
+    ) -> None:
         """Delete expired entries (Redis expires entries itself)."""
-        removed = _with_backend(url, namespace, lambda b: b.prune())
+        url, namespace = _target(config, url, namespace)
+        removed = 0 if _missing_sqlite(url) else _with_backend(url, namespace, lambda b: b.prune())
         typer.echo(f"pruned {removed} expired entries")
 
     @group.command("clear")
     def clear(
-        url: str = _URL,
-        namespace: str = _NAMESPACE,
+        config: Path | None = _CONFIG,
+        url: str | None = _URL,
+        namespace: str | None = _NAMESPACE,
         yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation."),
     ) -> None:
         """Delete every entry of the namespace (never anything else in the database)."""
+        url, namespace = _target(config, url, namespace)
+        if _missing_sqlite(url):
+            typer.echo("cleared 0 entries")
+            return
         if not yes:
             typer.confirm(f"delete every '{namespace}' cache entry at {redact_url(url)}?", abort=True)
         removed = _with_backend(url, namespace, lambda b: b.clear())

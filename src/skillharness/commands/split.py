@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
@@ -30,9 +31,11 @@ def _parse_sizes(text: str) -> tuple[int, int, int]:
 
 def gate_min_val(alpha: float, bet_cap: float) -> int:
     """Val questions a class needs so that its gate can ever accept (see train.gate)."""
+    from skillharness.train.config import GateConfig
     from skillharness.train.gate import min_net_wins
 
-    return min_net_wins(alpha=alpha, bet_cap=bet_cap)
+    gate = GateConfig(alpha=alpha, bet_cap=bet_cap)  # the gate's own bounds on alpha and the cap
+    return min_net_wins(alpha=gate.alpha, bet_cap=gate.bet_cap)
 
 
 @split_app.callback(invoke_without_command=True)
@@ -67,15 +70,19 @@ def split(
         raise ConfigError(f"--unit must be 'video' or 'question', got {unit!r}")
     started = time.perf_counter()
     rows = load_questions(questions)
-    params = SplitParams(
-        sizes=_parse_sizes(sizes),
-        unit=unit,
-        sample=sample,  # type: ignore[arg-type]
-        min_val_per_class=min_val_per_class,
-        exclude_task_types=tuple(exclude_task_types),
-        seed=seed,
-        micro_min_val=gate_min_val(alpha, bet_cap),
-    )
+    try:
+        params = SplitParams(
+            sizes=_parse_sizes(sizes),
+            unit=unit,
+            sample=sample,  # type: ignore[arg-type]
+            min_val_per_class=min_val_per_class,
+            exclude_task_types=tuple(exclude_task_types),
+            seed=seed,
+            micro_min_val=gate_min_val(alpha, bet_cap),
+        )
+    except ValidationError as exc:  # a bad flag is the user's error, not a traceback
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'sizes'}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"invalid split parameters: {problems}") from exc
     result = make_split(rows, params)
     written = write_split(result, rows, questions, out, force=force, version=__version__)
     console = Console()

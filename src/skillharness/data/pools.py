@@ -152,9 +152,10 @@ def load_pools(path: Path, expected_sha256: str | None = None) -> FrozenPools:
         pools = doc["pools"]
         units = {name: tuple(pools[name]["units"]) for name in POOL_NAMES}
         qids = {name: tuple(pools[name]["question_ids"]) for name in POOL_NAMES}
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+        unit = doc["unit"]
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise SplitError(f"{path}: not a valid pools file: {exc!r}", file=str(path)) from exc
-    return FrozenPools(doc["unit"], units, qids, digest)
+    return FrozenPools(unit, units, qids, digest)
 
 
 def verify_split(out_dir: Path, questions_path: Path | None = None) -> list[str]:
@@ -165,18 +166,20 @@ def verify_split(out_dir: Path, questions_path: Path | None = None) -> list[str]
     if not manifest_path.is_file():
         return [f"{manifest_path} is missing"]
     try:
-        manifest = json.loads(manifest_path.read_text())
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        recorded_path, recorded_sha = Path(manifest["source"]["path"]), manifest["source"]["sha256"]
+        recorded_counts = manifest["counts"]
         pools = load_pools(out_dir / POOLS_FILE, manifest["pools_sha256"])
-    except (json.JSONDecodeError, KeyError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
         return [f"{manifest_path}: unreadable manifest: {exc!r}"]
     except SplitError as exc:
         return [str(exc)]
     problems = _overlaps(pools)
-    source = questions_path or Path(manifest["source"]["path"])
+    source = questions_path or recorded_path
     if not source.is_file():
         return [*problems, f"source questions file {source} not found; pass --questions to re-check counts"]
-    if (digest := sha256_file(source)) != manifest["source"]["sha256"]:
-        problems.append(f"source {source}: sha256 {digest} != manifest {manifest['source']['sha256']}")
+    if (digest := sha256_file(source)) != recorded_sha:
+        problems.append(f"source {source}: sha256 {digest} != manifest {recorded_sha}")
         return problems
     by_id = {q.question_id: q for q in load_questions(source)}
     recount: dict[str, dict[str, dict[str, int]]] = {}
@@ -190,7 +193,7 @@ def verify_split(out_dir: Path, questions_path: Path | None = None) -> list[str]
             cells.setdefault(q.task_type, {}).setdefault(q.duration, 0)
             cells[q.task_type][q.duration] += 1
         recount[pool] = dict(sorted(cells.items()))
-    if recount != manifest["counts"]:
+    if recount != recorded_counts:
         problems.append("per-pool counts recomputed from pools.json differ from the manifest")
     return problems
 

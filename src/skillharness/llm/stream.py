@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from skillharness.errors import LLMError
 from skillharness.llm.errors import FATAL_STATUSES, fatal, transient
 from skillharness.llm.types import ChatResponse, ToolCall, Usage
@@ -19,6 +21,10 @@ from skillharness.llm.types import ChatResponse, ToolCall, Usage
 __all__ = ["DONE", "StreamAssembler"]
 
 DONE = "[DONE]"
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 @dataclass
@@ -59,14 +65,24 @@ class StreamAssembler:
         if "error" in chunk:
             self._error = self._error or self._error_frame(chunk["error"])
             return
-        self._model = chunk.get("model") or self._model
+        try:
+            self._feed_chunk(chunk)
+        except (TypeError, ValueError, AttributeError, OverflowError, ValidationError) as exc:
+            # A chunk of the wrong shape (a list where an object belongs, a non-numeric index):
+            # the stream is garbled, which another attempt may not be.
+            raise transient(
+                "malformed_chunk", f"chunk of unexpected shape {data[:80]!r}", self.endpoint
+            ) from exc
+
+    def _feed_chunk(self, chunk: dict[str, Any]) -> None:
+        self._model = str(chunk.get("model") or self._model)
         if isinstance(chunk.get("usage"), dict):
             self._usage = Usage(
                 prompt_tokens=int(chunk["usage"].get("prompt_tokens") or 0),
                 completion_tokens=int(chunk["usage"].get("completion_tokens") or 0),
             )
         for choice in chunk.get("choices") or ():
-            if isinstance(choice, dict) and int(choice.get("index") or 0) == 0:
+            if int(choice.get("index") or 0) == 0:
                 self._feed_choice(choice)
 
     def feed_error(self, data: str) -> None:
@@ -86,9 +102,9 @@ class StreamAssembler:
         for position, part in enumerate(delta.get("tool_calls") or ()):
             index = part.get("index")
             slot = self._tools.setdefault(int(index) if index is not None else position, _ToolCallParts())
-            slot.id = slot.id or part.get("id")
+            slot.id = slot.id or _text(part.get("id"))
             function = part.get("function") or {}
-            slot.name = slot.name or function.get("name")
+            slot.name = slot.name or _text(function.get("name"))
             if isinstance(function.get("arguments"), str):
                 slot.arguments.append(function["arguments"])
         if choice.get("finish_reason"):
