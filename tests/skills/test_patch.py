@@ -222,3 +222,17 @@ def test_a_single_applied_edit_matches_a_reference_implementation(data: st.DataO
     }[edit.op]
     expected = doc.body.replace(edit.anchor, new, 1)
     assert result.body in (expected, expected + "\n")
+
+
+def test_budget_counts_the_newline_the_stored_body_gets(sample_doc: SkillDocument) -> None:
+    limits = EditLimits(max_body_chars=10)
+    # "0123456789" is 10 chars, but stored it ends in a newline: 11 > 10.
+    over = EditSet(skill_update_mode="rewrite", edits=(), body="0123456789", rationale="r")
+    refused(apply_edit_set(sample_doc, over, limits), RefusalReason.OVER_BUDGET)
+    fits = EditSet(skill_update_mode="rewrite", edits=(), body="012345678", rationale="r")
+    result = apply_edit_set(sample_doc, fits, limits)
+    assert isinstance(result, SkillDocument) and result.body == "012345678\n"
+    assert len(result.body) <= limits.max_body_chars
+    # A region-less text keeps its own ending and is measured as stored.
+    assert apply_edit_set_to_text("abc", over, limits) == "0123456789"
+    refused(apply_edit_set_to_text("abc\n", over, limits), RefusalReason.OVER_BUDGET)

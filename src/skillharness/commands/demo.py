@@ -27,8 +27,16 @@ from skillharness.infer.progress import RichProgress
 from skillharness.sim import SimConfig, SimServer
 from skillharness.skills import Bundle, initial_bundle
 
+_BENCH_CACHE = Path.home() / ".cache" / "skillharness" / "synth"
 
-def _split(console: Console, questions_path: Path, out: Path, seed: int) -> Path:
+
+def demo_sizes(videos: int) -> tuple[int, int, int]:
+    """Train/val/test video counts for a demo of ``videos`` videos (a third to train, ~28 % to val)."""
+    train, val = round(videos / 3), round(videos * 0.28)
+    return train, val, videos - train - val
+
+
+def _split(console: Console, questions_path: Path, out: Path, seed: int, videos: int) -> Path:
     questions = load_questions(questions_path)
     if existing_artifacts(out):
         problems = verify_split(out, questions_path)
@@ -39,7 +47,7 @@ def _split(console: Console, questions_path: Path, out: Path, seed: int) -> Path
         console.print(f"reusing the frozen split in {out} (verified)")
         return out / "pools.json"
     params = SplitParams(
-        sizes=(12, 10, 14),
+        sizes=demo_sizes(videos),
         unit="video",
         min_val_per_class=3,
         seed=seed,
@@ -82,16 +90,21 @@ def _config(out: Path, bench: Path, pools: Path, bundle: Path, sim: SimServer) -
 def demo(
     out: Path = typer.Option(Path("demo-output"), "--out", help="Where the demo writes everything."),
     seed: int = typer.Option(0, "--seed", help="Seed of the benchmark, the split and the simulator."),
-    videos: int = typer.Option(36, "--videos", help="Synthetic videos (3 questions each)."),
+    videos: int = typer.Option(36, "--videos", min=6, help="Synthetic videos (3 questions each)."),
+    bench_cache: Path = typer.Option(
+        _BENCH_CACHE,
+        "--bench-cache",
+        help="Where the benchmark is cached.",
+    ),
 ) -> None:
     """Run the pipeline end to end on a synthetic benchmark against the built-in simulator."""
     console = Console()
     out = out.resolve()
     console.rule("1. synthetic benchmark")
-    bench = ensure_synthetic_benchmark(Path.home() / ".cache" / "skillharness" / "synth", seed, videos)
+    bench = ensure_synthetic_benchmark(bench_cache, seed, videos)
     console.print(f"benchmark: {bench} ({len(load_questions(bench / 'questions.json'))} questions)")
     console.rule("2. frozen split")
-    pools = _split(console, bench / "questions.json", out / "split", seed)
+    pools = _split(console, bench / "questions.json", out / "split", seed, videos)
     console.rule("3. initial bundle")
     bundle = _bundle(console, out / "bundle")
     console.rule("4. baseline inference (the simulator stands in for a real model)")

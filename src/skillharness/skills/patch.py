@@ -32,7 +32,9 @@ def apply_edit_set(
     Returns the new document, or a :class:`Refusal` (and ``document`` is, being immutable,
     unchanged).
     """
-    outcome = _new_body(document.render(), document.body_end, edit_set, limits or EditLimits())
+    outcome = _new_body(
+        document.render(), document.body_end, edit_set, limits or EditLimits(), terminate=True
+    )
     if isinstance(outcome, Refusal):
         return outcome
     return document._with_body(outcome)
@@ -40,17 +42,17 @@ def apply_edit_set(
 
 def apply_edit_set_to_text(text: str, edit_set: EditSet, limits: EditLimits | None = None) -> str | Refusal:
     """Apply ``edit_set`` to a region-less text (system prompt, tool description), all of it body."""
-    outcome = _new_body(text, len(text), edit_set, limits or EditLimits())
-    if isinstance(outcome, Refusal) or not text.endswith("\n"):
-        return outcome
-    return ensure_trailing_newline(outcome)
+    return _new_body(text, len(text), edit_set, limits or EditLimits(), terminate=text.endswith("\n"))
 
 
 def _refuse(reason: RefusalReason, detail: str, index: int | None = None) -> Refusal:
     return Refusal(reason=reason, detail=detail, edit_index=index)
 
 
-def _new_body(doc_text: str, body_end: int, edit_set: EditSet, limits: EditLimits) -> str | Refusal:
+def _new_body(
+    doc_text: str, body_end: int, edit_set: EditSet, limits: EditLimits, *, terminate: bool
+) -> str | Refusal:
+    """The edited body, ending in a newline when ``terminate``, checked as it will be stored."""
     if edit_set.skill_update_mode == "rewrite":
         if edit_set.body is None:
             return _refuse(RefusalReason.MALFORMED_EDIT, "rewrite mode needs a non-null body")
@@ -60,7 +62,8 @@ def _new_body(doc_text: str, body_end: int, edit_set: EditSet, limits: EditLimit
         if isinstance(candidate_or_refusal, Refusal):
             return candidate_or_refusal
         candidate = candidate_or_refusal
-    return _check_result(candidate, limits)
+    # Terminate before the checks, so the budget counts the newline the stored body will have.
+    return _check_result(ensure_trailing_newline(candidate) if terminate else candidate, limits)
 
 
 def _check_result(body: str, limits: EditLimits) -> str | Refusal:
