@@ -26,7 +26,9 @@ def test_unknown_top_level_key_names_key_and_file(tmp_path: Path) -> None:
 
 
 def test_nested_unknown_key_names_its_full_path(tmp_path: Path) -> None:
-    path = write(tmp_path, "llm:\n  endpoints:\n    - base_url: http://127.0.0.1:9/v1\n      api_key: sk-oops\n")
+    path = write(
+        tmp_path, "llm:\n  endpoints:\n    - base_url: http://127.0.0.1:9/v1\n      api_key: sk-oops\n"
+    )
     with pytest.raises(ConfigError) as info:
         load_config(path)
     message = str(info.value)
@@ -41,7 +43,9 @@ def test_deeply_nested_unknown_key(tmp_path: Path) -> None:
         load_config(path)
 
 
-def test_unknown_key_from_environment_names_the_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unknown_key_from_environment_names_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SKILLHARNESS_AGENT__CONCURRENCYY", "3")
     with pytest.raises(ConfigError, match=r"SKILLHARNESS_AGENT__CONCURRENCYY"):
         load_config(write(tmp_path, "agent:\n  concurrency: 4\n"))
@@ -59,9 +63,11 @@ def test_wrong_type_names_path_and_origin(tmp_path: Path) -> None:
 def test_cli_flag_overrides_yaml_only_when_given(tmp_path: Path) -> None:
     path = write(tmp_path, "agent:\n  concurrency: 4\n  vision: false\n")
     not_given = load_config(path, {"agent.concurrency": None, "agent.vision": None})
-    assert not_given.agent.concurrency == 4 and not_given.agent.vision is False
+    assert not_given.agent.concurrency == 4
+    assert not_given.agent.vision is False
     given = load_config(path, {"agent.concurrency": 9, "agent.vision": True})
-    assert given.agent.concurrency == 9 and given.agent.vision is True
+    assert given.agent.concurrency == 9
+    assert given.agent.vision is True
     # A flag given with the default's value still wins over the file.
     assert load_config(path, {"agent.concurrency": 24}).agent.concurrency == 24
 
@@ -70,25 +76,39 @@ def test_precedence_flag_over_env_over_file(tmp_path: Path, monkeypatch: pytest.
     path = write(tmp_path, "agent:\n  concurrency: 4\n  max_steps: 3\n")
     monkeypatch.setenv("SKILLHARNESS_AGENT__CONCURRENCY", "7")
     config = load_config(path)
-    assert config.agent.concurrency == 7 and config.agent.max_steps == 3  # env merges, not replaces
+    assert config.agent.concurrency == 7
+    assert config.agent.max_steps == 3
     assert load_config(path, {"agent.concurrency": 11}).agent.concurrency == 11
 
 
 def test_secrets_never_enter_the_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_ENDPOINT_KEY", "sk-very-secret-value")
-    path = write(tmp_path, "llm:\n  endpoints:\n    - base_url: http://127.0.0.1:9/v1\n      api_key_env: MY_ENDPOINT_KEY\n")
+    path = write(
+        tmp_path,
+        "llm:\n  endpoints:\n    - base_url: http://127.0.0.1:9/v1\n      api_key_env: MY_ENDPOINT_KEY\n",
+    )
     config = load_config(path)
     dumped = json.dumps(config.model_dump(mode="json"))
-    assert "MY_ENDPOINT_KEY" in dumped and "sk-very-secret-value" not in dumped
+    assert "MY_ENDPOINT_KEY" in dumped
+    assert "sk-very-secret-value" not in dumped
     assert config.fingerprint() == load_config(path).fingerprint()
 
 
 def test_relative_paths_resolve_against_the_config_file(tmp_path: Path) -> None:
-    config = load_config(write(tmp_path, "data:\n  questions: data/q.json\n"))
+    text = (
+        "data:\n  questions: data/q.json\nagent:\n  bundle: ../bundle\n"
+        "store:\n  url: sqlite:///runs/runs.sqlite\ncache:\n  url: sqlite:////abs/cache.sqlite\n"
+    )
+    config = load_config(write(tmp_path, text))
     assert config.data.questions == (tmp_path / "data/q.json").resolve()
+    assert config.agent.bundle == (tmp_path.parent / "bundle").resolve()
+    assert config.store.url == f"sqlite:///{(tmp_path / 'runs/runs.sqlite').resolve()}"
+    assert config.cache.url == "sqlite:////abs/cache.sqlite"
 
 
-@pytest.mark.parametrize(("text", "needle"), [("agent: [1, 2", "not valid YAML"), ("- 1\n- 2\n", "must be a mapping")])
+@pytest.mark.parametrize(
+    ("text", "needle"), [("agent: [1, 2", "not valid YAML"), ("- 1\n- 2\n", "must be a mapping")]
+)
 def test_malformed_yaml_is_a_clear_error(tmp_path: Path, text: str, needle: str) -> None:
     with pytest.raises(ConfigError, match=needle):
         load_config(write(tmp_path, text))

@@ -33,6 +33,7 @@ __all__ = ["ENV_PREFIX", "Config", "flag_overrides", "load_config"]
 
 ENV_PREFIX = "SKILLHARNESS_"
 _NESTED = "__"
+_SQLITE = "sqlite:///"  # sqlite:///relative/path, sqlite:////absolute/path
 _PATH_KEYS = {"data": ("questions", "pools", "videos_dir", "subtitles_dir"), "agent": ("bundle",)}
 _yaml_data: ContextVar[dict[str, Any] | None] = ContextVar("_yaml_data", default=None)
 
@@ -184,6 +185,11 @@ def _resolve_relative(yaml_data: dict[str, Any], base: Path) -> dict[str, Any]:
             if isinstance(value, str) and value and not Path(value).is_absolute():
                 resolved[key] = str((base / value).resolve())
         resolved_data[section] = resolved
+    for section in ("store", "cache"):
+        values = resolved_data.get(section)
+        url = values.get("url") if isinstance(values, dict) else None
+        if isinstance(url, str) and url.startswith(_SQLITE) and not url[len(_SQLITE) :].startswith("/"):
+            resolved_data[section] = {**values, "url": _SQLITE + str((base / url[len(_SQLITE) :]).resolve())}
     return resolved_data
 
 

@@ -107,7 +107,8 @@ def test_all_errors_are_collected_not_just_the_first(tmp_path: Path) -> None:
     rows = [row("001-1", answer="Z"), row("001-2", task_type="Nope"), row("001-3")]
     with pytest.raises(DataError) as info:
         load_questions(write_json(tmp_path, rows))
-    assert info.value.context["problems"] and len(info.value.context["problems"]) == 2
+    assert info.value.context["problems"]
+    assert len(info.value.context["problems"]) == 2
     assert "2 problem(s)" in str(info.value)
 
 
@@ -132,7 +133,7 @@ def test_missing_file_and_unknown_format(tmp_path: Path) -> None:
         load_questions(tmp_path / "nope.json")
     odd = tmp_path / "q.xlsx"
     odd.write_text("x")
-    with pytest.raises(DataError, match="unsupported questions format '.xlsx'"):
+    with pytest.raises(DataError, match=r"unsupported questions format '\.xlsx'"):
         load_questions(odd)
 
 

@@ -125,7 +125,8 @@ def test_artifacts_verify_and_detect_tampering(
     written = write_split(split, real, videomme_questions_path, out, force=False, version="test")
     manifest = json.loads(written.manifest_path.read_text())
     assert manifest["pools_sha256"] == written.pools_sha256
-    assert manifest["source"]["sha256"] and manifest["parameters"]["sample"] == 900
+    assert manifest["source"]["sha256"]
+    assert manifest["parameters"]["sample"] == 900
     assert sum(sum(d.values()) for d in manifest["counts"]["val"].values()) == 90
     assert verify_split(out) == []
     pools = load_pools(written.pools_path, written.pools_sha256)
@@ -134,7 +135,8 @@ def test_artifacts_verify_and_detect_tampering(
     doc["pools"]["val"]["question_ids"].append(doc["pools"]["test"]["question_ids"][0])
     written.pools_path.write_text(json.dumps(doc))
     problems = verify_split(out)
-    assert problems and "does not match" in problems[0]
+    assert problems
+    assert "does not match" in problems[0]
     with pytest.raises(SplitError, match="does not match the expected"):
         load_pools(written.pools_path, written.pools_sha256)
 
@@ -154,13 +156,14 @@ def test_p2_1_split_refuses_to_overwrite_without_force(tmp_path: Path, videomme_
     ]
     first = cli(*args)
     assert first.returncode == 0, first.stderr
-    assert "Micro classes" in first.stdout and "val" in first.stdout
+    assert "Micro classes" in first.stdout
+    assert "val" in first.stdout
     original = (out / "pools.json").read_bytes()
     again = cli(*args, "--seed", "5")
     assert again.returncode != 0
-    assert (
-        "already exist" in again.stderr and "pools.json (sha256" in again.stderr and "--force" in again.stderr
-    )
+    assert "already exist" in again.stderr
+    assert "pools.json (sha256" in again.stderr
+    assert "--force" in again.stderr
     assert (out / "pools.json").read_bytes() == original, "a refused split must not touch the artifacts"
     forced = cli(*args, "--seed", "5", "--force")
     assert forced.returncode == 0, forced.stderr
@@ -173,7 +176,8 @@ def test_p2_1_split_refuses_to_overwrite_without_force(tmp_path: Path, videomme_
     assert verified.returncode == 0, verified.stderr
     (out / "pools.json").write_text("{}")
     broken = cli("split", "verify", str(out))
-    assert broken.returncode != 0 and "does NOT verify" in broken.stderr
+    assert broken.returncode != 0
+    assert "does NOT verify" in broken.stderr
 
 
 def test_split_is_identical_across_python_hash_seeds(videomme_questions_path: Path) -> None:
@@ -264,4 +268,5 @@ def test_verify_reports_a_malformed_manifest_instead_of_crashing(tmp_path: Path,
     (tmp_path / "split_manifest.json").write_text(manifest)
     (tmp_path / "pools.json").write_text("{}")
     problems = verify_split(tmp_path)
-    assert len(problems) == 1 and "unreadable manifest" in problems[0]
+    assert len(problems) == 1
+    assert "unreadable manifest" in problems[0]

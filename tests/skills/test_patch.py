@@ -231,7 +231,8 @@ def test_budget_counts_the_newline_the_stored_body_gets(sample_doc: SkillDocumen
     refused(apply_edit_set(sample_doc, over, limits), RefusalReason.OVER_BUDGET)
     fits = EditSet(skill_update_mode="rewrite", edits=(), body="012345678", rationale="r")
     result = apply_edit_set(sample_doc, fits, limits)
-    assert isinstance(result, SkillDocument) and result.body == "012345678\n"
+    assert isinstance(result, SkillDocument)
+    assert result.body == "012345678\n"
     assert len(result.body) <= limits.max_body_chars
     # A region-less text keeps its own ending and is measured as stored.
     assert apply_edit_set_to_text("abc", over, limits) == "0123456789"

@@ -34,9 +34,14 @@ def test_p1_7_crash_between_write_and_replace_leaves_old_file(tmp_path: Path) ->
 def test_exception_inside_block_keeps_old_file_and_removes_temp(tmp_path: Path) -> None:
     target = tmp_path / "pools.json"
     target.write_text("OLD")
-    with pytest.raises(RuntimeError), atomic_open(target) as handle:
-        handle.write(b"half")
-        raise RuntimeError("disk full")
+
+    def crash_mid_write() -> None:
+        with atomic_open(target) as handle:
+            handle.write(b"half")
+            raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        crash_mid_write()
     assert target.read_text() == "OLD"
     assert [p.name for p in tmp_path.iterdir()] == ["pools.json"]
 

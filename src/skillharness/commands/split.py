@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import typer
 from pydantic import ValidationError
@@ -13,7 +15,8 @@ from rich.table import Table
 from skillharness import __version__
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import verify_split, write_split
-from skillharness.data.split import POOL_NAMES, Split, SplitParams, make_split
+from skillharness.data.questions import Question
+from skillharness.data.split import POOL_NAMES, Split, SplitParams, count_table, make_split
 from skillharness.errors import ConfigError, SplitError
 
 split_app = typer.Typer(help="Freeze train/val/test pools (split) or check frozen ones (split verify).")
@@ -36,6 +39,15 @@ def gate_min_val(alpha: float, bet_cap: float) -> int:
 
     gate = GateConfig(alpha=alpha, bet_cap=bet_cap)  # the gate's own bounds on alpha and the cap
     return min_net_wins(alpha=gate.alpha, bet_cap=gate.bet_cap)
+
+
+def _split_params(sizes: str, alpha: float, bet_cap: float, **flags: Any) -> SplitParams:
+    """The split's parameters from its flags; a bad flag is the user's error, not a traceback."""
+    try:
+        return SplitParams(sizes=_parse_sizes(sizes), micro_min_val=gate_min_val(alpha, bet_cap), **flags)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'sizes'}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"invalid split parameters: {problems}") from exc
 
 
 @split_app.callback(invoke_without_command=True)
@@ -70,19 +82,16 @@ def split(
         raise ConfigError(f"--unit must be 'video' or 'question', got {unit!r}")
     started = time.perf_counter()
     rows = load_questions(questions)
-    try:
-        params = SplitParams(
-            sizes=_parse_sizes(sizes),
-            unit=unit,
-            sample=sample,  # type: ignore[arg-type]
-            min_val_per_class=min_val_per_class,
-            exclude_task_types=tuple(exclude_task_types),
-            seed=seed,
-            micro_min_val=gate_min_val(alpha, bet_cap),
-        )
-    except ValidationError as exc:  # a bad flag is the user's error, not a traceback
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'sizes'}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"invalid split parameters: {problems}") from exc
+    params = _split_params(
+        sizes,
+        alpha,
+        bet_cap,
+        unit=unit,
+        sample=sample,
+        min_val_per_class=min_val_per_class,
+        exclude_task_types=tuple(exclude_task_types),
+        seed=seed,
+    )
     result = make_split(rows, params)
     written = write_split(result, rows, questions, out, force=force, version=__version__)
     console = Console()
@@ -107,20 +116,18 @@ def verify(
     typer.echo(f"split in {directory} verified: hashes and counts match the manifest")
 
 
-def print_split(console: Console, result: Split, questions: list) -> None:
+def print_split(console: Console, result: Split, questions: Sequence[Question]) -> None:
     """The pool table (questions per task type and pool) and the micro-class report."""
-    by_id = {q.question_id: q for q in questions}
     table = Table(title=f"Pools ({result.params.unit} units, seed {result.params.seed})")
     table.add_column("task type")
     for pool in POOL_NAMES:
         table.add_column(pool, justify="right")
     micro = {m.task_type for m in result.micro}
-    counts = {pool: {} for pool in POOL_NAMES}
-    for pool, units in result.pools.items():
-        for unit in units:
-            for qid in unit.question_ids:
-                task = by_id[qid].task_type
-                counts[pool][task] = counts[pool].get(task, 0) + 1
+    cells = count_table(result, questions)
+    counts = {
+        pool: {task: sum(by_duration.values()) for task, by_duration in cells[pool].items()}
+        for pool in POOL_NAMES
+    }
     for task in sorted({t for c in counts.values() for t in c}):
         label = f"{task} [magenta](micro)[/]" if task in micro else task
         table.add_row(label, *(str(counts[p].get(task, 0)) for p in POOL_NAMES))

@@ -135,6 +135,7 @@ class _Cursor:
         # Frames presented this close before a target are always decoded (see _decode_forward).
         self._margin = max(2 * self.frame_pts, int(_FULL_DECODE_MARGIN_S / self.tb))
         self._target = 0
+        self._skipping = True
         self._frames: Iterator[av.VideoFrame] | None = None
         self._pending: av.VideoFrame | None = None  # the first frame past the previous target
         self._last: av.VideoFrame | None = None  # the frame found for the previous target
@@ -164,7 +165,7 @@ class _Cursor:
         """
         context = self.stream.codec_context
         for packet in self.container.demux(self.stream):
-            far = packet.pts is not None and packet.pts < self._target - self._margin
+            far = self._skipping and packet.pts is not None and packet.pts < self._target - self._margin
             context.skip_frame = "NONREF" if far else "DEFAULT"
             for frame in context.decode(packet):
                 _count(frames=1)
@@ -191,10 +192,20 @@ class _Cursor:
             if backoff:
                 self._seek(target - int(backoff / self.tb) if math.isfinite(backoff) else self.start_pts)
             found, landed_late = self._scan(target)
+            if found is not None and found.pts < target - self._margin and self._skipping:
+                return self._without_skipping(target)  # sparse frames: the answer may have been skipped
             if not landed_late:
                 self._last = found
                 return found
         return None
+
+    def _without_skipping(self, target: int) -> av.VideoFrame | None:
+        self._skipping = False
+        self.reset()  # decode afresh from the keyframe, with every frame decoded
+        try:
+            return self.frame_at(target)
+        finally:
+            self._skipping = True
 
     def _window(self) -> int:
         return int(_FORWARD_WINDOW_S / self.tb)
