@@ -190,3 +190,28 @@ def test_utf8_byte_order_mark_is_accepted(tmp_path: Path, suffix: str) -> None:
     path = write_table(tmp_path / f"q{suffix}", [row("001-1"), row("001-2")])
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())  # as spreadsheet exports write it
     assert [q.question_id for q in load_questions(path)] == ["001-1", "001-2"]
+
+
+def test_answer_is_trimmed_and_upper_cased_before_it_is_checked(tmp_path: Path) -> None:
+    loaded = load_questions(write_json(tmp_path, [row("001-1", answer=" c "), row("001-2", answer="b\n")]))
+    assert [q.answer for q in loaded] == ["C", "B"]
+
+
+def test_every_fault_of_one_row_is_reported(tmp_path: Path) -> None:
+    bad = row("002-1", answer="Z", task_type="Vibes Analysis", duration="epic")
+    with pytest.raises(DataError) as info:
+        load_questions(write_json(tmp_path, [row("001-1"), bad]))
+    problems = info.value.context["problems"]
+    assert len(problems) == 3, problems
+    assert any("answer 'Z'" in p for p in problems)
+    assert any("unknown task type 'Vibes Analysis'" in p for p in problems)
+    assert any("'epic' is not one of" in p for p in problems)
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".tsv"])
+def test_a_file_that_is_not_utf8_is_a_data_error(tmp_path: Path, suffix: str) -> None:
+    path = write_table(tmp_path / f"q{suffix}", [row("001-1", question="Où?")])
+    text = path.read_text(encoding="utf-8").replace("\\u00f9", "ù")  # JSONL escapes it; undo that
+    path.write_bytes(text.encode("latin-1"))  # a legacy export: "ù" is the lone byte 0xF9
+    with pytest.raises(DataError, match="unreadable as UTF-8"):
+        load_questions(path)

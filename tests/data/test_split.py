@@ -263,10 +263,32 @@ def test_bad_split_flags_are_user_errors_not_tracebacks(
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.parametrize("manifest", ["[]", '{"pools_sha256": "x"}', '{"source": {}, "pools_sha256": "x"}'])
+@pytest.mark.parametrize(
+    "manifest", ["[]", '{"pools_sha256": "x"}', '{"source": {}, "pools_sha256": "x"}', '{"counts": {}}']
+)
 def test_verify_reports_a_malformed_manifest_instead_of_crashing(tmp_path: Path, manifest: str) -> None:
     (tmp_path / "split_manifest.json").write_text(manifest)
     (tmp_path / "pools.json").write_text("{}")
     problems = verify_split(tmp_path)
     assert len(problems) == 1
     assert "unreadable manifest" in problems[0]
+
+
+def test_verify_checks_the_recorded_pool_sizes(
+    tmp_path: Path, real: list[Question], videomme_questions_path: Path
+) -> None:
+    split = make_split(real, SplitParams(sizes=(21, 9, 60), unit="video", sample=90))
+    written = write_split(split, real, videomme_questions_path, tmp_path, force=False, version="test")
+    assert verify_split(tmp_path) == []
+    manifest = json.loads(written.manifest_path.read_text())
+    manifest["pool_sizes"]["val"]["units"] = 10
+    written.manifest_path.write_text(json.dumps(manifest))
+    problems = verify_split(tmp_path)
+    assert len(problems) == 1
+    assert "pool sizes" in problems[0]
+
+
+def test_a_misspelt_excluded_task_type_is_refused(real: list[Question]) -> None:
+    params = SplitParams(sizes=(210, 90, 600), unit="question", exclude_task_types=("Spatial Perceptoin",))
+    with pytest.raises(SplitError, match="not in the questions: Spatial Perceptoin"):
+        make_split(real, params)

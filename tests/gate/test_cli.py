@@ -78,3 +78,18 @@ def test_cli_exits_2_with_one_clear_line_on_a_user_error() -> None:
     assert proc.returncode == 2
     assert "p_plus + p_minus <= 1" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_plan_lists_a_class_that_has_no_val_question_at_all(app: typer.Typer, tmp_path: Path) -> None:
+    # Audit P0-3: the class with 0 val questions is the one most in need of a "NO", not an omission.
+    manifest = tmp_path / "split_manifest.json"
+    counts = {
+        "train": {"Temporal Perception": {"short": 2}, "Counting Problem": {"long": 40}},
+        "val": {"Counting Problem": {"long": 30}},
+        "test": {"Temporal Perception": {"medium": 5}},
+    }
+    manifest.write_text(json.dumps({"counts": counts}))
+    assert read_manifest_val_counts(manifest) == {"Counting Problem": 30, "Temporal Perception": 0}
+    out = _run(app, "gate", "plan", "--manifest", str(manifest), "--runs", "100", "--effects", "0.2")
+    rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
+    assert "NO" in rows["Temporal Perception"]

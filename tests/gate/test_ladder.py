@@ -137,3 +137,11 @@ def test_min_wins_straight_wins_accept_and_the_budget_always_decides(cap: float)
         exact = GateConfig(alpha=config.alpha, bet_cap=cap, n_max=wins, first_stage=wins)
         assert Ladder(exact, drawable=wins).feed([1] * wins).kind is DecisionKind.ACCEPT, (cap, k)
         assert Ladder(exact, drawable=wins).feed([0] * wins).kind is DecisionKind.REJECT_INERTIA, (cap, k)
+
+
+@pytest.mark.parametrize("flag", [True, np.True_, np.False_])
+def test_a_correctness_flag_is_not_mistaken_for_an_observation(flag: object) -> None:
+    # A caller passing one side's correctness instead of d must be told, not counted as a win or tie.
+    with pytest.raises(GateError, match="observation must be"):
+        Ladder(GateConfig(), drawable=64).feed([flag])
+    assert Ladder(GateConfig(), drawable=64).feed([np.int8(1), np.int64(-1)]).n == 2

@@ -206,3 +206,26 @@ async def test_accounting_per_role_with_prices_and_free_cache_hits(
     assert model.accountant.by_role[Role.AGENT].cost == 0.0
     assert model.accountant.total_cost == pytest.approx(evolve.cost)
     assert set(model.accountant.summary()) == {"evolve", "agent"}
+
+
+async def test_a_server_echoing_the_key_in_an_error_body_does_not_leak_it(
+    scripted: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SH_TEST_KEY", SECRET)
+    scripted.push(Reply(status=400, body=f'{{"error": "bad request from key {SECRET}"}}'))
+    endpoint = EndpointConfig(base_url=scripted.base_url, api_key_env="SH_TEST_KEY")
+    async with build_chat_model(fast_llm_config(scripted.base_url, endpoint=endpoint)) as model:
+        with pytest.raises(FatalLLMError) as info:
+            await model.complete(make_request())
+    assert SECRET not in str(info.value)
+    assert "***" in str(info.value)
+
+
+async def test_sample_idx_is_sent_when_positive_unless_disabled(scripted: ScriptedServer) -> None:
+    async with build_chat_model(fast_llm_config(scripted.base_url)) as model:
+        await model.complete(make_request(sample_idx=0))
+        await model.complete(make_request(sample_idx=2))
+    off = EndpointConfig(base_url=scripted.base_url, send_sample_idx=False)
+    async with build_chat_model(fast_llm_config(scripted.base_url, endpoint=off)) as model:
+        await model.complete(make_request(sample_idx=3))
+    assert [body.get("sample_idx") for body in scripted.requests] == [None, 2, None]

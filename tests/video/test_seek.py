@@ -56,3 +56,17 @@ def test_request_order_is_kept_for_unsorted_and_duplicate_timestamps(gop_video: 
     assert frames[0] is not None
     assert frames[2] is not None
     assert np.array_equal(frames[0].rgb, frames[2].rgb)
+
+
+def test_non_reference_frames_far_before_the_target_are_skipped_yet_pixels_match(gop_video: Path) -> None:
+    # Keyframes at 0, 2, 4 ... s; 3.9 s is 48 frames after the keyframe at 2.0 s. Most of them are
+    # B-frames nothing refers to, so far fewer than 48 frames need decoding.
+    before = decoder_stats()
+    (seek,) = decode_at(gop_video, [3.9])
+    decoded = decoder_stats().frames_decoded - before.frames_decoded
+    (full,) = decode_all_at(gop_video, [3.9])
+    assert seek is not None
+    assert full is not None
+    assert decoded < 40
+    assert seek.pts_s == pytest.approx(3.88)
+    assert np.array_equal(seek.rgb, full.rgb)

@@ -50,11 +50,17 @@ def parse_units(text: str, per_unit: int) -> dict[str, int]:
 
 
 def read_manifest_val_counts(path: Path) -> dict[str, int]:
-    """Val questions per task type from a ``split_manifest.json`` (``counts.val.<type>.<duration>``)."""
+    """Val questions per task type from a ``split_manifest.json`` (``counts.val.<type>.<duration>``).
+
+    A task type present in any pool but absent from val is listed with 0: it is the class whose
+    gate can never accept, so the plan must show it rather than drop it.
+    """
     try:
         doc = json.loads(path.read_text())
-        val = doc["counts"]["val"]
-        return {task: sum(int(n) for n in by_duration.values()) for task, by_duration in val.items()}
+        counts = doc["counts"]
+        val = counts["val"]
+        tasks = sorted({task for pool in counts.values() for task in pool})
+        return {task: sum(int(n) for n in val.get(task, {}).values()) for task in tasks}
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: manifest not found", file=str(path)) from exc
     except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:

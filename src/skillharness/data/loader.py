@@ -94,25 +94,24 @@ def _validate_row(
         return None
     for col in ("video_id", "question_id", "videoID"):
         fields[col] = _as_text(fields[col])
+    before = len(problems)
+    question: Question | None = None
     try:
         question = Question.model_validate(fields)
     except ValidationError as exc:
         for err in exc.errors():
             field = ".".join(str(p) for p in err["loc"]) or "row"
             problems.append(f"{where}: field '{field}': {err['msg']}")
-        return None
-    if question.task_type not in benchmark.task_types:
+    # Checked on the raw fields too, so a row with several faults reports all of them at once.
+    task_type, duration = fields["task_type"], fields["duration"]
+    if isinstance(task_type, str) and task_type and task_type not in benchmark.task_types:
         problems.append(
-            f"{where}: field 'task_type': unknown task type {question.task_type!r} "
+            f"{where}: field 'task_type': unknown task type {task_type!r} "
             f"(benchmark {benchmark.name!r} knows {len(benchmark.task_types)})"
         )
-        return None
-    if question.duration not in benchmark.durations:
-        problems.append(
-            f"{where}: field 'duration': {question.duration!r} is not one of {list(benchmark.durations)}"
-        )
-        return None
-    return question
+    if isinstance(duration, str) and duration and duration not in benchmark.durations:
+        problems.append(f"{where}: field 'duration': {duration!r} is not one of {list(benchmark.durations)}")
+    return question if len(problems) == before else None
 
 
 def _as_text(value: Any) -> Any:
@@ -130,7 +129,7 @@ def _parse_options(value: Any) -> tuple[str, ...]:
         except json.JSONDecodeError:
             try:
                 value = ast.literal_eval(text)
-            except (ValueError, SyntaxError) as exc:
+            except (ValueError, SyntaxError, TypeError, RecursionError) as exc:
                 raise ValueError(f"not a list of options: {text[:80]!r}") from exc
     if not isinstance(value, list | tuple) or not all(isinstance(o, str) for o in value):
         raise ValueError(f"expected a list of strings, got {type(value).__name__}")
@@ -153,7 +152,12 @@ def read_rows(source: Path) -> Iterator[Mapping[str, Any]]:
             f"{source}: unsupported questions format {suffix!r} (use .parquet, .json, .jsonl, .csv or .tsv)",
             file=str(source),
         )
-    yield from reader(source)
+    try:
+        yield from reader(source)
+    except (UnicodeDecodeError, csv.Error) as exc:  # raised mid-stream by the text readers
+        raise DataError(
+            f"{source}: unreadable as UTF-8 {suffix[1:].upper()}: {exc}", file=str(source)
+        ) from exc
 
 
 def _json_rows(source: Path) -> Iterable[Mapping[str, Any]]:

@@ -168,20 +168,35 @@ def verify_split(out_dir: Path, questions_path: Path | None = None) -> list[str]
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         recorded_path, recorded_sha = Path(manifest["source"]["path"]), manifest["source"]["sha256"]
-        recorded_counts = manifest["counts"]
+        recorded_counts, recorded_sizes = manifest["counts"], manifest["pool_sizes"]
         pools = load_pools(out_dir / POOLS_FILE, manifest["pools_sha256"])
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
         return [f"{manifest_path}: unreadable manifest: {exc!r}"]
     except SplitError as exc:
         return [str(exc)]
     problems = _overlaps(pools)
+    sizes = {
+        name: {"units": len(pools.units[name]), "questions": len(pools.questions[name])}
+        for name in POOL_NAMES
+    }
+    if sizes != recorded_sizes:
+        problems.append(f"pool sizes in pools.json {sizes} differ from the manifest's {recorded_sizes}")
     source = questions_path or recorded_path
     if not source.is_file():
         return [*problems, f"source questions file {source} not found; pass --questions to re-check counts"]
     if (digest := sha256_file(source)) != recorded_sha:
         problems.append(f"source {source}: sha256 {digest} != manifest {recorded_sha}")
         return problems
-    by_id = {q.question_id: q for q in load_questions(source)}
+    if _recount(pools, load_questions(source), source, problems) != recorded_counts:
+        problems.append("per-pool counts recomputed from pools.json differ from the manifest")
+    return problems
+
+
+def _recount(
+    pools: FrozenPools, questions: Sequence[Question], source: Path, problems: list[str]
+) -> dict[str, dict[str, dict[str, int]]]:
+    """Questions per pool x task type x duration, as the manifest's ``counts``; unknown ids are problems."""
+    by_id = {q.question_id: q for q in questions}
     recount: dict[str, dict[str, dict[str, int]]] = {}
     for pool, qids in pools.questions.items():
         cells: dict[str, dict[str, int]] = {}
@@ -193,9 +208,7 @@ def verify_split(out_dir: Path, questions_path: Path | None = None) -> list[str]
             cells.setdefault(q.task_type, {}).setdefault(q.duration, 0)
             cells[q.task_type][q.duration] += 1
         recount[pool] = dict(sorted(cells.items()))
-    if recount != recorded_counts:
-        problems.append("per-pool counts recomputed from pools.json differ from the manifest")
-    return problems
+    return recount
 
 
 def _overlaps(pools: FrozenPools) -> list[str]:

@@ -69,10 +69,11 @@ class Question(StrictModel):
     options: tuple[str, ...] = Field(min_length=2)
     answer: str = Field(min_length=1, max_length=1)
 
-    @field_validator("answer")
+    @field_validator("answer", mode="before")
     @classmethod
-    def _upper_answer(cls, value: str) -> str:
-        return value.strip().upper()
+    def _upper_answer(cls, value: object) -> object:
+        # Before the length check, so a CSV cell like " c" is the letter "C", not a 2-char error.
+        return value.strip().upper() if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _answer_among_options(self) -> Question:

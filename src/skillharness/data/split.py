@@ -92,6 +92,9 @@ class Split:
 
 def build_units(questions: Sequence[Question], unit: str, exclude: Sequence[str] = ()) -> list[Unit]:
     """Group questions into units and give each its stratum."""
+    unknown = sorted(set(exclude) - {q.task_type for q in questions})
+    if unknown:  # a misspelt exclusion would silently keep the class it meant to drop
+        raise SplitError(f"--exclude-task-types names task types not in the questions: {', '.join(unknown)}")
     kept = [q for q in questions if q.task_type not in set(exclude)]
     frequency = Counter(q.task_type for q in kept)
     groups: dict[str, list[Question]] = defaultdict(list)

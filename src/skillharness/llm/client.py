@@ -18,6 +18,7 @@ import httpx_sse
 from skillharness.errors import AuthError, LLMError
 from skillharness.llm.config import EndpointConfig, TimeoutConfig
 from skillharness.llm.errors import error_for_status, map_httpx_error, transient
+from skillharness.llm.roles import SAMPLE_IDX_KEY
 from skillharness.llm.stream import StreamAssembler
 from skillharness.llm.toolcall import apply_content_tool_call
 from skillharness.llm.types import ChatRequest, ChatResponse
@@ -27,7 +28,7 @@ __all__ = ["EndpointClient", "request_body"]
 _ERROR_BODY_LIMIT = 2048
 
 
-def request_body(request: ChatRequest) -> dict[str, Any]:
+def request_body(request: ChatRequest, *, send_sample_idx: bool = True) -> dict[str, Any]:
     """The JSON body sent for ``request`` (streaming, with usage in the final chunk)."""
     body: dict[str, Any] = {"model": request.model, "messages": list(request.messages)}
     if request.tools is not None:
@@ -37,6 +38,8 @@ def request_body(request: ChatRequest) -> dict[str, Any]:
     if request.response_format is not None:
         body["response_format"] = request.response_format
     body.update(request.sampling.model_dump(mode="json", exclude_none=True))
+    if send_sample_idx and request.sample_idx > 0:
+        body[SAMPLE_IDX_KEY] = request.sample_idx  # the convention of skillharness.llm.roles
     if request.extra_body:
         body.update(request.extra_body)
     body["stream"] = True
@@ -98,7 +101,11 @@ class EndpointClient:
     async def _stream(self, request: ChatRequest) -> ChatResponse:
         assembler = StreamAssembler(self.label)
         async with httpx_sse.aconnect_sse(
-            self._http, "POST", self._url, json=request_body(request), headers=self._headers()
+            self._http,
+            "POST",
+            self._url,
+            json=request_body(request, send_sample_idx=self.endpoint.send_sample_idx),
+            headers=self._headers(),
         ) as source:
             response = source.response
             if response.status_code != 200:
@@ -118,9 +125,13 @@ class EndpointClient:
             raw += part
             if len(raw) >= _ERROR_BODY_LIMIT:
                 break
+        body = raw[:_ERROR_BODY_LIMIT].decode("utf-8", "replace")
+        key = os.environ.get(self.endpoint.api_key_env) if self.endpoint.api_key_env else None
+        if key:
+            body = body.replace(key, "***")  # a server that echoes the key must not leak it into logs
         return error_for_status(
             response.status_code,
-            raw[:_ERROR_BODY_LIMIT].decode("utf-8", "replace"),
+            body,
             self.label,
             retry_after=response.headers.get("retry-after"),
             api_key_env=self.endpoint.api_key_env,

@@ -37,6 +37,12 @@ class EndpointConfig(StrictModel):
     )
     max_in_flight: int = Field(24, ge=1, description="Concurrent requests to this endpoint.")
     name: str | None = Field(None, description="Label used in logs and errors; defaults to base_url.")
+    send_sample_idx: bool = Field(
+        True,
+        description="Send a request's sample index > 0 as top-level body key 'sample_idx' (the simulator "
+        "draws a fresh sample per index; vLLM, SGLang and llama.cpp ignore it; set false for a hosted API "
+        "that rejects unknown keys).",
+    )
 
     @property
     def label(self) -> str:

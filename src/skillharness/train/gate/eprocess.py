@@ -57,7 +57,8 @@ def to_observation(outcome: Outcome) -> int | None:
         return None
     if isinstance(outcome, PairedOutcome):
         return outcome.d
-    if isinstance(outcome, bool) or outcome not in (-1, 0, 1):
+    # Booleans (Python or numpy) are correctness, not a difference: refused, never read as a win.
+    if isinstance(outcome, bool | np.bool_) or outcome not in (-1, 0, 1):
         raise GateError(f"an observation must be -1, 0, +1, None or a PairedOutcome, got {outcome!r}")
     return int(outcome)
 
