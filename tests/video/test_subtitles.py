@@ -134,3 +134,20 @@ def test_srt_round_trip(tmp_path_factory: pytest.TempPathFactory, cues: list[tup
         ((s / 1000, (s + d) / 1000, " ".join(t.split())) for s, d, t in cues), key=lambda c: c[:2]
     )
     assert [(x.start_s, x.end_s, x.text) for x in lines] == expected
+
+
+def test_locating_videos_and_subtitles(tmp_path: Path) -> None:
+    from skillharness.video import locate_subtitles, locate_video
+
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "abc.webm").write_bytes(b"x")
+    (tmp_path / "v" / "abc.mp4").write_bytes(b"x")
+    assert locate_video(tmp_path / "v", "abc") == tmp_path / "v" / "abc.mp4"
+    with pytest.raises(DataError, match=r"no video for 'zzz'.*zzz\.mkv"):
+        locate_video(tmp_path / "v", "zzz")
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "abc.srt").write_text("")
+    assert locate_subtitles(tmp_path / "s", "abc") == tmp_path / "s" / "abc.srt"
+    assert locate_subtitles(tmp_path / "s", "zzz") is None
+    assert locate_subtitles(None, "abc") is None
+    assert load_subtitles(locate_subtitles(tmp_path / "s", "abc")).lines == ()

@@ -160,7 +160,8 @@ class Agent:
             subtitles=subtitles,
             subtitle_chars=self.config.max_subtitle_chars,
         )
-        await episode.first_step(message, frames_shown=tuple(times), subtitles=tuple(subtitles or ()))
+        shown = tuple(times) if frames is not None else ()  # vision off: timestamps only place subtitles
+        await episode.first_step(message, frames_shown=shown, subtitles=tuple(subtitles or ()))
         return message
 
     async def _ask(

@@ -4,6 +4,7 @@ from skillharness.video._decode import DecoderStats, decoder_stats
 from skillharness.video.cache import FrameCache, default_cache_dir
 from skillharness.video.config import FramesConfig
 from skillharness.video.frames import FrameSampler, range_timestamps, uniform_timestamps, video_duration
+from skillharness.video.locate import locate_subtitles, locate_video
 from skillharness.video.subtitles import SubtitleLine, Subtitles, load_subtitles
 from skillharness.video.types import Frame, FrameSet
 
@@ -19,6 +20,8 @@ __all__ = [
     "decoder_stats",
     "default_cache_dir",
     "load_subtitles",
+    "locate_subtitles",
+    "locate_video",
     "range_timestamps",
     "uniform_timestamps",
     "video_duration",

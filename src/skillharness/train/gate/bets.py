@@ -28,6 +28,7 @@ _PRIOR_WEIGHT = 1.0
 _PRIOR_EDGE = 0.5
 # ONS step constant 2 / (2 - ln 3) for bets in [-1/2, 1/2] (Cutkosky & Orabona 2018).
 _ONS_STEP = 2.0 / (2.0 - math.log(3.0))
+_MAX_CAP = 0.5
 
 
 class BetStrategy(Protocol):
@@ -41,6 +42,12 @@ class BetStrategy(Protocol):
     def bets(self, d: NDArray[np.int8]) -> NDArray[np.float64]:
         """Return ``lam`` with ``lam[:, t]`` in ``[0, cap]`` computed from ``d[:, :t]`` only."""
         ...
+
+
+def _check_cap(cap: float) -> None:
+    # Above 1/2 the ONS step constant is wrong and, past 1, a loss would make wealth negative.
+    if not 0.0 < cap <= _MAX_CAP:
+        raise ConfigError(f"a bet cap must be in (0, {_MAX_CAP}], got {cap}", field="gate.bet_cap")
 
 
 def _shift(counts: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -62,6 +69,9 @@ class AGrapa:
 
     cap: float = 0.5
 
+    def __post_init__(self) -> None:
+        _check_cap(self.cap)
+
     def bets(self, d: NDArray[np.int8]) -> NDArray[np.float64]:
         """Return ``clip((W_t - L_t + 1/2) / (W_t + L_t + 1), 0, cap)`` with counts over ``d[:, :t]``."""
         wins = _shift(np.cumsum(d > 0, axis=-1))
@@ -80,6 +90,9 @@ class OnlineNewtonStep:
     """
 
     cap: float = 0.5
+
+    def __post_init__(self) -> None:
+        _check_cap(self.cap)
 
     def bets(self, d: NDArray[np.int8]) -> NDArray[np.float64]:
         """Run the ONS recursion along each row; one pass over the columns."""

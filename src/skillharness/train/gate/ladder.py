@@ -17,7 +17,7 @@ from enum import IntEnum
 import numpy as np
 from numpy.typing import NDArray
 
-from skillharness.errors import GateError
+from skillharness.errors import ConfigError, GateError
 from skillharness.train.config import GateConfig
 from skillharness.train.gate.bets import BetStrategy, make_bet_strategy
 from skillharness.train.gate.eprocess import Outcome, WealthPaths, split_observations, wealth_paths
@@ -150,6 +150,11 @@ class Ladder:
         self.budget = self.reach.drawable
         self.threshold = self.reach.threshold
         self.strategy = strategy or make_bet_strategy(config.bet_strategy, config.bet_cap)
+        if self.strategy.cap > config.bet_cap:  # reachability and futility assume bets <= bet_cap
+            raise ConfigError(
+                f"strategy bet cap {self.strategy.cap} exceeds gate.bet_cap {config.bet_cap}",
+                field="gate.bet_cap",
+            )
         self.plan = stage_ends(config.first_stage, config.stage_growth, self.budget)
         self._observed: list[int] = []
         self._checkpoints: list[int] = []

@@ -1,0 +1,78 @@
+"""End to end against a real model server: llama.cpp with a small text model, `vision: false`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from infer_support import Bench
+
+from llama_support import LlamaServer, running_llama_server
+from skillharness.config import load_config
+from skillharness.infer import load_job, run_inference
+from skillharness.store import PredictionStatus, RunReader
+
+pytestmark = [pytest.mark.contract, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def llama() -> Iterator[LlamaServer]:
+    yield from running_llama_server()
+
+
+def test_text_only_run_against_llama_cpp_writes_well_formed_rows(
+    tmp_path: Path, bench: Bench, llama: LlamaServer
+) -> None:
+    doc = {
+        "data": {
+            "questions": str(bench.questions),
+            "pools": str(bench.pools),
+            "videos_dir": str(bench.root / "videos"),
+            "subtitles_dir": str(bench.root / "subtitles"),
+        },
+        "llm": {
+            "model": "smollm2",
+            "endpoints": [{"base_url": llama.base_url, "max_in_flight": 2}],
+            "tool_calls_in_content": True,
+        },
+        "cache": {"url": f"sqlite:///{tmp_path / 'cache.sqlite'}"},
+        "store": {"url": f"sqlite:///{tmp_path / 'runs.sqlite'}"},
+        "agent": {
+            "bundle": str(bench.bundle),
+            "vision": False,
+            "concurrency": 2,
+            "max_steps": 3,
+            "sampling": {"temperature": 0.0, "max_tokens": 96},
+            "frames": {"cache_dir": str(tmp_path / "frames")},
+        },
+    }
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    job = load_job(load_config(path), pool="val", run_id="llama-1", resume=False)
+    job = type(job)(**{**job.__dict__, "questions": job.questions[:4]})
+    result = asyncio.run(run_inference(job))
+    assert result.asked == 4
+    reader = RunReader(f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    try:
+        rows = reader.predictions("llama-1")
+        assert len(rows) == 4
+        letters = {"A", "B", "C", "D"}
+        for row in rows:
+            assert row.status in (PredictionStatus.OK, PredictionStatus.PARSE_ERROR), (
+                row.status,
+                row.error_message,
+            )
+            if row.status is PredictionStatus.OK:
+                assert row.answer in letters
+            else:
+                assert row.answer is None
+                assert row.error_class
+            assert row.prompt_tokens > 0
+            trace = reader.trace("llama-1", row.question_id)
+            assert trace, "every question has its trace"
+            assert all(not step.frames_shown for step in trace), "vision: false shows no frames"
+    finally:
+        reader.close()
