@@ -123,3 +123,21 @@ def test_defaults_without_a_file() -> None:
     config = load_config()
     assert config.eval.run_holdout_eval is None, "holdout must be an explicit decision"
     assert config.cache.ttl == "never"
+
+
+def test_home_relative_paths_expand_to_the_home_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    config = load_config(write(tmp_path, "data:\n  questions: ~/q.json\n"))
+    assert config.data.questions == tmp_path / "home" / "q.json"
+
+
+def test_an_empty_path_is_an_error_not_the_current_folder(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"data\.videos_dir: .*empty path"):
+        load_config(write(tmp_path, 'data:\n  videos_dir: ""\n'))
+
+
+def test_a_non_text_section_name_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="section names must be text"):
+        load_config(write(tmp_path, "1: 2\n"))

@@ -117,6 +117,9 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         raise ConfigError(
             f"{path}: the top level must be a mapping of sections, got {type(data).__name__}", file=str(path)
         )
+    odd = [key for key in data if not isinstance(key, str)]
+    if odd:  # YAML allows `1:` or `null:` keys; they would otherwise fail deep inside pydantic
+        raise ConfigError(f"{path}: section names must be text, got {odd!r}", file=str(path))
     return data
 
 
@@ -182,8 +185,9 @@ def _resolve_relative(yaml_data: dict[str, Any], base: Path) -> dict[str, Any]:
         resolved = dict(values)
         for key in keys:
             value = resolved.get(key)
-            if isinstance(value, str) and value and not Path(value).is_absolute():
-                resolved[key] = str((base / value).resolve())
+            if isinstance(value, str) and value:
+                path = Path(value).expanduser()  # "~/videos" means the home folder, not <base>/~
+                resolved[key] = str(path if path.is_absolute() else (base / path).resolve())
         resolved_data[section] = resolved
     for section in ("store", "cache"):
         values = resolved_data.get(section)

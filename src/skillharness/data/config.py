@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from skillharness.data.questions import VIDEO_MME, Benchmark
 from skillharness.util.model import StrictModel
@@ -19,3 +19,11 @@ class DataConfig(StrictModel):
     videos_dir: Path | None = Field(None, description="Folder of <videoID>.mp4 (or .mkv/.webm) files.")
     subtitles_dir: Path | None = Field(None, description="Folder of <videoID>.srt files (optional).")
     benchmark: Benchmark = Field(VIDEO_MME, description="Legal task types, durations and letters.")
+
+    @field_validator("questions", "pools", "videos_dir", "subtitles_dir", mode="before")
+    @classmethod
+    def _no_empty_path(cls, value: object) -> object:
+        # Path("") is the current folder: an empty setting would silently point at it.
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("an empty path; leave the key out (or null) for none")
+        return value
