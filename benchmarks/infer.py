@@ -226,9 +226,26 @@ def _one_run(spec: RunSpec, base_url: str) -> Measured:
     )  # fmt: skip
 
 
+def _package(filename: str) -> str:
+    """``site-packages/httpcore/...`` -> httpcore; stdlib -> stdlib:<module>; C builtins -> builtin."""
+    if filename == "~":
+        return "builtin"
+    parts = Path(filename).parts
+    for marker in ("site-packages", "src"):
+        if marker in parts and parts.index(marker) + 1 < len(parts):
+            return parts[parts.index(marker) + 1].removesuffix(".py")
+    return "stdlib:" + (parts[-2] if parts[-1] == "__init__.py" else parts[-1]).removesuffix(".py")
+
+
 def _profile_text(profiler: cProfile.Profile) -> str:
     buffer = io.StringIO()
     stats = pstats.Stats(profiler, stream=buffer)
+    own: Counter[str] = Counter()
+    for (filename, _, name), row in stats.stats.items():  # type: ignore[attr-defined]
+        key = _package(filename)
+        own[f"{key}:{name}" if key == "builtin" and row[2] > 0.05 else key] += row[2]
+    buffer.write("own time by package (event-loop thread, s):\n")
+    buffer.writelines(f"  {seconds:8.3f}  {name}\n" for name, seconds in own.most_common(20))
     stats.sort_stats("tottime").print_stats(25)
     stats.sort_stats("cumulative").print_stats(r"skillharness|httpcore|httpx|sqlalchemy", 30)
     stats.sort_stats("tottime").print_stats(r"skillharness", 15)

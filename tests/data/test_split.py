@@ -292,3 +292,14 @@ def test_a_misspelt_excluded_task_type_is_refused(real: list[Question]) -> None:
     params = SplitParams(sizes=(210, 90, 600), unit="question", exclude_task_types=("Spatial Perceptoin",))
     with pytest.raises(SplitError, match="not in the questions: Spatial Perceptoin"):
         make_split(real, params)
+
+
+def test_an_out_path_that_is_a_file_is_a_split_error(
+    tmp_path: Path, real: list[Question], videomme_questions_path: Path
+) -> None:
+    split = make_split(real, SplitParams(sizes=(21, 9, 60), unit="video", sample=90))
+    target = tmp_path / "not-a-folder"
+    target.write_text("mine")
+    with pytest.raises(SplitError, match="exists and is not a folder"):
+        write_split(split, real, videomme_questions_path, target, force=True, version="test")
+    assert target.read_text() == "mine"

@@ -145,3 +145,12 @@ def test_sanitized_momentum_never_carries_a_marker(guidance: str) -> None:
     update = MomentumUpdate.sanitized(guidance, max_chars=40)
     assert not MARKER_LIKE.search(update.text)
     assert len(update.text) <= 40
+
+
+def test_momentum_guidance_with_a_lone_surrogate_cannot_break_the_bundle() -> None:
+    # json.loads('"\\ud800"') yields a lone surrogate; stored, it would break every hash and save.
+    update = MomentumUpdate.sanitized("check frames \ud800 twice")
+    assert update.text == "check frames ? twice"
+    update.text.encode("utf-8")
+    with pytest.raises(ValidationError, match="not encodable"):
+        MomentumUpdate(text="bad \ud800")

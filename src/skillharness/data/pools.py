@@ -103,6 +103,8 @@ def write_split(
     split: Split, questions: Sequence[Question], source: Path, out_dir: Path, *, force: bool, version: str
 ) -> WriteResult:
     """Write both artifacts atomically; refuse to replace existing ones unless ``force``."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise SplitError(f"--out {out_dir} exists and is not a folder", file=str(out_dir))
     out_dir.mkdir(parents=True, exist_ok=True)
     existing = existing_artifacts(out_dir)
     if existing and not force:

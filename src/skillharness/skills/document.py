@@ -42,6 +42,8 @@ class MomentumUpdate(StrictModel):
     @classmethod
     def sanitized(cls, guidance: str, *, max_chars: int = 2000) -> MomentumUpdate:
         """Build an update from raw model guidance: drop marker-like lines, trim, cap the length."""
+        # A lone surrogate (from a JSON "\ud800" escape) cannot be stored as UTF-8: replace it.
+        guidance = guidance.encode("utf-8", "replace").decode("utf-8")
         lines = [line for line in guidance.splitlines() if not MARKER_LIKE.search(line)]
         text = "\n".join(lines).strip()[:max_chars].rstrip()
         # Joining lines can form a marker across a line break ("<!--\nskillharness:"); removing one
@@ -55,6 +57,10 @@ class MomentumUpdate(StrictModel):
     def _no_markers(cls, value: str) -> str:
         if MARKER_LIKE.search(value):
             raise ValueError("momentum guidance contains a skillharness marker-like sequence")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:  # it would break every later hash and save of the bundle
+            raise ValueError(f"momentum guidance is not encodable as UTF-8: {exc.reason}") from None
         return value
 
 
