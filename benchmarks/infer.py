@@ -47,6 +47,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -109,6 +110,7 @@ class Measured:
     calls_per_question: list[int]
     waits_ms: dict[str, float]  # mean awaited wall time per question, by component
     store_thread_cpu_s: float  # CPU of the store's batch commits (worker threads)
+    video_thread_cpu_s: float  # CPU of duration probes and frame sampling (decoder threads)
     profile: str
     sim_calls: int = 0
     sim_cpu_s: float = 0.0
@@ -120,6 +122,8 @@ class _Probe:
 
     waits: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     store_cpu_s: float = 0.0
+    video_cpu_s: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def install(self) -> None:
         from skillharness.agent.video import LocalVideos
@@ -149,6 +153,22 @@ class _Probe:
                 self.store_cpu_s += time.thread_time() - started
 
         RunLog._write_batch = timed_batch  # type: ignore[method-assign]
+        decode = LocalVideos._decode
+
+        async def timed_decode(videos: LocalVideos, function: Callable[..., Any], *args: object) -> Any:
+            return await decode(videos, functools.partial(self._thread_cpu, function), *args)
+
+        LocalVideos._decode = timed_decode  # type: ignore[method-assign]
+
+    def _thread_cpu(self, function: Callable[..., Any], *args: object) -> Any:
+        """Run ``function`` (on a decoder thread) and add its CPU time to ``video_cpu_s``."""
+        started = time.thread_time()
+        try:
+            return function(*args)
+        finally:
+            spent = time.thread_time() - started
+            with self._lock:  # two decoder threads may finish at once
+                self.video_cpu_s += spent
 
     def _timed(self, method: Callable[..., Any], label: str) -> Callable[..., Any]:
         @functools.wraps(method)
@@ -221,7 +241,7 @@ def _one_run(spec: RunSpec, base_url: str) -> Measured:
     return Measured(
         spec.variant, spec.phase, spec.latency_s, n, wall, cpu, rss_before, rss_peak,
         result.status_counts, calls, cached, call_latency, question_latency, per_question,
-        {k: 1000 * v / n for k, v in probe.waits.items()}, probe.store_cpu_s,
+        {k: 1000 * v / n for k, v in probe.waits.items()}, probe.store_cpu_s, probe.video_cpu_s,
         _profile_text(profiler) if profiler is not None else "",
     )  # fmt: skip
 
@@ -389,8 +409,17 @@ def _wait_row(m: Measured) -> str:
     return (
         f"| {m.variant} | {m.latency_s} | {1000 * m.question_latency_s:.0f} "
         f"| {m.sim_calls / m.questions:.2f} | {1000 * m.call_latency_s:.0f} | {model:.0f} "
-        f"| {cache:.1f} | {w.get('store', 0.0):.1f} | {w.get('video', 0.0):.1f} "
-        f"| {1000 * m.store_thread_cpu_s / max(1, m.sim_calls):.2f} |"
+        f"| {cache:.1f} | {w.get('store', 0.0):.1f} | {w.get('video', 0.0):.1f} |"
+    )
+
+
+def _cpu_row(m: Measured) -> str:
+    n, calls = m.questions, max(1, m.sim_calls)
+    rest = m.cpu_s - m.video_thread_cpu_s - m.store_thread_cpu_s
+    return (
+        f"| {m.variant} | {m.latency_s} | {1000 * m.cpu_s / n:.2f} | {1000 * m.video_thread_cpu_s / n:.2f} "
+        f"| {1000 * m.store_thread_cpu_s / n:.2f} | {1000 * rest / n:.2f} "
+        f"| {1000 * (m.cpu_s - m.video_thread_cpu_s) / calls:.2f} |"
     )
 
 

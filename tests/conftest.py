@@ -11,7 +11,9 @@ REPO = Path(__file__).resolve().parents[1]
 # The real Video-MME questions live outside the repository (in the workspace's shared folder);
 # a user's fresh clone will not have them, so the tests that need them skip and say why.
 VIDEOMME_QUESTIONS = Path(
-    os.environ.get("SKILLHARNESS_VIDEOMME_QUESTIONS", REPO.parent / "shared/data/videomme/videomme_questions.json")
+    os.environ.get(
+        "SKILLHARNESS_VIDEOMME_QUESTIONS", REPO.parent / "shared/data/videomme/videomme_questions.json"
+    )
 )
 
 

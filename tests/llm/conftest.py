@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from llm_support import Reply, ScriptedServer, free_port
 
-from skillharness.llm.cache.backend import CacheBackend, open_backend
+from skillharness.llm.cache.backend import CacheBackend
+from skillharness.llm.cache.opener import open_backend
 
 REDIS_SERVER = "/usr/bin/redis-server"
 

@@ -11,10 +11,11 @@ import redis.asyncio as aioredis
 from llm_support import make_request
 
 from skillharness.errors import ConfigError
-from skillharness.llm.cache.backend import CacheBackend, open_backend
+from skillharness.llm.cache.backend import CacheBackend
 from skillharness.llm.cache.entry import decode_entry, encode_entry
 from skillharness.llm.cache.key import cache_key
 from skillharness.llm.cache.model import CachedModel
+from skillharness.llm.cache.opener import open_backend
 from skillharness.llm.types import ChatRequest, ChatResponse, ToolCall, Usage
 
 

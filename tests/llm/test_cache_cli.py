@@ -11,7 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from skillharness.commands import cache as cache_cmd
-from skillharness.llm.cache.backend import open_backend
+from skillharness.llm.cache.opener import open_backend
 
 app = typer.Typer()
 cache_cmd.register(app)

@@ -19,7 +19,7 @@ import pytest
 from llama_support import LlamaServer, artefacts, running_llama_server
 from skillharness.errors import TransientLLMError
 from skillharness.llm import build_chat_model
-from skillharness.llm.cache.backend import open_backend
+from skillharness.llm.cache.opener import open_backend
 from skillharness.llm.config import BreakerConfig, CacheConfig, EndpointConfig, LLMConfig, RetryConfig
 from skillharness.llm.roles import RESPONSE_SCHEMAS, Role, response_format
 from skillharness.llm.types import ChatRequest, SamplingParams

@@ -13,7 +13,7 @@ from llm_support import fast_llm_config, free_port
 
 from skillharness.errors import TransientLLMError
 from skillharness.llm import build_chat_model
-from skillharness.llm.cache.backend import open_backend
+from skillharness.llm.cache.opener import open_backend
 from skillharness.llm.config import CacheConfig, EndpointConfig, LLMConfig, RetryConfig, TimeoutConfig
 from skillharness.llm.roles import Role, response_format
 from skillharness.llm.types import ChatRequest

@@ -13,7 +13,8 @@ from typing import TypeVar
 
 import typer
 
-from skillharness.llm.cache.backend import CacheBackend, open_backend, redact_url
+from skillharness.llm.cache.backend import CacheBackend, redact_url
+from skillharness.llm.cache.opener import open_backend
 
 __all__ = ["register"]
 

@@ -48,7 +48,6 @@ class Benchmark(StrictModel):
     name: str = "videomme"
     task_types: tuple[str, ...] = tuple(t.value for t in TaskType)
     durations: tuple[str, ...] = ("short", "medium", "long")
-    option_letters: tuple[str, ...] = OPTION_LETTERS
 
 
 VIDEO_MME = Benchmark()

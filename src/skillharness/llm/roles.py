@@ -12,16 +12,16 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
-    "Role",
-    "SCHEMA_NAMES",
+    "AGENT_TOOL_NAMES",
     "RESPONSE_SCHEMAS",
-    "response_format",
-    "role_of_request",
+    "SCHEMA_NAMES",
     "TOOL_GET_FRAMES",
     "TOOL_GET_SUBTITLES",
-    "TOOL_SUBMIT_ANSWER",
-    "AGENT_TOOL_NAMES",
     "TOOL_PARAMETERS",
+    "TOOL_SUBMIT_ANSWER",
+    "Role",
+    "response_format",
+    "role_of_request",
 ]
 
 

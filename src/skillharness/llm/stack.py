@@ -14,8 +14,9 @@ from types import TracebackType
 
 from skillharness.llm.accounting import Accountant, AccountingModel
 from skillharness.llm.breaker import BreakerModel, CircuitBreaker
-from skillharness.llm.cache.backend import CacheBackend, open_backend
+from skillharness.llm.cache.backend import CacheBackend
 from skillharness.llm.cache.model import CachedModel
+from skillharness.llm.cache.opener import open_backend
 from skillharness.llm.cache.ttl import parse_ttl
 from skillharness.llm.client import EndpointClient
 from skillharness.llm.config import CacheConfig, LLMConfig

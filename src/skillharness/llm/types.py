@@ -13,7 +13,7 @@ from pydantic import Field
 from skillharness.llm.roles import Role
 from skillharness.util.model import StrictModel
 
-__all__ = ["SamplingParams", "ChatRequest", "ToolCall", "Usage", "ChatResponse", "ChatModel"]
+__all__ = ["ChatModel", "ChatRequest", "ChatResponse", "SamplingParams", "ToolCall", "Usage"]
 
 
 class SamplingParams(StrictModel):

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 __all__ = [
-    "atomic_write_bytes",
-    "atomic_write_text",
-    "atomic_write_json",
-    "fsync_dir",
-    "sha256_file",
-    "sha256_bytes",
     "atomic_open",
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "atomic_write_text",
+    "fsync_dir",
+    "sha256_bytes",
+    "sha256_file",
 ]
 
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from skillharness.errors import ConfigError
-
-__all__ = ["BackendStats", "CacheBackend", "open_backend", "redact_url"]
+__all__ = ["BackendStats", "CacheBackend", "redact_url"]
 
 
 @dataclass(frozen=True)
@@ -47,18 +45,3 @@ def redact_url(url: str) -> str:
     creds, _, host = rest.partition("@")
     user = creds.split(":", 1)[0]
     return f"{scheme}://{user + ':***' if user else '***'}@{host}"
-
-
-def open_backend(url: str, namespace: str) -> CacheBackend:
-    """A backend for ``sqlite:///path`` or ``redis://host:port/db`` (``rediss://`` too)."""
-    if url.startswith("sqlite:///"):
-        from skillharness.llm.cache.sqlite import SQLiteBackend
-
-        return SQLiteBackend(url.removeprefix("sqlite:///"), namespace)
-    if url.startswith(("redis://", "rediss://", "unix://")):
-        from skillharness.llm.cache.redis import RedisBackend
-
-        return RedisBackend(url, namespace)
-    raise ConfigError(
-        f"cache.url {redact_url(url)!r}: expected sqlite:///path or redis://host:port/db", field="cache.url"
-    )
