@@ -8,7 +8,6 @@ Without them the tests that need the server skip and say why.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -17,12 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
+from net_support import free_port
 
 _CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "skillharness" / "llama-venv"
 _START_TIMEOUT_S = 90.0

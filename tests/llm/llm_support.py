@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -21,12 +18,7 @@ from starlette.routing import Route
 from skillharness.llm.config import BreakerConfig, EndpointConfig, LLMConfig, RetryConfig, TimeoutConfig
 from skillharness.llm.roles import Role
 from skillharness.llm.types import ChatRequest, SamplingParams
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from skillharness.util.asgi import BackgroundServer
 
 
 def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any) -> str:
@@ -77,8 +69,7 @@ class ScriptedServer:
         self.headers: list[dict[str, str]] = []
         self.active = 0
         self.max_active = 0
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server: BackgroundServer | None = None
         self.port = 0
 
     def push(self, *replies: Reply) -> None:
@@ -114,22 +105,13 @@ class ScriptedServer:
 
     def start(self) -> ScriptedServer:
         app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        self.port = sock.getsockname()[1]
-        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            assert time.monotonic() < deadline, "scripted server did not start"
-            time.sleep(0.01)
+        self._server = BackgroundServer(app, name="scripted-server").start()
+        self.port = self._server.port
         return self
 
     def stop(self) -> None:
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout=10)
+        if self._server is not None:
+            self._server.stop()
 
     @property
     def base_url(self) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -16,16 +15,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from net_support import free_port
+
 
 def _postgres_bin() -> Path | None:
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"))
     return Path(found[-1]).parent if found else None
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
@@ -39,7 +34,7 @@ def pg_server() -> Iterator[str]:
     root = Path(tempfile.mkdtemp(prefix="skillharness-pg-"))
     if user:
         shutil.chown(root, user, user)
-    data, port = root / "data", _free_port()
+    data, port = root / "data", free_port()
     run = {"user": user, "group": user} if user else {}
     subprocess.run(
         [bindir / "initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"],

@@ -15,27 +15,20 @@ it never competes with the test's event loop).
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import uvicorn
-
 from skillharness.data.questions import Question
-from skillharness.errors import InfraError
 from skillharness.llm.roles import Role
 from skillharness.sim.config import FaultConfig, FaultKind, SimConfig
 from skillharness.sim.model import SimModel
 from skillharness.sim.oracle import Oracle
 from skillharness.sim.server import SimState, create_app
 from skillharness.sim.world import World
+from skillharness.util.asgi import BackgroundServer
 
 __all__ = ["SimServer", "build_state", "run_sim_server"]
-
-_START_TIMEOUT_S = 15.0
 
 
 def build_state(config: SimConfig, questions: Sequence[Question] | Path | str | None = None) -> SimState:
@@ -63,50 +56,28 @@ class SimServer:
         self.state = build_state(self.config, questions)
         self.host = host
         self._port = port
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server: BackgroundServer | None = None
 
     # --- lifecycle -----------------------------------------------------------------------
     def start(self) -> SimServer:
         """Bind, start serving in a daemon thread, and return once the server accepts requests."""
-        # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on sockets that say TCP, and
-        # without it every split response waits ~40 ms for a delayed ACK (Nagle).
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((self.host, self._port))
-        except OSError as exc:
-            sock.close()
-            raise InfraError(f"simulator cannot bind {self.host}:{self._port}: {exc}") from exc
-        self._port = sock.getsockname()[1]
-        config = uvicorn.Config(
+        self._server = BackgroundServer(
             create_app(self.state),
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
+            host=self.host,
+            port=self._port,
+            name="skillharness-sim",
             timeout_keep_alive=30,
             timeout_graceful_shutdown=2,
             limit_concurrency=None,
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, name="skillharness-sim", daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + _START_TIMEOUT_S
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise InfraError(f"simulator did not start on {self.host}:{self._port}")
-            time.sleep(0.01)
+        ).start()
+        self._port = self._server.port
         return self
 
     def stop(self) -> None:
         """Ask uvicorn to exit and wait for its thread."""
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout=10)
+        if self._server is not None:
+            self._server.stop()
         self._server = None
-        self._thread = None
 
     def __enter__(self) -> SimServer:
         return self.start()
