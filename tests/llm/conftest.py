@@ -10,8 +10,9 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from llm_support import Reply, ScriptedServer, free_port
+from llm_support import Reply, ScriptedServer
 
+from net_support import free_port
 from skillharness.llm.cache.backend import CacheBackend
 from skillharness.llm.cache.opener import open_backend
 

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from llm_support import fast_llm_config, free_port
+from llm_support import fast_llm_config
 
+from net_support import free_port
 from skillharness.errors import TransientLLMError
 from skillharness.llm import build_chat_model
 from skillharness.llm.cache.opener import open_backend
