@@ -25,7 +25,7 @@ def test_unknown_top_level_key_names_key_and_file(tmp_path: Path) -> None:
     assert str(path) in str(info.value)
 
 
-def test_nested_unknown_key_names_its_full_path(tmp_path: Path) -> None:
+def test_refuted_config_rejects_unknown_keys_at_any_depth(tmp_path: Path) -> None:
     path = write(
         tmp_path, "llm:\n  endpoints:\n    - base_url: http://127.0.0.1:9/v1\n      api_key: sk-oops\n"
     )
@@ -60,7 +60,7 @@ def test_wrong_type_names_path_and_origin(tmp_path: Path) -> None:
         load_config(write(tmp_path, "agent:\n  max_steps: many\n"))
 
 
-def test_cli_flag_overrides_yaml_only_when_given(tmp_path: Path) -> None:
+def test_refuted_cli_flag_overrides_yaml_only_when_given(tmp_path: Path) -> None:
     path = write(tmp_path, "agent:\n  concurrency: 4\n  vision: false\n")
     not_given = load_config(path, {"agent.concurrency": None, "agent.vision": None})
     assert not_given.agent.concurrency == 4

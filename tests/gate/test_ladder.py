@@ -46,7 +46,7 @@ def test_futility_counts_the_wealth_already_lost() -> None:
     assert (decision.wins, decision.losses) == (1, 1)
 
 
-def test_infra_is_not_an_observation() -> None:
+def test_p1_4_infra_is_neither_a_win_nor_a_loss() -> None:
     gate = Ladder(GateConfig(n_max=20, first_stage=4), drawable=20)
     stage = [PairedOutcome(True, None), INFRA, None, PairedOutcome(None, False), PairedOutcome(True, True), 0]
     decision = gate.feed(stage)

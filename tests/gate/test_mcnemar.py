@@ -19,7 +19,7 @@ def test_harm_p_value_matches_scipy_binomtest(wins: int, losses: int) -> None:
     assert mcnemar_harm_p(wins, losses) == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
-def test_guard_flags_only_a_clearly_harmed_class_with_holm() -> None:
+def test_refuted_mcnemar_guard_flags_only_a_clearly_harmed_class() -> None:
     results = {r.label: r for r in mcnemar_guard({"OCR": (1, 12), "Counting": (5, 6), "Action": (8, 2)})}
     assert results["OCR"].harmed
     assert not results["Counting"].harmed

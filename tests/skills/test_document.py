@@ -141,7 +141,7 @@ def test_copies_and_pickles_round_trip(sample_doc: SkillDocument) -> None:
         "".join
     )
 )
-def test_sanitized_momentum_never_carries_a_marker(guidance: str) -> None:
+def test_refuted_sanitized_momentum_never_carries_a_marker(guidance: str) -> None:
     update = MomentumUpdate.sanitized(guidance, max_chars=40)
     assert not MARKER_LIKE.search(update.text)
     assert len(update.text) <= 40
