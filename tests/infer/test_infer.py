@@ -197,3 +197,17 @@ def test_infer_names_missing_settings(
     failed = cli("infer", "--config", str(path), "--pool", "val")
     assert failed.returncode == 2
     assert needle in failed.stderr
+
+
+def test_infer_refuses_to_start_when_videos_are_missing(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
+    path = write_config(tmp_path / "exp.yaml", bench, sim)
+    doc = yaml.safe_load(path.read_text())
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    doc["data"]["videos_dir"] = str(videos)
+    path.write_text(yaml.safe_dump(doc))
+    failed = cli("infer", "--config", str(path), "--pool", "val")
+    assert failed.returncode == 2
+    assert "video(s) of the chosen questions are not in" in failed.stderr
+    assert str(videos) in failed.stderr
+    assert not (tmp_path / "runs.sqlite").exists(), "nothing was started, so no run was recorded"

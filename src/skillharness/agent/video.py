@@ -1,6 +1,6 @@
 """The agent's view of videos and subtitles on disk, over the video layer.
 
-Videos are found as ``<videos_dir>/<videoID>.{mp4,mkv,webm}`` and subtitles as
+Videos are found as ``<videos_dir>/<videoID>.<ext>`` and subtitles as
 ``<subtitles_dir>/<videoID>.srt`` (the Video-MME layout). Decoding is CPU-bound and synchronous,
 so it runs on worker threads, at most ``max_decoders`` at a time: the event loop stays free for
 the model calls of the other questions in flight.
@@ -15,14 +15,13 @@ from typing import TypeVar
 
 from skillharness.agent.prompt import format_seconds
 from skillharness.data.questions import Question
-from skillharness.errors import DataError
 from skillharness.video.frames import FrameSampler
+from skillharness.video.locate import locate_subtitles, locate_video
 from skillharness.video.subtitles import SubtitleLine, Subtitles, load_subtitles
 from skillharness.video.types import FrameSet
 
-__all__ = ["VIDEO_SUFFIXES", "LocalVideos"]
+__all__ = ["LocalVideos"]
 
-VIDEO_SUFFIXES = (".mp4", ".mkv", ".webm")
 _T = TypeVar("_T")
 
 
@@ -44,16 +43,8 @@ class LocalVideos:
         self._subtitles: dict[str, Subtitles] = {}
 
     def video_path(self, question: Question) -> Path:
-        """The question's video file; DataError naming the places looked at when absent."""
-        candidates = [self._videos_dir / f"{question.videoID}{suffix}" for suffix in VIDEO_SUFFIXES]
-        for path in candidates:
-            if path.is_file():
-                return path
-        raise DataError(
-            f"no video for question {question.question_id}: none of {[str(p) for p in candidates]} exists",
-            file=str(candidates[0]),
-            question_id=question.question_id,
-        )
+        """The question's video file; DataError naming the folder and the names tried when absent."""
+        return locate_video(self._videos_dir, question.videoID)
 
     async def _decode(self, function: Callable[..., _T], *args: object) -> _T:
         async with self._decoders:
@@ -71,7 +62,7 @@ class LocalVideos:
     async def _lines(self, question: Question) -> Subtitles:
         key = question.videoID
         if key not in self._subtitles:
-            path = self._subtitles_dir / f"{key}.srt" if self._subtitles_dir else None
+            path = locate_subtitles(self._subtitles_dir, key)
             self._subtitles[key] = await asyncio.to_thread(load_subtitles, path)
         return self._subtitles[key]
 

@@ -22,7 +22,7 @@ from skillharness.data.config import DataConfig
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import load_pools
 from skillharness.data.questions import Question
-from skillharness.errors import ConfigError
+from skillharness.errors import ConfigError, DataError
 from skillharness.infer.progress import InferProgress
 from skillharness.infer.summary import Cell, Scored, summarize
 from skillharness.llm.config import CacheConfig, LLMConfig
@@ -31,6 +31,7 @@ from skillharness.skills import Bundle
 from skillharness.skills.workspace import Workspace
 from skillharness.store import RunKind, RunLog, RunProvenance, RunReader, RunStatus, StoreConfig
 from skillharness.video.frames import FrameSampler
+from skillharness.video.locate import locate_video
 
 if TYPE_CHECKING:  # the top-level config composes every layer's section; only its type is needed here
     from skillharness.config import Config
@@ -114,6 +115,7 @@ def load_job(config: Config, *, pool: str | None, run_id: str | None, resume: bo
                 f"that are not in {data.questions}"
             )
         pools_sha = frozen.sha256
+    _check_videos(data, questions)
     return InferJob(
         data=data,
         agent=config.agent,
@@ -131,6 +133,26 @@ def load_job(config: Config, *, pool: str | None, run_id: str | None, resume: bo
     )
 
 
+def _check_videos(data: DataConfig, questions: Sequence[Question]) -> None:
+    """Refuse to start when videos are missing: every such question would only become an infra error."""
+    if data.videos_dir is None:
+        raise ConfigError("data.videos_dir is not set: the folder holding <videoID>.mp4 files")
+    missing: dict[str, None] = {}
+    for question in questions:
+        if question.videoID not in missing:
+            try:
+                locate_video(data.videos_dir, question.videoID)
+            except DataError:
+                missing[question.videoID] = None
+    if missing:
+        names = ", ".join(list(missing)[:10]) + (" ..." if len(missing) > 10 else "")
+        raise DataError(
+            f"{len(missing)} video(s) of the chosen questions are not in {data.videos_dir}: {names}",
+            file=str(data.videos_dir),
+            missing=list(missing),
+        )
+
+
 def _provenance(job: InferJob) -> RunProvenance:
     return RunProvenance(
         run_id=job.run_id,
@@ -146,7 +168,7 @@ def _provenance(job: InferJob) -> RunProvenance:
 
 
 def _sources(job: InferJob) -> LocalVideos:
-    if job.data.videos_dir is None:
+    if job.data.videos_dir is None:  # load_job checked it; a hand-built job may not have
         raise ConfigError("data.videos_dir is not set: the folder holding <videoID>.mp4 files")
     return LocalVideos(FrameSampler(job.agent.frames), job.data.videos_dir, job.data.subtitles_dir)
 
