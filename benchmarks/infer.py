@@ -78,6 +78,35 @@ VARIANTS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
 }
 
 
+# What the numbers mean, from cProfile runs (`--profile text-cold`, `--profile frames-cold`) and the
+# wait/CPU tables. It describes the code as measured; re-check it when the store or the client changes.
+FINDINGS = """\
+Why the targets are missed (profiles: `--profile text-cold`, `--profile frames-cold`):
+
+- *Per-question waits outside the model call* cap throughput when L is small. `RunLog.write_step` and
+  `write_prediction` return only once their batch is committed, so a text question awaits 4 commits
+  and a frames question about 8 (the store column); every question also awaits a duration probe on
+  a decoder thread (through the 2-slot decoder semaphore) even with `vision: false`. A text question
+  makes one model call, so these ~20 ms are ~10 % of L = 0.2 s but ~2 % of L = 1 s, where the target
+  is met.
+- *Store CPU*: because each write is awaited, batches stay tiny (about 2 records per transaction at
+  C = 24), and each batch rebuilds the SQLAlchemy upsert, whose `stmt.excluded[...]` proxies every
+  column of the table (about a third of the writer thread's time), plus one DELETE per prediction
+  (`_trim_trace`).
+- *HTTP client CPU*: httpx/httpcore/h11/anyio are about half of the event-loop thread's time;
+  httpcore's pool walks every connection on each request and checks each idle socket for
+  readability (10-25 `getpeername` + `poll` pairs per request at 24 connections).
+- *Frames*: about 20 ms of decoder-thread CPU per question, and the event loop's share grows from
+  ~3 to ~12 ms per question for image-bearing requests (JSON encoding of base64 frames, sha256
+  cache keys, socket sends of large bodies; every later turn resends the earlier frames). At
+  C/L = 120 calls/s that needs about 1.6 cores in one Python process; the run gets about one, so
+  the frames row is CPU-bound.
+- *Cache invalidation*: the warm runs replay the cold runs' parse-error answers from the response
+  cache with zero model calls: the LLM stack has no `invalidate` method, so the agent's
+  invalidation of bad responses never happens.
+"""
+
+
 @dataclass(frozen=True)
 class RunSpec:
     variant: str
@@ -536,6 +565,7 @@ def report(results: list[Measured], args: argparse.Namespace, machine_facts: str
             "|---|---|---|---|---|---|---|---|---|",
             *(_warm_row(m) for m in warm),
             "",
+            FINDINGS,
         ]
     )
 

@@ -53,6 +53,11 @@ class LLMStack:
         """Answer ``request`` (from the cache when possible)."""
         return await self.model.complete(request)
 
+    async def invalidate(self, request: ChatRequest) -> None:
+        """Drop ``request``'s cached response, if the stack has a cache (see CachedModel.invalidate)."""
+        if self.cache is not None:
+            await self.cache.invalidate(request)
+
     async def aclose(self) -> None:
         """Close every connection pool and the cache backend."""
         for client in self.clients:

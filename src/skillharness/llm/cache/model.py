@@ -30,6 +30,7 @@ class CacheCounters:
     stores: int = 0
     not_stored: int = 0  # responses returned but not storable (e.g. finish_reason=length)
     corrupt: int = 0  # values that failed validation, were deleted and treated as misses
+    invalidated: int = 0  # entries removed because the caller found the response unusable
 
 
 class CachedModel:
@@ -65,3 +66,12 @@ class CachedModel:
         else:
             self.counters.not_stored += 1
         return response
+
+    async def invalidate(self, request: ChatRequest) -> None:
+        """Forget the stored response to ``request`` (the caller could not use it).
+
+        A response that led to a parse error or an infra error must not be replayed by a resume
+        (audit P0-4): the next identical request asks the model again. No entry: nothing to do.
+        """
+        await self.backend.delete(cache_key(request, self.salt))
+        self.counters.invalidated += 1
