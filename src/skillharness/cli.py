@@ -48,6 +48,7 @@ def _register() -> None:
     from skillharness.commands import runs as runs_cmd
     from skillharness.commands import sim as sim_cmd
     from skillharness.commands import split as split_cmd
+    from skillharness.commands import templates as templates_cmd
 
     split_cmd.register(app)
     gate_cmd.register(app)
@@ -59,6 +60,7 @@ def _register() -> None:
     infer_cmd.register(app)
     runs_cmd.register(app)
     demo_cmd.register(app)
+    templates_cmd.register(app)
 
 
 def main() -> None:

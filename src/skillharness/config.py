@@ -34,7 +34,11 @@ __all__ = ["ENV_PREFIX", "Config", "flag_overrides", "load_config"]
 ENV_PREFIX = "SKILLHARNESS_"
 _NESTED = "__"
 _SQLITE = "sqlite:///"  # sqlite:///relative/path, sqlite:////absolute/path
-_PATH_KEYS = {"data": ("questions", "pools", "videos_dir", "subtitles_dir"), "agent": ("bundle",)}
+_PATH_KEYS = {
+    "data": ("questions", "pools", "videos_dir", "subtitles_dir"),
+    "agent": ("bundle",),
+    "train": ("prompts_dir",),
+}
 _yaml_data: ContextVar[dict[str, Any] | None] = ContextVar("_yaml_data", default=None)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
@@ -63,5 +64,12 @@ class TrainConfig(StrictModel):
     early_stop_patience: int = Field(2, ge=1, description="Epochs (not steps) without improvement.")
     task_types: tuple[str, ...] | None = Field(None, description="Trained task types; default all non-micro.")
     skill_update_mode: str = Field("patch", pattern="^(patch|rewrite)$")
+    prompts_dir: Path | None = Field(
+        None,
+        description=(
+            "Folder of prompt templates used instead of the packaged ones; it must hold every template "
+            "(copy the packaged folder and edit it; see docs/templates.md). None: the packaged templates."
+        ),
+    )
     seed: int = 0
     gate: GateConfig = Field(default_factory=GateConfig)
