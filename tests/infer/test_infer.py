@@ -175,7 +175,7 @@ def test_infer_cli_prints_the_summary_table(tmp_path: Path, bench: Bench, sim: S
     config = write_config(tmp_path / "exp.yaml", bench, sim)
     done = cli("infer", "--config", str(config), "--pool", "val", "--run-id", "cli-1")
     assert done.returncode == 0, done.stderr
-    for needle in ("Per task type", "Per duration", "95% CI", "parse err", "cli-1"):
+    for needle in ("Per task type", "Per duration", "95% CI", "parse err", "cli-1", "agent: ", "prompt +"):
         assert needle in done.stdout
 
 

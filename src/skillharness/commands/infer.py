@@ -66,6 +66,11 @@ def infer(
         result = asyncio.run(run_inference(job, progress))
     print_summary(console, result.summary, result.status_counts, f"run {result.run_id}")
     console.print(f"asked {result.asked}, already final {result.skipped}; store: {job.store.url}")
+    for role, used in result.usage.items():
+        console.print(
+            f"{role}: {used['calls']:.0f} calls ({used['cache_hits']:.0f} from cache), "
+            f"{used['prompt_tokens']:.0f} prompt + {used['completion_tokens']:.0f} completion tokens"
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -74,6 +74,7 @@ class InferResult:
     skipped: int  # pairs already final before this invocation
     summary: dict[str, list[Cell]]
     status_counts: dict[str, int]
+    usage: dict[str, dict[str, float]]  # tokens, calls and cost per role in this invocation
 
 
 def default_run_id(pool: str | None) -> str:
@@ -207,6 +208,7 @@ async def run_inference(job: InferJob, progress: InferProgress | None = None) ->
                 concurrency=job.agent.concurrency,
                 on_done=progress.advance,
             )
+            usage = stack.accountant.summary()
         status = RunStatus.FINISHED
     except BaseException as exc:
         status = (
@@ -220,6 +222,7 @@ async def run_inference(job: InferJob, progress: InferProgress | None = None) ->
         len(work),
         total - len(work),
         *summarize_run(job.store, job.run_id, job.questions, job.confidence),
+        usage,
     )
 
 
