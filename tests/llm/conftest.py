@@ -39,9 +39,8 @@ def scripted(_scripted_session: ScriptedServer) -> ScriptedServer:
     return server
 
 
-@pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    """A real redis-server on a free loopback port, without persistence."""
+def _start_redis() -> tuple[subprocess.Popen[bytes], str]:
+    """A real redis-server on a free loopback port, without persistence (skips if absent)."""
     if not Path(REDIS_SERVER).exists() and shutil.which("redis-server") is None:
         pytest.skip(f"redis-server not installed ({REDIS_SERVER} absent): Redis cache tests skipped")
     binary = REDIS_SERVER if Path(REDIS_SERVER).exists() else str(shutil.which("redis-server"))
@@ -64,8 +63,24 @@ def redis_url() -> Iterator[str]:
             proc.kill()
             pytest.fail("redis-server did not start")
         time.sleep(0.05)
-    yield f"redis://127.0.0.1:{port}/0"
+    return proc, f"redis://127.0.0.1:{port}/0"
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """The session's redis-server URL."""
+    proc, url = _start_redis()
+    yield url
     proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture
+def private_redis() -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """A redis-server of this test alone (it may stop it), and its URL."""
+    proc, url = _start_redis()
+    yield proc, url
+    proc.kill()
     proc.wait(timeout=10)
 
 

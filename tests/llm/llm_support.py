@@ -52,6 +52,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     body: str = ""
     delay_s: float = 0.0
+    raw: list[bytes] | None = None  # sent verbatim, piece by piece, instead of frames and [DONE]
 
 
 class ScriptedServer:
@@ -96,6 +97,11 @@ class ScriptedServer:
             )
 
         async def frames() -> AsyncIterator[bytes]:
+            if reply.raw is not None:
+                for piece in reply.raw:
+                    yield piece
+                    await asyncio.sleep(0.005)  # separate TCP writes, so pieces arrive apart
+                return
             for frame in reply.frames:
                 yield f"data: {frame}\n\n".encode()
             if reply.done:

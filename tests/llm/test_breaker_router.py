@@ -101,6 +101,23 @@ async def test_p2_6_half_open_admits_one_probe(
     assert "half_open -> closed" in caplog.text
 
 
+async def test_a_late_probe_failure_does_not_reopen_a_closed_breaker() -> None:
+    # A call admitted before the outage answers while the probe is out: the breaker closes. The
+    # probe failing afterwards is one failure of a closed breaker, below the threshold.
+    now = [0.0]
+    breaker = CircuitBreaker("ep", BreakerConfig(failure_threshold=3, cooldown_s=1.0), clock=lambda: now[0])
+    for _ in range(3):
+        breaker.record_failure(False)
+    assert breaker.state is BreakerState.OPEN
+    now[0] = 2.0
+    assert await breaker.admit() is True
+    breaker.record_success(False)
+    assert breaker.state is BreakerState.CLOSED
+    breaker.record_failure(True)
+    assert breaker.state is BreakerState.CLOSED
+    assert breaker.accepting
+
+
 async def test_fail_fast_and_wait_deadline() -> None:
     inner = Recording(delay_s=0.0)
     fast = BreakerModel(
@@ -227,6 +244,16 @@ def test_retry_budget_share_and_window() -> None:
     budget.record_call()
     assert budget.try_spend()
     assert not budget.try_spend()
+
+
+def test_retry_budget_forgets_calls_outside_the_window_without_any_retry() -> None:
+    # A long healthy run never retries; its call history must still stay one window long.
+    now = [0.0]
+    budget = RetryBudget(share=0.1, window_s=10, floor=0, clock=lambda: now[0])
+    for i in range(10_000):
+        now[0] = i * 0.1
+        budget.record_call()
+    assert len(budget._calls) <= 101
 
 
 def test_backoff_full_jitter_and_retry_after_cap() -> None:

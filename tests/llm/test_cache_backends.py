@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import time
 
 import pytest
 import redis.asyncio as aioredis
 from llm_support import make_request
 
-from skillharness.errors import ConfigError
-from skillharness.llm.cache.backend import CacheBackend
+from skillharness.errors import CacheError, ConfigError
+from skillharness.llm.cache.backend import CacheBackend, redact_url
 from skillharness.llm.cache.entry import decode_entry, encode_entry
 from skillharness.llm.cache.key import cache_key
 from skillharness.llm.cache.model import CachedModel
@@ -172,3 +173,39 @@ def test_entry_is_plain_versioned_json() -> None:
     data = json.loads(raw)
     assert data["format"] == "skillharness.cache.entry/1"
     assert set(data["response"]) == {"content", "tool_calls", "finish_reason", "usage", "model"}
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://:s3cret@cache:6379/0", "redis://***@cache:6379/0"),
+        ("redis://bob:s3cret@cache:6379/0", "redis://bob:***@cache:6379/0"),
+        # An unescaped "@" in the password: the host is after the LAST "@", as redis-py parses it.
+        ("redis://bob:s3@cret@cache:6379/0", "redis://bob:***@cache:6379/0"),
+        ("redis://cache:6379/0?password=s3cret&db=1", "redis://cache:6379/0?password=***&db=1"),
+        ("rediss://cache:6379", "rediss://cache:6379"),
+    ],
+)
+def test_redacted_url_never_shows_the_password(url: str, shown: str) -> None:
+    assert redact_url(url) == shown
+    assert "s3" not in redact_url(url)
+
+
+async def test_redis_outage_mid_run_is_a_cache_error_not_an_answer(
+    private_redis: tuple[subprocess.Popen[bytes], str],
+) -> None:
+    # The server stops between two calls: the later calls must fail loudly, never answer.
+    proc, url = private_redis
+    store = open_backend(url, "shtest")
+    inner = Counting(RESPONSE)
+    model = CachedModel(inner, store, salt=None, ttl_s=None)
+    try:
+        assert (await model.complete(make_request("a"))).tool_calls == RESPONSE.tool_calls
+        proc.terminate()
+        await asyncio.to_thread(proc.wait, 10)
+        for text in ("a", "b"):  # a stored answer and a fresh one: neither may come back silently
+            with pytest.raises(CacheError, match="redis cache"):
+                await model.complete(make_request(text))
+        assert inner.calls == 1
+    finally:
+        await store.aclose()

@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from llm_support import make_request
+from pydantic import ValidationError
 
-from skillharness.errors import ConfigError
+from skillharness.errors import ConfigError, FatalLLMError
 from skillharness.llm.cache.key import cache_key, key_material
 from skillharness.llm.cache.ttl import parse_ttl
 from skillharness.llm.config import CacheConfig
@@ -154,3 +155,32 @@ def test_ttl_refuses_magic_and_garbage(text: str) -> None:
 def test_cache_config_rejects_zero_ttl_with_key_path() -> None:
     with pytest.raises(ValueError, match="ttl"):
         CacheConfig(ttl="0")
+
+
+def test_non_finite_sampling_values_are_refused_at_the_boundary() -> None:
+    with pytest.raises(ValidationError):
+        SamplingParams(temperature=float("nan"))
+    with pytest.raises(ValidationError):
+        SamplingParams(top_p=float("inf"))
+
+
+def test_non_json_extra_body_is_our_fatal_error_not_a_bare_value_error() -> None:
+    # NaN is not JSON: no server can be asked it, and no key can name it. Our error, not retried.
+    request = make_request(extra_body={"min_p": float("nan")})
+    with pytest.raises(FatalLLMError, match="extra_body"):
+        cache_key(request, None)
+    with pytest.raises(FatalLLMError, match="not valid JSON"):
+        cache_key(make_request("half a character \ud83d"), None)  # no UTF-8 for a lone surrogate
+
+
+def test_number_spelling_and_unicode_form_are_part_of_the_key() -> None:
+    # Documented decision: the key hashes the request as sent. 1 and 1.0, or NFC and NFD text,
+    # are different bytes on the wire (and different tokens), so they are different keys: at
+    # worst a second call, never another request's answer.
+    assert cache_key(make_request(extra_body={"x": 1}), None) != cache_key(
+        make_request(extra_body={"x": 1.0}), None
+    )
+    assert cache_key(make_request("caf\u00e9"), None) != cache_key(make_request("cafe\u0301"), None)
+    assert cache_key(make_request(sampling=SamplingParams(temperature=1)), None) == cache_key(
+        make_request(sampling=SamplingParams(temperature=1.0)), None
+    )

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import email.utils
 import inspect
+import random
+import time
 
 import httpx
 import httpx_sse
 import pytest
 
 from skillharness.errors import AuthError, CircuitOpenError, FatalLLMError, LLMError, TransientLLMError
+from skillharness.llm.config import RetryConfig
 from skillharness.llm.errors import (
     HTTPX_ERROR_KINDS,
     error_for_status,
@@ -17,6 +20,7 @@ from skillharness.llm.errors import (
     parse_retry_after,
     retry_decision,
 )
+from skillharness.llm.retry import backoff_delay
 
 
 def _all_exception_classes() -> set[type[BaseException]]:
@@ -105,6 +109,21 @@ def test_retry_after_seconds_and_http_date() -> None:
     assert parse_retry_after(email.utils.formatdate(now - 100, usegmt=True), now=now) == 0.0
     error = error_for_status(429, "", "ep", retry_after="7")
     assert retry_decision(error).retry_after_s == 7.0
+
+
+@pytest.mark.parametrize("value", ["-5", "nan", "inf", "-inf", "1e3", "1_0", "0x10", "soon", ""])
+def test_retry_after_that_is_not_delta_seconds_or_a_date_is_ignored(value: str) -> None:
+    # Treated as absent, so the call backs off with jitter instead of retrying at once (a
+    # negative or NaN value used to mean "now" for every caller together).
+    assert parse_retry_after(value) is None
+
+
+def test_retry_after_huge_values_are_capped_by_the_backoff() -> None:
+    assert parse_retry_after("99999999999") == 99999999999.0
+    far = email.utils.formatdate(time.time() + 10**9, usegmt=True)
+    assert parse_retry_after(far) > 10**8
+    config = RetryConfig(retry_after_cap_s=5.0)
+    assert backoff_delay(1, parse_retry_after(far), config, random.Random(0)) == 5.0
 
 
 def test_circuit_open_is_transient_for_the_run_but_not_retried() -> None:

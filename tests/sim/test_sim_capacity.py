@@ -45,3 +45,24 @@ def test_ttft_and_per_token_latency_are_applied(questions):
     assert first >= 0.19
     assert rest[-2] == "data: [DONE]" or rest[-1] == "data: [DONE]"
     assert total - first >= 0.005 * 5  # a tool call carries more than five tokens
+
+
+def test_concurrency_limit_survives_a_restart(questions):
+    # A test that stops the simulator (an outage) and starts it again gets a new event loop;
+    # the queue must follow it instead of failing every queued request with a 500.
+    config = SimConfig(max_concurrency=1, latency=LatencyConfig(ttft_s=0.05))
+    sim = SimServer(config, questions=questions)
+    body = {"model": sim.model_name, "messages": first_messages(questions[0]), "tools": tools()}
+
+    async def burst() -> list[int]:
+        async with httpx.AsyncClient(base_url=sim.base_url, timeout=20) as http:
+            responses = await asyncio.gather(*(http.post("/chat/completions", json=body) for _ in range(3)))
+        return [r.status_code for r in responses]
+
+    for _ in range(2):
+        sim.start()
+        try:
+            assert asyncio.run(burst()) == [200] * 3
+        finally:
+            sim.stop()
+    assert sim.stats()["max_queued"] >= 1

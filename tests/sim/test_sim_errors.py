@@ -49,6 +49,18 @@ def test_unknown_model_is_404_model_not_found(sim, client):
         b'{"model": "sim-vl", "messages": [{"role": "user"}], "tools": {"a": 1}}',
         b'{"model": "sim-vl", "messages": [{"role": "user"}], "sample_idx": "0"}',
         b"\xff\xfe",
+        # Shapes the roles read: they must be refused up front, never crash into a 500 (which a
+        # client retries as a server fault) or a dropped stream.
+        b'{"model": "sim-vl", "messages": [{"role": "user"}], "tools": [{"function": "x"}]}',
+        b'{"model": "sim-vl", "messages": [{"role": "user"}], "tools": [{"function": {"name": 5}}]}',
+        b'{"model": "sim-vl", "messages": [{"role": "user"}], "response_format": {"type": "json_schema",'
+        b' "json_schema": "x"}}',
+        b'{"model": "sim-vl", "messages": [{"role": "user"}], "tool_choice": {"function": "submit_answer"}}',
+        b'{"model": "sim-vl", "messages": [{"role": "user"}], "tool_choice": ["x"]}',
+        b'{"model": "sim-vl", "messages": [{"role": "user"}], "stream": true, "stream_options": "x"}',
+        b'{"model": "sim-vl", "messages": [{"role": "user", "content": 5}]}',
+        b'{"model": "sim-vl", "messages": [{"role": "assistant", "tool_calls": "x"}]}',
+        b'{"model": "sim-vl", "messages": [{"role": "assistant", "tool_calls": ["x"]}]}',
     ],
 )
 def test_malformed_requests_are_400(sim, content):

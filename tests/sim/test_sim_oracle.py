@@ -108,6 +108,12 @@ def test_oracle_over_http(sim, questions):
         assert posted["delta"] > 0
         assert posted["n"] == 10
         assert http.get("/sim/oracle", params={"question_ids": "nope"}).status_code == 400
+        # Wrong shapes are the caller's mistake (400 with a message), never a 500.
+        for body in ([1, 2], {"bundle": [1, 2]}, {"bundle": 5}, {"after": "x", "bundle": {"skills": 3}}):
+            response = http.post("/sim/oracle", json=body)
+            assert response.status_code == 400, body
+            assert response.json()["error"]["message"]
+        assert http.get("/sim/oracle", params={"bundle": "{not json"}).status_code == 400
 
 
 def test_real_videomme_questions_are_recognised_and_scored(videomme_questions_path):

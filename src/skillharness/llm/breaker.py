@@ -109,9 +109,11 @@ class CircuitBreaker:
         """The endpoint failed transiently."""
         if probe:
             self._probe_out = False
-            self._opened_at = self._clock()
-            self._set(BreakerState.OPEN)
-            return
+            if self.state is BreakerState.HALF_OPEN:
+                self._opened_at = self._clock()
+                self._set(BreakerState.OPEN)
+                return
+            # Another call closed the breaker while this probe was out: an ordinary failure now.
         if self.state is BreakerState.CLOSED:
             self._failures += 1
             if self._failures >= self.config.failure_threshold:

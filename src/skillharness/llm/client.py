@@ -8,6 +8,7 @@ are translated at this boundary), and the response is always closed, also on can
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from typing import Any
@@ -17,7 +18,7 @@ import httpx_sse
 
 from skillharness.errors import AuthError, LLMError
 from skillharness.llm.config import EndpointConfig, TimeoutConfig
-from skillharness.llm.errors import error_for_status, map_httpx_error, transient
+from skillharness.llm.errors import error_for_status, fatal, map_httpx_error, transient
 from skillharness.llm.roles import SAMPLE_IDX_KEY
 from skillharness.llm.stream import StreamAssembler
 from skillharness.llm.toolcall import apply_content_tool_call
@@ -98,19 +99,31 @@ class EndpointClient:
             response = apply_content_tool_call(response, request.tools)
         return response.model_copy(update={"latency_s": time.perf_counter() - started})
 
+    def _encoded_body(self, request: ChatRequest) -> bytes:
+        body = request_body(request, send_sample_idx=self.endpoint.send_sample_idx)
+        try:
+            text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            return text.encode("utf-8")
+        except (ValueError, TypeError) as exc:  # NaN, a lone surrogate, a non-JSON object
+            raise fatal("invalid_request", f"request body is not valid JSON: {exc}", self.label) from exc
+
     async def _stream(self, request: ChatRequest) -> ChatResponse:
         assembler = StreamAssembler(self.label)
         async with httpx_sse.aconnect_sse(
             self._http,
             "POST",
             self._url,
-            json=request_body(request, send_sample_idx=self.endpoint.send_sample_idx),
-            headers=self._headers(),
+            content=self._encoded_body(request),
+            headers={"Content-Type": "application/json", **self._headers()},
         ) as source:
             response = source.response
             if response.status_code != 200:
                 raise await self._status_error(response)
             async for event in source.aiter_sse():
+                if not event.data and event.event != "error":
+                    # The SSE spec dispatches no event whose data buffer is empty (a keep-alive
+                    # "event: ping", a blank line after an "id:"); httpx-sse yields them anyway.
+                    continue
                 if event.event == "error":  # some servers name the frame instead of an "error" key
                     assembler.feed_error(event.data)
                     continue

@@ -9,6 +9,7 @@ walks httpx's classes and checks the table is complete). HTTP statuses map throu
 from __future__ import annotations
 
 import email.utils
+import re
 import time
 from dataclasses import dataclass
 
@@ -63,6 +64,9 @@ HTTPX_ERROR_KINDS: dict[type[BaseException], tuple[str, bool]] = {
     httpx_sse.SSEError: ("not_event_stream", False),  # 200 without text/event-stream
 }
 
+# RFC 9110 delta-seconds are digits; a decimal fraction is tolerated, signs and exponents are not.
+_DELTA_SECONDS = re.compile(r"\d+(?:\.\d+)?")
+
 TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})  # plus every 5xx
 FATAL_STATUSES = frozenset({400, 401, 403, 404, 422})  # and every other 4xx
 
@@ -92,14 +96,16 @@ def map_httpx_error(exc: BaseException, endpoint: str) -> LLMError:
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or HTTP date), or None."""
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP date), or None.
+
+    Anything else (a negative number, ``nan``, ``inf``, garbage) is None: the caller then backs
+    off with jitter rather than retrying at once. A date in the past is 0.
+    """
     if not value:
         return None
     text = value.strip()
-    try:
-        return max(0.0, float(text))
-    except ValueError:
-        pass
+    if _DELTA_SECONDS.fullmatch(text):
+        return float(text)  # may be huge or inf (400 digits): the backoff caps it
     try:
         when = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):

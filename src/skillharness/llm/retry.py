@@ -60,7 +60,9 @@ class RetryBudget:
 
     def record_call(self) -> None:
         """Count one first attempt."""
-        self._calls.append(self._clock())
+        now = self._clock()
+        self._trim(now)  # also here: a run without retries would otherwise keep every call forever
+        self._calls.append(now)
 
     def try_spend(self) -> bool:
         """Take one retry from the budget; False (and counted) when none is left."""

@@ -9,6 +9,7 @@ errors. The assembler is pure (no I/O), so every rule is tested on bytes directl
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,21 @@ from skillharness.llm.types import ChatResponse, ToolCall, Usage
 __all__ = ["DONE", "StreamAssembler"]
 
 DONE = "[DONE]"
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _joined(parts: list[str]) -> str:
+    """``parts`` concatenated, with UTF-16 surrogate halves made whole.
+
+    A server that escapes non-ASCII as ``\\uXXXX`` may cut a character outside the BMP between
+    two deltas; each half decodes to a lone surrogate, which no UTF-8 encoder accepts (the next
+    request, the cache). Halves that meet again become the character; a stray half becomes U+FFFD.
+    """
+    text = "".join(parts)
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def _text(value: Any) -> str | None:
@@ -139,10 +155,10 @@ class StreamAssembler:
             if not parts.name:
                 raise transient("malformed_chunk", f"tool call {index} has no function name", self.endpoint)
             calls.append(
-                ToolCall(id=parts.id or f"call_{index}", name=parts.name, arguments="".join(parts.arguments))
+                ToolCall(id=parts.id or f"call_{index}", name=parts.name, arguments=_joined(parts.arguments))
             )
         return ChatResponse(
-            content="".join(self._content) if self._content else None,
+            content=_joined(self._content) if self._content else None,
             tool_calls=tuple(calls),
             finish_reason=self._finish_reason,
             usage=self._usage or Usage(),

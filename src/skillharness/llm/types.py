@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from skillharness.llm.roles import Role
 from skillharness.util.model import StrictModel
@@ -18,6 +18,9 @@ __all__ = ["ChatModel", "ChatRequest", "ChatResponse", "SamplingParams", "ToolCa
 
 class SamplingParams(StrictModel):
     """Every sampling parameter the harness may send. All of them enter the cache key."""
+
+    # NaN and infinities are not JSON: no server can be sent them and no cache key can name them.
+    model_config = ConfigDict(allow_inf_nan=False)
 
     temperature: float | None = None
     top_p: float | None = None

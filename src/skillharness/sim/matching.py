@@ -2,8 +2,9 @@
 
 The agent's first user message holds the question and its lettered options verbatim, so a
 question matches when its normalized text and every normalized option appear in the prompt.
-Several matches (the same question asked about two videos) resolve to the longest question
-text, then the smallest id — deterministic, and documented as the simulator's one blind spot.
+Several matches resolve to the most specific one (longest question text plus options, then
+longest question text), then the smallest id — deterministic. Only a question asked about two
+videos with identical options stays ambiguous: the simulator's one documented blind spot.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ class QuestionIndex:
         self._entries = [
             (normalize_text(q.question), tuple(normalize_text(o) for o in q.options), q) for q in questions
         ]
-        # Longest question text first so the most specific match wins; then the smallest id.
-        self._entries.sort(key=lambda e: (-len(e[0]), e[2].question_id))
+        # Most specific first: the longest question text plus options, so a question whose text
+        # or options extend another's ("3" and "3.5" are both whole words of "3.5") wins over
+        # it; then the longest question text; then the smallest id.
+        self._entries.sort(key=lambda e: (-len(e[0]) - sum(map(len, e[1])), -len(e[0]), e[2].question_id))
         self._cache: OrderedDict[bytes, tuple[Question, ...]] = OrderedDict()
 
     def find_all(self, text: str) -> tuple[Question, ...]:

@@ -77,7 +77,9 @@ def _as_bundle(bundle: BundleLike) -> BundleText:
         return BundleText.from_bundle(bundle)
     if isinstance(bundle, str):  # one text for every question
         return BundleText(system_prompt=bundle)
-    return BundleText.model_validate(dict(bundle))
+    if isinstance(bundle, Mapping):
+        return BundleText.model_validate(dict(bundle))
+    raise ValueError(f"a bundle is a text or an object of texts, not {type(bundle).__name__}")
 
 
 class Oracle:
@@ -163,6 +165,8 @@ def oracle_http(oracle: Oracle, payload: Mapping[str, Any]) -> dict[str, Any]:
     optionally ``after`` (another bundle: report the edit's effect), ``question_ids`` (list or
     comma-separated; default all) and ``task_type`` (filter).
     """
+    if not isinstance(payload, Mapping):
+        raise ValueError("the oracle request must be a JSON object")
     ids = _ids(payload.get("question_ids"))
     questions = oracle._questions(ids)
     if payload.get("task_type"):

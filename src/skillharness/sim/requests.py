@@ -57,6 +57,45 @@ def _check_messages(messages: Any) -> None:
             raise _invalid(f"messages[{index}] must be an object with a string 'role'", f"messages[{index}]")
         if message["role"] not in {"system", "user", "assistant", "tool", "developer"}:
             raise _invalid(f"messages[{index}].role {message['role']!r} is not a chat role", "role")
+        content = message.get("content")
+        if not (content is None or isinstance(content, str) or _objects(content)):
+            raise _invalid(
+                f"messages[{index}].content must be a string or an array of parts", f"messages[{index}]"
+            )
+        if message.get("tool_calls") is not None and not _objects(message["tool_calls"]):
+            raise _invalid(f"messages[{index}].tool_calls must be an array of objects", f"messages[{index}]")
+
+
+def _objects(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, dict) for item in value)
+
+
+def _check_tools(body: dict[str, Any]) -> None:
+    """The shapes the roles read: tools, tool_choice, response_format, stream_options."""
+    tools = body.get("tools")
+    if tools is not None and (
+        not _objects(tools)
+        or not all(
+            isinstance(t.get("function"), dict) and isinstance(t["function"].get("name"), str) for t in tools
+        )
+    ):
+        raise _invalid("'tools' must be an array of {'type': 'function', 'function': {'name': ...}}", "tools")
+    choice = body.get("tool_choice")
+    if not (
+        choice is None
+        or choice in ("none", "auto", "required")
+        or (isinstance(choice, dict) and isinstance(choice.get("function"), dict))
+    ):
+        raise _invalid(
+            "'tool_choice' must be none, auto, required or {'function': {'name': ...}}", "tool_choice"
+        )
+    fmt = body.get("response_format")
+    if fmt is not None and not isinstance(fmt, dict):
+        raise _invalid("'response_format' must be an object", "response_format")
+    if fmt and fmt.get("type") == "json_schema" and not isinstance(fmt.get("json_schema"), dict):
+        raise _invalid("'response_format.json_schema' must be an object", "response_format")
+    if not isinstance(body.get("stream_options", {}), dict | None):
+        raise _invalid("'stream_options' must be an object", "stream_options")
 
 
 def _check_optional_fields(body: dict[str, Any]) -> None:
@@ -71,12 +110,7 @@ def _check_optional_fields(body: dict[str, Any]) -> None:
         raise _invalid("'temperature' must be within [0, 2]", "temperature")
     if body.get("n") not in (None, 1):
         raise _invalid("only n=1 is supported", "n")
-    tools = body.get("tools")
-    if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools)):
-        raise _invalid("'tools' must be an array of objects", "tools")
-    fmt = body.get("response_format")
-    if fmt is not None and not isinstance(fmt, dict):
-        raise _invalid("'response_format' must be an object", "response_format")
+    _check_tools(body)
     sample_idx = body.get("sample_idx")
     if sample_idx is not None and (isinstance(sample_idx, bool) or not isinstance(sample_idx, int)):
         raise _invalid("'sample_idx' must be an integer", "sample_idx")

@@ -77,9 +77,21 @@ class SimState:
         self.faults = FaultInjector(config.faults, config.seed)
         self._numbers = itertools.count(1)
         self._numbers_lock = threading.Lock()
-        self.semaphore: asyncio.Semaphore | None = (
-            asyncio.Semaphore(config.max_concurrency) if config.max_concurrency else None
-        )
+        self._semaphore: asyncio.Semaphore | None = None
+        self._semaphore_loop: asyncio.AbstractEventLoop | None = None
+
+    def capacity(self) -> asyncio.Semaphore | None:
+        """The server-side concurrency limit of the running loop (None: unlimited).
+
+        A semaphore belongs to one event loop, and a stopped and restarted server runs a new one.
+        """
+        if not self.config.max_concurrency:
+            return None
+        loop = asyncio.get_running_loop()
+        if self._semaphore is None or self._semaphore_loop is not loop:
+            self._semaphore = asyncio.Semaphore(self.config.max_concurrency)
+            self._semaphore_loop = loop
+        return self._semaphore
 
     def next_request_no(self) -> int:
         with self._numbers_lock:
@@ -126,7 +138,7 @@ class ChatCompletions:
         self, body: dict[str, Any], role: Role | None, request_no: int, fault: FaultKind | None, send: Send
     ) -> None:
         state = self.state
-        semaphore = state.semaphore
+        semaphore = state.capacity()
         if semaphore is not None:
             state.stats.queue_enter()
             try:

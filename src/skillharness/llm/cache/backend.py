@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Protocol
 
 __all__ = ["BackendStats", "CacheBackend", "redact_url"]
+
+_PASSWORD_PARAM = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -38,10 +41,13 @@ class CacheBackend(Protocol):
 
 
 def redact_url(url: str) -> str:
-    """The URL without any password (for logs and stats)."""
+    """The URL without any password (for logs and stats): neither ``user:pw@`` nor ``?password=``."""
+    url = _PASSWORD_PARAM.sub(r"\1***", url)
     scheme, sep, rest = url.partition("://")
-    if not sep or "@" not in rest.split("/", 1)[0]:
+    authority = re.match(r"[^/?#]*", rest).group(0)  # type: ignore[union-attr]  # always matches
+    if not sep or "@" not in authority:
         return url
-    creds, _, host = rest.partition("@")
+    # The host follows the LAST "@" of the authority, as URL parsers (and redis-py) read it.
+    creds, _, host = authority.rpartition("@")
     user = creds.split(":", 1)[0]
-    return f"{scheme}://{user + ':***' if user else '***'}@{host}"
+    return f"{scheme}://{user + ':***' if user else '***'}@{host}{rest[len(authority) :]}"

@@ -6,6 +6,10 @@ nulls, so adding a field changes every key rather than silently aliasing), extra
 index and the salt. Out of the key: the API key, timeouts, retry settings and the stream flag,
 which change how we ask, not what is answered. The role is out too: it is derived from the
 request content (tools or schema name), so it would add nothing.
+
+Values are hashed as sent, without normalisation: ``1`` and ``1.0`` in ``extra_body``, or NFC and
+NFD spellings of the same text, are different bytes on the wire (and different tokens), so they
+are different keys. The cost is at worst a second call, never another request's answer.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import hashlib
 import json
 from typing import Any
 
+from skillharness.errors import FatalLLMError
 from skillharness.llm.types import ChatRequest, SamplingParams
 
 __all__ = ["KEY_VERSION", "cache_key", "canonical_json", "key_material"]
@@ -49,6 +54,16 @@ def key_material(request: ChatRequest, salt: str | None) -> dict[str, Any]:
 
 
 def cache_key(request: ChatRequest, salt: str | None) -> str:
-    """Hex sha256 of the canonical JSON of :func:`key_material`."""
-    text = canonical_json(key_material(request, salt))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """Hex sha256 of the canonical JSON of :func:`key_material`.
+
+    Raises FatalLLMError when the request holds a value JSON cannot carry (NaN, an infinity, a
+    lone surrogate, an object): such a request cannot be sent either, so it is refused, never retried.
+    """
+    try:
+        data = canonical_json(key_material(request, salt)).encode("utf-8")
+    except (ValueError, TypeError) as exc:  # UnicodeEncodeError (a lone surrogate) is a ValueError
+        raise FatalLLMError(
+            f"request for role {request.role.value} is not valid JSON (messages, tools or extra_body): {exc}",
+            kind="invalid_request",
+        ) from exc
+    return hashlib.sha256(data).hexdigest()
