@@ -78,32 +78,57 @@ VARIANTS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
 }
 
 
+# Before the run store queued trace steps and the agent's video source memoized durations: the
+# numbers of the same benchmark on the previous code (cold runs), kept so the change stays visible.
+BEFORE = (
+    "Before (the previous store writer awaited a commit for every trace step and rebuilt its upserts "
+    "per batch; every question awaited a duration probe on a decoder thread): text at L = 0.2 s "
+    "85.9 % of C/L and 5.03 ms CPU per call, text-nocache 86.5 % and 4.61 ms, frames 63.3 % and "
+    "6.73 ms, text at L = 1 s 95.7 % and 4.96 ms; per text question 11.1 ms awaiting the store, "
+    "7.7 ms awaiting video, 2.05 ms of store-thread CPU (about 2 records per commit). The previous "
+    "code re-measured in the same session as the tables below (the machine was busier): text "
+    "83.0 % and 5.33 ms, text-nocache 83.8 % and 4.67 ms, frames 46.4 % and 7.05 ms, text at "
+    "L = 1 s 95.1 % and 5.17 ms."
+)
+
 # What the numbers mean, from cProfile runs (`--profile text-cold`, `--profile frames-cold`) and the
 # wait/CPU tables. It describes the code as measured; re-check it when the store or the client changes.
 FINDINGS = """\
-Why the targets are missed (profiles: `--profile text-cold`, `--profile frames-cold`):
+What changed, and what still misses the targets (profiles: `--profile text-cold`, `--profile frames-cold`):
 
-- *Per-question waits outside the model call* cap throughput when L is small. `RunLog.write_step` and
-  `write_prediction` return only once their batch is committed, so a text question awaits 4 commits
-  and a frames question about 8 (the store column); every question also awaits a duration probe on
-  a decoder thread (through the 2-slot decoder semaphore) even with `vision: false`. A text question
-  makes one model call, so these ~20 ms are ~10 % of L = 0.2 s but ~2 % of L = 1 s, where the target
-  is met.
-- *Store CPU*: because each write is awaited, batches stay tiny (about 2 records per transaction at
-  C = 24), and each batch rebuilds the SQLAlchemy upsert, whose `stmt.excluded[...]` proxies every
-  column of the table (about a third of the writer thread's time), plus one DELETE per prediction
-  (`_trim_trace`).
-- *HTTP client CPU*: httpx/httpcore/h11/anyio are about half of the event-loop thread's time;
-  httpcore's pool walks every connection on each request and checks each idle socket for
-  readability (10-25 `getpeername` + `poll` pairs per request at 24 connections).
-- *Frames*: about 20 ms of decoder-thread CPU per question, and the event loop's share grows from
-  ~3 to ~12 ms per question for image-bearing requests (JSON encoding of base64 frames, sha256
-  cache keys, socket sends of large bodies; every later turn resends the earlier frames). At
-  C/L = 120 calls/s that needs about 1.6 cores in one Python process; the run gets about one, so
-  the frames row is CPU-bound.
-- *Cache invalidation*: the warm runs replay the cold runs' parse-error answers from the response
-  cache with zero model calls: the LLM stack has no `invalidate` method, so the agent's
-  invalidation of bad responses never happens.
+- *Store*: `RunLog.write_step` queues the step and returns; `write_prediction` still returns only
+  once committed, and the writer is FIFO, so a stored prediction implies its steps are stored (what
+  a resume relies on). Queued steps wait up to 20 ms for a prediction to share its transaction, so
+  a text question costs about one commit instead of four; each table's upsert is built once and
+  run as one executemany, and the trims of a batch are one executemany DELETE. A failed batch
+  still reaches the question: awaited writers get the error, and a queued step's error is raised
+  by its question's next write (an `infra_error` for that question). The remaining store wait is
+  the prediction's own commit.
+- *Video*: durations are memoized per video file in `LocalVideos`, and the runner probes them in
+  question order in a background task ahead of the workers, so a text question no longer waits
+  for a decoder thread; what is left of the video column is the start, when the first C questions
+  ask at once.
+- *Why text at L = 0.2 s still misses 95 %*: the model call itself takes about L + 10 ms as the
+  client sees it (the call column), against ~3.5 ms of store and ~2 ms of video wait left per
+  question. Even at C = 1 a call takes about L + 5 ms (the simulator's own work and the loopback
+  HTTP round trip; a connection's first call is ~80 ms slower). At C = 24 the event loop is busy
+  about a third of the time, and a response that arrives while it runs other questions' work
+  waits; the machine's two cores are shared with the simulator and other work (see the load
+  average). At L = 1 s the same costs are ~1 % and the target is met.
+- *Why CPU per call still misses 2 ms*: the store and video costs are down to about 0.4-0.5 ms
+  per question; the rest (2.3-2.8 ms per call) is the event-loop thread, where httpx, httpcore,
+  h11 and anyio are about half: httpcore's pool walks every connection on each request and checks
+  each idle socket for readability (anyio builds its socket attributes, a `getpeername` and a
+  `poll` per connection). The harness's own code (agent loop, prompts, LLM stack) is about a tenth
+  of the loop's time. Meeting 2 ms needs a leaner HTTP path (a network backend with a cheap
+  readability check, or fewer pooled connections to walk), not more work in the harness.
+- *Frames*: about 20 ms of decoder-thread CPU per question, and the event loop's share grows for
+  image-bearing requests (JSON encoding of base64 frames, sha256 cache keys, socket sends of large
+  bodies; every later turn resends the earlier frames). At C/L = 120 calls/s that needs more than
+  one core in one Python process, so the frames row is CPU-bound; the store change removes most of
+  its store-thread CPU.
+- *Warm runs*: the model calls of the warm runs are the cold runs' parse errors, whose cached
+  responses the agent invalidated, asked again.
 """
 
 
@@ -141,6 +166,7 @@ class Measured:
     store_thread_cpu_s: float  # CPU of the store's batch commits (worker threads)
     video_thread_cpu_s: float  # CPU of duration probes and frame sampling (decoder threads)
     profile: str
+    records_per_commit: float = 0.0  # run-store records (steps, predictions) per transaction
     sim_calls: int = 0
     sim_cpu_s: float = 0.0
 
@@ -151,6 +177,8 @@ class _Probe:
 
     waits: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     store_cpu_s: float = 0.0
+    store_batches: int = 0
+    store_records: int = 0
     video_cpu_s: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -180,6 +208,8 @@ class _Probe:
                 write_batch(log, records)
             finally:
                 self.store_cpu_s += time.thread_time() - started
+                self.store_batches += 1
+                self.store_records += len(records)
 
         RunLog._write_batch = timed_batch  # type: ignore[method-assign]
         decode = LocalVideos._decode
@@ -272,6 +302,7 @@ def _one_run(spec: RunSpec, base_url: str) -> Measured:
         result.status_counts, calls, cached, call_latency, question_latency, per_question,
         {k: 1000 * v / n for k, v in probe.waits.items()}, probe.store_cpu_s, probe.video_cpu_s,
         _profile_text(profiler) if profiler is not None else "",
+        probe.store_records / max(1, probe.store_batches),
     )  # fmt: skip
 
 
@@ -413,7 +444,8 @@ def _line(m: Measured) -> str:
     return (
         f"{m.variant}/{m.phase} L={m.latency_s}: {m.questions} q, wall {m.wall_s:.2f} s, calls "
         f"{m.sim_calls} (trace {m.trace_model_calls}, cached {m.trace_cached_calls}), cpu {m.cpu_s:.2f} s "
-        f"(store threads {m.store_thread_cpu_s:.2f}), rss {m.rss_peak_mb:.0f} MB, {m.status}, "
+        f"(store threads {m.store_thread_cpu_s:.2f}, {m.records_per_commit:.1f} records/commit), "
+        f"rss {m.rss_peak_mb:.0f} MB, {m.status}, "
         f"call {1000 * m.call_latency_s:.0f} ms, question {1000 * m.question_latency_s:.0f} ms, "
         f"waits/q {', '.join(f'{k} {v:.1f}' for k, v in m.waits_ms.items())} ms, sim cpu {m.sim_cpu_s:.2f} s"
     )
@@ -447,7 +479,7 @@ def _cpu_row(m: Measured) -> str:
     rest = m.cpu_s - m.video_thread_cpu_s - m.store_thread_cpu_s
     return (
         f"| {m.variant} | {m.latency_s} | {1000 * m.cpu_s / n:.2f} | {1000 * m.video_thread_cpu_s / n:.2f} "
-        f"| {1000 * m.store_thread_cpu_s / n:.2f} | {1000 * rest / n:.2f} "
+        f"| {1000 * m.store_thread_cpu_s / n:.2f} | {m.records_per_commit:.1f} | {1000 * rest / n:.2f} "
         f"| {1000 * (m.cpu_s - m.video_thread_cpu_s) / calls:.2f} |"
     )
 
@@ -523,6 +555,8 @@ def report(results: list[Measured], args: argparse.Namespace, machine_facts: str
             "",
             *_verdicts(cold, args.concurrency),
             "",
+            BEFORE,
+            "",
             "Cold runs (every model call a cache miss). *calls* = requests the simulator completed "
             "(equal to the trace rows with role `assistant` and `cache_hit = false`); ideal = calls × L / C; "
             "schedule bound = makespan of the run's per-question call counts on C greedy workers with "
@@ -537,21 +571,23 @@ def report(results: list[Measured], args: argparse.Namespace, machine_facts: str
             "",
             "CPU per question (cold, ms): *video* = decoder threads (duration probes, PyAV decoding, "
             "resizing, JPEG encoding; the frame cache's reads and writes); *store* = the run store's "
-            "writer thread (batched upserts of trace steps and predictions); *rest* = everything else, "
+            "writer thread (batched upserts of trace steps and predictions; *records/commit* = records "
+            "per transaction); *rest* = everything else, "
             "mostly the event-loop thread: agent loop, prompts, LLM stack (cache, retry, router, breaker, "
             "httpx/httpcore HTTP and SSE parsing), and the cache's writer thread. Last column: all "
             "harness CPU except video, per model call (the SPEC's ≤ 2 ms overhead target).",
             "",
-            "| variant | L s | total | video | store | rest | CPU excl. video ms/call |",
-            "|---|---|---|---|---|---|---|",
+            "| variant | L s | total | video | store | records/commit | rest | CPU excl. video ms/call |",
+            "|---|---|---|---|---|---|---|---|",
             *(_cpu_row(m) for m in cold),
             "",
             "Where a question's wall time goes (cold; means per question, ms). A worker holds one question "
             "at a time, so every millisecond a question spends outside its model calls is throughput lost: "
             "efficiency ≈ calls/question × L ÷ question time. *call* = client-observed latency of one model "
             "call (trace rows); *model* = awaiting the LLM stack below the cache; *cache* = the cache "
-            "layer's own awaited time; *store* = awaiting `write_step`/`write_prediction` (each returns "
-            "once its batch is committed); *video* = awaiting duration probes, frames and subtitles.",
+            "layer's own awaited time; *store* = awaiting `write_step` (queues and "
+            "returns) and `write_prediction` (returns once its batch is committed); *video* = awaiting "
+            "duration probes, frames and subtitles.",
             "",
             "| variant | L s | question ms | calls/question | call ms | model ms | cache ms | store ms "
             "| video ms |",

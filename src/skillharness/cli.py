@@ -67,7 +67,7 @@ def main() -> None:
     """Console entry point: user errors print one clear message and exit 2, never a traceback."""
     _register()
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
     except SkillharnessError as exc:
         typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
         sys.exit(2)
@@ -75,13 +75,18 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except typer.Abort:
         sys.exit(130)
-    except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
+    except typer.TyperException as exc:  # usage errors: typer vendors click, so not click's classes
+        show = getattr(exc, "show", None)
+        if show is not None:
+            show()
+        else:
+            typer.secho(f"error: {exc.format_message()}", err=True, fg=typer.colors.RED)
+        sys.exit(exc.exit_code)
+    # Without standalone mode typer *returns* an Exit's code (Ctrl-C becomes 130) instead of exiting.
+    if isinstance(code, int) and code:
+        if code == 130:
+            typer.secho("interrupted", err=True, fg=typer.colors.YELLOW)
+        sys.exit(code)
 
 
 if __name__ == "__main__":

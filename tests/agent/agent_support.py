@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,7 +76,12 @@ def answer_reply(answer: object) -> ChatResponse:
     return tool_reply("submit_answer", {"answer": answer})
 
 
-Reply = ChatResponse | BaseException | Callable[[ChatRequest], ChatResponse]
+Reply = (
+    ChatResponse
+    | BaseException
+    | Callable[[ChatRequest], ChatResponse]
+    | Callable[[ChatRequest], Awaitable[ChatResponse]]
+)
 
 
 @dataclass
@@ -100,7 +106,8 @@ class ScriptedModel:
         if isinstance(reply, BaseException):
             raise reply
         if callable(reply):
-            return reply(request)
+            answered = reply(request)
+            return await answered if inspect.isawaitable(answered) else answered
         return reply
 
 

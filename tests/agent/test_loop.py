@@ -75,9 +75,13 @@ async def test_p0_2_traces_are_written_during_inference(
 ) -> None:
     seen: list[list[TraceStep]] = []
 
-    def look_while_running(request: ChatRequest) -> ChatResponse:
+    async def look_while_running(request: ChatRequest) -> ChatResponse:
+        # Steps are queued and committed by the writer's next batch; wait for that batch (the
+        # question itself is still running: its prediction is not written yet).
+        await run_log.flush()
         with RunReader(store_url) as reader:  # a separate, read-only connection to the file
             seen.append(reader.trace("run-1", "q1"))
+            assert reader.predictions("run-1") == []  # the question is still running
         return answer_reply("B")
 
     model = ScriptedModel(

@@ -63,3 +63,21 @@ def test_demo_runs_the_pipeline_and_reruns_identically(tmp_path: Path) -> None:
 
     assert overall(first.stdout) == overall(second.stdout), "same split, bundle and cache: same numbers"
     assert len(overall(first.stdout)) == 2
+
+
+def test_demo_folders_that_are_files_are_one_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("keep me")
+    for flag in ("--out", "--bench-cache"):
+        args = {"--out": str(tmp_path / "out"), "--bench-cache": str(tmp_path / "bench")} | {
+            flag: str(tmp_path / "taken")
+        }
+        result = subprocess.run(
+            [sys.executable, "-m", "skillharness.cli", "demo", *(x for kv in args.items() for x in kv)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 2, result.stderr
+        assert f"error: {flag} {tmp_path / 'taken'}: exists and is not a folder" in result.stderr
+        assert "Traceback" not in result.stderr
+    assert (tmp_path / "taken").read_text() == "keep me"

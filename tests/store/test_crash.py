@@ -58,6 +58,8 @@ async def test_sigkill_mid_run_then_resume_gives_one_row_per_key(tmp_path: Path)
     with RunReader(url) as reader:
         assert reader.run("run-1").status is RunStatus.RUNNING  # nobody closed it
         survived = {p.question_id for p in reader.predictions("run-1")}
+        # Steps are queued, predictions awaited, the writer FIFO: a stored prediction has its steps.
+        assert all(len(reader.trace("run-1", q)) == 2 for q in survived)
     assert 50 <= len(survived) < QUESTIONS
 
     async with await RunLog.open(url, provenance(), resume=True) as log:

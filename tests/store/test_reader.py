@@ -73,6 +73,7 @@ async def test_records_read_back_exactly_as_written(store_url: str) -> None:
 async def test_reader_reads_while_a_writer_is_open(sqlite_url: str) -> None:
     async with await RunLog.open(sqlite_url, provenance()) as log:
         await log.write_step(step("q0", 0))
+        await log.flush()  # a step is queued, then committed with the next batch
         with RunReader(sqlite_url) as reader:
             assert len(reader.trace("run-1", "q0")) == 1
             assert reader.run("run-1").status.value == "running"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 import sqlalchemy as sa
@@ -50,7 +51,8 @@ async def test_resume_drops_trace_steps_left_by_a_cut_attempt(store_url: str) ->
 async def test_concurrent_writes_are_batched_and_all_committed(store_url: str) -> None:
     async with await RunLog.open(store_url, provenance()) as log:
         await asyncio.gather(*(log.write_step(step(f"q{i}", 0)) for i in range(300)))
-        assert 1 <= log.batches_written < 300
+        await log.flush()
+        assert 2 <= log.batches_written < 300  # at most batch_size (256) records per transaction
     assert await _count(store_url, "traces") == 300
 
 
@@ -128,16 +130,83 @@ async def test_a_record_of_another_run_is_refused(sqlite_url: str) -> None:
             await log.write_step(step("q0", 0, run_id="other"))
 
 
+def _break_traces(log: RunLog) -> None:
+    with log._engine.begin() as conn:  # sabotage: the traces table disappears
+        conn.exec_driver_sql("ALTER TABLE traces RENAME TO traces_gone")
+
+
+def _repair_traces(log: RunLog) -> None:
+    with log._engine.begin() as conn:
+        conn.exec_driver_sql("ALTER TABLE traces_gone RENAME TO traces")
+
+
 async def test_a_failed_batch_reaches_its_writers_and_the_log_goes_on(sqlite_url: str) -> None:
     async with await RunLog.open(sqlite_url, provenance()) as log:
-        with log._engine.begin() as conn:  # sabotage: the traces table disappears
-            conn.exec_driver_sql("ALTER TABLE traces RENAME TO traces_gone")
-        with pytest.raises(StoreError, match="failed"):
-            await log.write_step(step("q0", 0))
-        with log._engine.begin() as conn:
-            conn.exec_driver_sql("ALTER TABLE traces_gone RENAME TO traces")
+        _break_traces(log)
+        with pytest.raises(StoreError, match="failed"):  # an awaited write of the failing batch
+            await asyncio.gather(log.write_step(step("q0", 0)), log.write_prediction(prediction("q0")))
+        _repair_traces(log)
         await log.write_step(step("q0", 0))
+        await log.write_prediction(prediction("q0", n_steps=1))
     assert await _count(sqlite_url, "traces") == 1
+    assert await _count(sqlite_url, "predictions") == 1
+
+
+async def test_a_failed_queued_step_fails_its_question_once_and_no_other(sqlite_url: str) -> None:
+    async with await RunLog.open(sqlite_url, provenance()) as log:
+        _break_traces(log)
+        await log.write_step(step("q0", 0))  # queued: returns before the batch fails
+        with pytest.raises(StoreError, match="failed"):
+            await log.flush()  # the error is reported, and kept for its question
+        _repair_traces(log)
+        await log.write_step(step("q1", 0))  # another question is not affected
+        await log.write_prediction(prediction("q1", n_steps=1))
+        with pytest.raises(StoreError, match="a trace step of q0#0 was not stored"):  # q0 claims it
+            await log.write_prediction(prediction("q0", n_steps=1))
+        # Claimed once: the question can now record its failure (as the agent's boundary does).
+        await log.write_prediction(
+            prediction("q0", answer=None, correct=None, status=PredictionStatus.INFRA_ERROR, n_steps=1)
+        )
+        await log.flush()
+    with RunReader(sqlite_url) as reader:
+        stored = {p.question_id: p.status for p in reader.predictions("run-1")}
+        assert stored == {"q0": PredictionStatus.INFRA_ERROR, "q1": PredictionStatus.OK}
+
+
+async def test_a_prediction_queued_behind_a_failed_step_is_not_stored(sqlite_url: str) -> None:
+    async with await RunLog.open(sqlite_url, provenance()) as log:
+        _break_traces(log)
+        entered, release = threading.Event(), threading.Event()
+        write_batch = log._write_batch
+
+        def held_batch(records: list) -> None:  # holds the step's batch in the writer thread
+            entered.set()
+            assert release.wait(10)
+            write_batch(records)
+
+        log._write_batch = held_batch  # type: ignore[method-assign]
+        await log.write_step(step("q0", 0))
+        assert await asyncio.to_thread(entered.wait, 10)  # the step's batch is being written
+        writing = asyncio.ensure_future(log.write_prediction(prediction("q0", n_steps=1)))
+        await asyncio.sleep(0.01)
+        assert not writing.done()  # queued behind the failing batch
+        release.set()
+        with pytest.raises(StoreError, match="a trace step of q0#0 was not stored"):
+            await writing
+        _repair_traces(log)
+    # A stored prediction implies its steps are stored: here neither is.
+    assert await _count(sqlite_url, "predictions") == 0
+
+
+async def test_a_stored_prediction_implies_its_queued_steps_are_stored(sqlite_url: str) -> None:
+    async with await RunLog.open(sqlite_url, provenance()) as log:
+        for q in range(30):
+            for index in range(3):
+                await log.write_step(step(f"q{q}", index))
+        await log.write_prediction(prediction("q29", n_steps=3))  # awaited: all 90 steps are in
+        with RunReader(sqlite_url) as reader:
+            assert sum(len(reader.trace("run-1", f"q{q}")) for q in range(30)) == 90
+        assert log.records_written / log.batches_written > 1  # queued steps share batches
 
 
 async def test_text_with_nul_characters_is_stored(store_url: str) -> None:
@@ -151,3 +220,16 @@ def test_endpoints_are_recorded_without_credentials() -> None:
     recorded = provenance(endpoints=("https://user:secret@api.example.com:8443/v1?api_key=sk-123",))
     recorded = type(recorded).model_validate(recorded.model_dump())
     assert recorded.endpoints == ("https://api.example.com:8443/v1",)
+
+
+async def test_p0_2_a_lone_queued_step_is_committed_without_a_flush(sqlite_url: str) -> None:
+    async with await RunLog.open(sqlite_url, provenance()) as log:
+        await log.write_step(step("q0", 0))  # nothing awaited follows it
+        for _ in range(200):
+            with RunReader(sqlite_url) as reader:
+                if reader.trace("run-1", "q0"):
+                    break
+            await asyncio.sleep(0.01)
+        else:
+            pytest.fail("a queued step was not committed within 2 s")
+        assert log.batches_written == 1

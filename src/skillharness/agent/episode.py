@@ -1,7 +1,8 @@
 """The running state of one (question, sample): its requests, tokens, flags and trace steps.
 
-Every ``*_step`` method writes its trace row through the sink before returning, so the trace of a
-question that is still running (or that crashed) is already in the store (audit P0-2).
+Every ``*_step`` method hands its trace row to the sink before returning (the run store commits it
+with its next batch), so the trace of a question that is still running (or that crashed) reaches
+the store while it runs (audit P0-2).
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from skillharness.data.questions import Question
 from skillharness.llm.roles import TOOL_SUBMIT_ANSWER, Role
 from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse, ToolCall
 from skillharness.video.frames import uniform_timestamps
+from skillharness.video.types import Frame
 
 __all__ = ["Agent"]
 
@@ -141,7 +142,7 @@ class Agent:
     async def _first_message(self, question: Question, episode: Episode) -> dict[str, Any]:
         episode.duration_s = await self.frames.duration_s(question)
         count = min(self.config.initial_frames, self.config.max_frames)
-        frames = None
+        frames: tuple[Frame, ...] | None = () if self.config.vision else None
         if self.config.vision and count > 0:
             frame_set = await self.frames.uniform(question, count)
             frames, times = frame_set.frames, frame_set.timestamps
@@ -156,11 +157,11 @@ class Agent:
             question,
             duration_s=episode.duration_s,
             timestamps=times,
-            frames=frames if self.config.vision else None,
+            frames=frames,
             subtitles=subtitles,
             subtitle_chars=self.config.max_subtitle_chars,
         )
-        shown = tuple(times) if frames is not None else ()  # vision off: timestamps only place subtitles
+        shown = tuple(times) if frames else ()  # vision off: timestamps only place subtitles
         await episode.first_step(message, frames_shown=shown, subtitles=tuple(subtitles or ()))
         return message
 
@@ -200,7 +201,7 @@ def _submitted_value(arguments: str) -> object:
     """The ``answer`` field of submit_answer's JSON arguments, or the raw text when it is not JSON."""
     try:
         value = json.loads(arguments)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
         return arguments
     if isinstance(value, dict) and "answer" in value:
         return value["answer"]
@@ -215,11 +216,3 @@ def _assistant_message(response: ChatResponse) -> dict[str, Any]:
             for call in response.tool_calls
         ]
     return message
-
-
-def _safe_hash(bundle: BundleView, task_type: str) -> str:
-    # Computed before the boundary's work starts; a failure here must not escape it either.
-    try:
-        return bundle.relevant_hash(task_type)
-    except Exception:
-        return ""

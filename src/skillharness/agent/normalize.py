@@ -3,14 +3,17 @@
 A pure function that never raises. Accepted shapes (all → ``"B"``): ``"B"``, ``"(b)"``,
 ``"B. Candles"``, ``"The answer is B."``, ``{"answer": "B"}``, ``["B"]``, ``{"answer": ["B"]}``,
 the JSON text of any of those (also inside a Markdown code fence), and the option text itself
-(``"Candles"``). Several different letters, a letter that is not an option, or nothing
-recognisable is a parse error with a reason.
+(``"Candles"``, or ``5`` for an option ``"B. 5"``). Text is NFKC-normalized first (full-width
+``"Ｂ"`` is ``"B"``). Letters inside a quoted option text do not count: with an option
+``"B. He picks option A"``, ``"B) He picks option A"`` is ``B``. Several different letters, a
+letter that is not an option, or nothing recognisable is a parse error with a reason.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -24,11 +27,17 @@ _BARE = re.compile(r"^[\s\(\[\{\*\"'`]*([A-Za-z])[\s\)\]\}\*\"'`.:]*$")
 _LEADING = re.compile(r"^[\s\*]*[\(\[]?([A-Z])\s*[\)\]\.:]\s+\S")
 # Explicit mentions inside free text. Lower-case letters count only when bracketed: "a" is a word.
 _BRACKETED = re.compile(r"[\(\[]\s*([A-Za-z])\s*[\)\]]")
+# Between the letters of an alternative: "B or C", "B/C", "B, C", "B, C, or D".
+_SEPARATOR = r"\s*(?:,\s*(?:(?:or|and)\b)?|/|&|\bor\b|\band\b)\s*"
+# A cue and the letter after it, with any letters it is offered as an alternative to
+# ("Answer: B or C" names two letters, not B).
 _CUED = re.compile(
-    r"\b(?:answer|option|choice)\b(?:\s+is)?\s*[:=]?\s*[\(\[\*\"']*([A-Z])\b(?![a-z'])",
+    rf"\b(?:answer|option|choice)\b(?:\s+is)?\s*[:=]?\s*[\(\[\*\"']*"
+    rf"([A-Z](?:{_SEPARATOR}[A-Z](?![a-z']))*)\b(?![a-z'])",
     re.IGNORECASE,
 )
-_LETTER_LIST = re.compile(r"^\s*[A-Z](?:\s*(?:,|/|&|\bor\b|\band\b)\s*[A-Z])+\s*\.?\s*$")
+_LETTER_LIST = re.compile(rf"^\s*[A-Z](?:{_SEPARATOR}[A-Z])+\s*\.?\s*$")
+_LONE_CAPITAL = re.compile(r"\b[A-Z]\b")
 _OPTION_PREFIX = re.compile(r"^\s*[\(\[]?[A-Za-z][\)\]\.:]\s*")
 _SPACE = re.compile(r"\s+")
 
@@ -76,7 +85,11 @@ def _letters_in(
     """The set of letters ``raw`` names, or a reason string when its shape is not an answer."""
     if depth > _MAX_DEPTH:
         return "answer nested too deeply"
-    if raw is None or isinstance(raw, bool | int | float):
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        # A number answers only by being an option's text ("How many ...? B. 5").
+        by_option = _match_option_text(_number_text(raw), allowed, options)
+        return {by_option} if by_option else f"not an answer: {_preview(raw)}"
+    if raw is None or isinstance(raw, bool):
         return f"not an answer: {_preview(raw)}"
     if isinstance(raw, str):
         return _letters_in_text(raw, allowed, options, depth)
@@ -84,6 +97,8 @@ def _letters_in(
         for key, value in raw.items():
             if isinstance(key, str) and key.strip().lower() in _ANSWER_KEYS:
                 return _letters_in(value, allowed, options, depth + 1)
+        if len(raw) == 1 and isinstance(wrapped := next(iter(raw.values())), Mapping):
+            return _letters_in(wrapped, allowed, options, depth + 1)  # {"result": {"answer": "B"}}
         return f"no answer field in {_preview(raw)}"
     if isinstance(raw, Sequence | set | frozenset) and not isinstance(raw, bytes | bytearray):
         found: set[str] = set()
@@ -99,11 +114,11 @@ def _letters_in(
 def _letters_in_text(
     text: str, allowed: tuple[str, ...], options: tuple[str, ...], depth: int
 ) -> set[str] | str:
-    text = text.strip()
-    if not text:
-        return "empty answer"
     if len(text) > _MAX_CHARS:
         return f"answer too long ({len(text)} characters)"
+    text = _plain(text).strip()
+    if not text:
+        return "empty answer"
     fenced = _FENCE.match(text)
     if fenced:
         text = fenced.group(1).strip()
@@ -120,12 +135,20 @@ def _letters_in_text(
     by_option = _match_option_text(text, allowed, options)
     if by_option:
         return {by_option}
+    text = _without_option_texts(text, options[: len(allowed)])
+    if bare := _BARE.match(text):  # "B) <option B's text>"
+        return {bare.group(1).upper()}
     if _LETTER_LIST.match(text):
         return set(re.findall(r"[A-Z]", text))
     leading = _LEADING.match(text)
     found = {leading.group(1)} if leading else set()
+    first_line, newline, _ = text.partition("\n")
+    if newline and (alone := _BARE.match(first_line)):  # "B\n\nExplanation: ..."
+        found.add(alone.group(1).upper())
     found |= {m.group(1).upper() for m in _BRACKETED.finditer(text)}
-    found |= {m.group(1).upper() for m in _CUED.finditer(text) if m.group(1).isupper()}
+    for cued in _CUED.finditer(text):
+        if cued.group(1)[0].isupper():  # "answer is a dog": a lower-case "a" is a word
+            found |= set(_LONE_CAPITAL.findall(cued.group(1)))
     return found
 
 
@@ -140,8 +163,28 @@ def _match_option_text(text: str, allowed: tuple[str, ...], options: tuple[str, 
     return hits.pop() if len(hits) == 1 else None
 
 
+def _without_option_texts(text: str, options: tuple[str, ...]) -> str:
+    """``text`` with every quoted option text cut out, so letters inside an option are not read."""
+    bodies = {_OPTION_PREFIX.sub("", _plain(option), count=1).strip().rstrip(".!") for option in options}
+    for body in sorted((b for b in bodies if len(b) > 1), key=len, reverse=True):
+        words = r"\s+".join(re.escape(word) for word in body.split())
+        text = re.sub(rf"(?<!\w){words}(?!\w)", " ", text, flags=re.IGNORECASE)
+    return text.strip()
+
+
+def _plain(text: str) -> str:
+    """NFKC (full-width letters and brackets become ASCII) without invisible format characters."""
+    return "".join(ch for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch) != "Cf")
+
+
+def _number_text(value: float) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def _canon(text: str) -> str:
-    return _SPACE.sub(" ", text).strip().strip(".!").strip().casefold()
+    return _SPACE.sub(" ", _plain(text)).strip().strip(".!").strip().casefold()
 
 
 def _preview(raw: object) -> str:

@@ -68,8 +68,11 @@ class SubtitleSource(Protocol):
 class TraceSink(Protocol):
     """Where the agent records what it does, as it does it (audit P0-2).
 
-    When a call returns the record is durable (or the call raised, which the agent turns into
-    an ``infra_error`` for that question). Every write is an upsert on the record's key.
+    ``write_step`` may return once the step is queued (the run store commits it with its next
+    batch, moments later); ``write_prediction`` returns once the prediction is durable, and with it
+    every step of the same question written before it. A failed write raises, at the latest from
+    the question's ``write_prediction``, and the agent turns it into an ``infra_error`` for that
+    question. Every write is an upsert on the record's key.
     """
 
     async def write_step(self, step: TraceStep) -> None: ...

@@ -61,7 +61,7 @@ def first_user_message(
     elif frames:
         lines.append(f"{len(frames)} frames sampled uniformly follow, each labelled with its time.")
     else:
-        lines.append("No frames could be shown.")
+        lines.append("No frames are shown up front.")
     if subtitles is not None:
         shown = "\n".join(subtitles) if subtitles else "(no subtitles at these times)"
         lines += ["Subtitles at the sampled times:", cap_text(shown, subtitle_chars)]

@@ -169,8 +169,10 @@ class ToolBox:
 def _arguments(raw: str) -> dict[str, Any]:
     try:
         value = json.loads(raw or "{}")
-    except ValueError as exc:
-        raise _Refused(f"arguments are not valid JSON ({exc.msg})") from None
+    except ValueError as exc:  # JSONDecodeError, or an integer too long to convert (no .msg)
+        raise _Refused(f"arguments are not valid JSON ({getattr(exc, 'msg', exc)})") from None
+    except RecursionError:
+        raise _Refused("arguments are nested too deeply") from None
     if not isinstance(value, dict):
         raise _Refused("arguments must be a JSON object")
     return value
@@ -183,9 +185,20 @@ def _number(args: dict[str, Any], name: str) -> float:
             value = float(value)
         except ValueError:
             pass
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise _Refused(f"{name} must be a number of seconds, got {value!r}")
-    return float(value)
+    what = "a whole number" if name == "count" else "a number of seconds"
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            value = float(value)
+        except OverflowError:  # an integer of hundreds of digits
+            raise _Refused(f"{name} must be {what}, got an integer far too large") from None
+    if not isinstance(value, float) or not math.isfinite(value):
+        raise _Refused(f"{name} must be {what}, got {_shown(value)}")
+    return value
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _integer(args: dict[str, Any], name: str) -> int:

@@ -3,13 +3,14 @@
 Videos are found as ``<videos_dir>/<videoID>.<ext>`` and subtitles as
 ``<subtitles_dir>/<videoID>.srt`` (the Video-MME layout). Decoding is CPU-bound and synchronous,
 so it runs on worker threads, at most ``max_decoders`` at a time: the event loop stays free for
-the model calls of the other questions in flight.
+the model calls of the other questions in flight. A video's duration is probed once per
+``LocalVideos`` (and per file identity): every other question of the video gets it from memory.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -41,6 +42,8 @@ class LocalVideos:
         self._subtitles_dir = Path(subtitles_dir) if subtitles_dir else None
         self._decoders = asyncio.Semaphore(max_decoders)
         self._subtitles: dict[str, Subtitles] = {}
+        # (path, size, mtime_ns) -> the probe's future: questions of one video share one probe.
+        self._durations: dict[tuple[str, int, int], asyncio.Future[float]] = {}
 
     def video_path(self, question: Question) -> Path:
         """The question's video file; DataError naming the folder and the names tried when absent."""
@@ -51,7 +54,36 @@ class LocalVideos:
             return await asyncio.to_thread(function, *args)
 
     async def duration_s(self, question: Question) -> float:
-        return await self._decode(self._sampler.duration, self.video_path(question))
+        path = self.video_path(question)
+        stat = path.stat()  # a replaced file is probed again, as the sampler's own cache would
+        key = (str(path), stat.st_size, stat.st_mtime_ns)
+        probe = self._durations.get(key)
+        if probe is None:
+            probe = asyncio.ensure_future(self._decode(self._sampler.duration, path))
+            self._durations[key] = probe
+            probe.add_done_callback(lambda done: self._forget_failed(key, done))
+        # shield: one question's cancellation must not cancel the probe the others share
+        return await asyncio.shield(probe)
+
+    async def prefetch_durations(self, questions: Iterable[Question]) -> None:
+        """Probe the questions' videos one at a time, in order, so questions find durations in memory.
+
+        Run it as a background task beside the questions (cancel it when they are done). A video
+        that fails here is not remembered: its question probes again and reports the failure.
+        """
+        seen: set[str] = set()
+        for question in questions:
+            if question.videoID in seen:
+                continue
+            seen.add(question.videoID)
+            try:
+                await self.duration_s(question)
+            except Exception:  # the question's own probe meets and reports it
+                continue
+
+    def _forget_failed(self, key: tuple[str, int, int], probe: asyncio.Future[float]) -> None:
+        if probe.cancelled() or probe.exception() is not None:  # not remembered: the next question retries
+            self._durations.pop(key, None)
 
     async def uniform(self, question: Question, count: int) -> FrameSet:
         return await self._decode(self._sampler.uniform, self.video_path(question), count)

@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 
 from skillharness import __version__
+from skillharness.commands.folders import ensure_folder
 from skillharness.commands.split import gate_min_val, print_split
 from skillharness.commands.summary_table import print_summary
 from skillharness.config import Config, load_config
@@ -99,7 +100,8 @@ def demo(
 ) -> None:
     """Run the pipeline end to end on a synthetic benchmark against the built-in simulator."""
     console = Console()
-    out = out.resolve()
+    out = ensure_folder(out.resolve(), "--out")
+    ensure_folder(bench_cache, "--bench-cache")
     console.rule("1. synthetic benchmark")
     bench = ensure_synthetic_benchmark(bench_cache, seed, videos)
     console.print(f"benchmark: {bench} ({len(load_questions(bench / 'questions.json'))} questions)")

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from skillharness.commands.folders import ensure_folder
 from skillharness.errors import ConfigError
 from skillharness.util.atomic import atomic_write_bytes
 from skillharness.video import FrameSampler, FramesConfig, FrameSet
@@ -45,7 +46,7 @@ def frames(
 
 
 def _write(result: FrameSet, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
+    ensure_folder(out, "--out")
     typer.echo(f"{result.video}: duration {result.duration_s:.3f} s, {len(result.frames)} frame(s)")
     for index, frame in enumerate(result.frames):
         name = f"frame_{index:03d}_{frame.timestamp_s:.3f}s.jpg"

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
+from typing import Annotated
 
 import typer
+from pydantic import TypeAdapter, ValidationError
 from rich.console import Console
 
 from skillharness.commands.summary_table import print_summary
 from skillharness.config import load_config
-from skillharness.errors import ConfigError
-from skillharness.infer import load_job, run_inference
+from skillharness.errors import ConfigError, StoreError
+from skillharness.infer import InferJob, InferResult, load_job, run_inference
 from skillharness.infer.progress import RichProgress
+from skillharness.store import RunProvenance, RunReader, StoreConfig
 
 _POOLS = ("train", "val", "test")
 
@@ -56,7 +60,11 @@ def infer(
             "cache.url": cache,
         },
     )
+    if run_id is not None:
+        _check_run_id(run_id)
     job = load_job(settings, pool=chosen, run_id=run_id, resume=resume)
+    if resume:
+        _check_resumable(job.store, job.run_id)
     console = Console()
     console.print(
         f"run [bold]{job.run_id}[/]: {len(job.questions)} questions × {job.agent.samples} sample(s), "
@@ -64,6 +72,10 @@ def infer(
     )
     with RichProgress(console, label=job.run_id) as progress:
         result = asyncio.run(run_inference(job, progress))
+    _report(console, job, result)
+
+
+def _report(console: Console, job: InferJob, result: InferResult) -> None:
     print_summary(console, result.summary, result.status_counts, f"run {result.run_id}")
     console.print(f"asked {result.asked}, already final {result.skipped}; store: {job.store.url}")
     for role, used in result.usage.items():
@@ -71,6 +83,24 @@ def infer(
             f"{role}: {used['calls']:.0f} calls ({used['cache_hits']:.0f} from cache), "
             f"{used['prompt_tokens']:.0f} prompt + {used['completion_tokens']:.0f} completion tokens"
         )
+
+
+def _check_run_id(run_id: str) -> None:
+    """The store's own rule for run ids, checked before anything starts (one message, no traceback)."""
+    rule = TypeAdapter(Annotated[(str, *RunProvenance.model_fields["run_id"].metadata)])
+    try:
+        rule.validate_python(run_id)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid --run-id {run_id!r}: {exc.errors()[0]['msg']}") from None
+
+
+def _check_resumable(store: StoreConfig, run_id: str) -> None:
+    """``--resume`` continues a stored run: an unknown run id is a typo, never a new run."""
+    try:
+        with contextlib.closing(RunReader(store)) as reader:
+            reader.run(run_id)
+    except StoreError as exc:
+        raise ConfigError(f"cannot resume run {run_id!r}: {exc}; drop --resume to start a new run") from exc
 
 
 def register(app: typer.Typer) -> None:

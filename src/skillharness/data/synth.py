@@ -191,6 +191,8 @@ def generate_benchmark(
     out = Path(out)
     if videos < 1:
         raise DataError(f"--videos must be at least 1, got {videos}")
+    if out.exists() and not out.is_dir():
+        raise DataError(f"{out} exists and is not a folder", file=str(out))
     if out.exists() and any(out.iterdir()) and not force:
         raise DataError(f"{out} exists and is not empty; pass --force to replace it", file=str(out))
     out.parent.mkdir(parents=True, exist_ok=True)

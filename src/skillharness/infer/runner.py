@@ -7,8 +7,10 @@ the ones never reached, so a killed run continues exactly where it stopped, with
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import secrets
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -174,6 +176,17 @@ def _sources(job: InferJob) -> LocalVideos:
     return LocalVideos(FrameSampler(job.agent.frames), job.data.videos_dir, job.data.subtitles_dir)
 
 
+@contextlib.asynccontextmanager
+async def _durations_ahead(sources: LocalVideos, work: Sequence[tuple[Question, int]]) -> AsyncIterator[None]:
+    """Probe video durations ahead of the workers: no question waits on a decoder thread for one."""
+    prefetch = asyncio.create_task(sources.prefetch_durations(q for q, _ in work))  # noqa: RUF006 (awaited)
+    try:
+        yield
+    finally:
+        prefetch.cancel()
+        await asyncio.gather(prefetch, return_exceptions=True)
+
+
 async def run_inference(job: InferJob, progress: InferProgress | None = None) -> InferResult:
     """Ask every not-yet-final ``(question, sample)`` pair of ``job`` and summarize the run.
 
@@ -200,20 +213,22 @@ async def run_inference(job: InferJob, progress: InferProgress | None = None) ->
                 subtitles=sources if job.agent.subtitles else None,
                 config=job.agent,
             )
-            await answer_all(
-                agent,
-                work,
-                run_id=job.run_id,
-                sink=log,
-                concurrency=job.agent.concurrency,
-                on_done=progress.advance,
-            )
+            async with _durations_ahead(sources, work):
+                await answer_all(
+                    agent,
+                    work,
+                    run_id=job.run_id,
+                    sink=log,
+                    concurrency=job.agent.concurrency,
+                    on_done=progress.advance,
+                )
             usage = stack.accountant.summary()
         status = RunStatus.FINISHED
     except BaseException as exc:
-        status = (
-            RunStatus.INTERRUPTED if isinstance(exc, KeyboardInterrupt | SystemExit) else RunStatus.FAILED
-        )
+        # Ctrl-C reaches this coroutine as CancelledError (asyncio.run cancels the main task and
+        # raises KeyboardInterrupt itself afterwards): a stopped run is interrupted, not failed.
+        stopped = isinstance(exc, KeyboardInterrupt | SystemExit | asyncio.CancelledError)
+        status = RunStatus.INTERRUPTED if stopped else RunStatus.FAILED
         raise
     finally:
         await log.close(status)

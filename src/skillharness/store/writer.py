@@ -2,19 +2,35 @@
 
 ``RunLog.open`` creates the run with its provenance (or, for a resume, checks that the stored
 provenance is identical and writes nothing of it). Predictions and trace steps then go through one
-writer task that commits them in batches, each batch one transaction of upserts keyed by the
-records' primary keys (audit P2-3). A ``write_*`` call returns once its batch is committed, so
-the agent's error boundary sees a failing store; a crash loses at most the batch in flight, and
-a resume rewrites it idempotently.
+writer task that commits them in FIFO order and in batches (everything queued, up to
+``batch_size``), each batch one transaction of upserts keyed by the records' primary keys
+(audit P2-3).
+
+Ordering and durability:
+
+- ``write_step`` queues the step and returns at once: it is committed with the next batch, at
+  most ``_STEP_LINGER_S`` (20 ms) plus one commit later, so a running question's trace is visible
+  while it runs (audit P0-2) without the question waiting for a commit per step. Queued steps
+  wait that long only for an awaited record (a prediction) to share its transaction.
+- ``write_prediction`` returns once its batch is committed. The writer is FIFO, so by then every
+  step of the same question queued before it is committed too: **a stored prediction implies its
+  trace steps are stored**. A resume relies on this when it skips finished questions.
+- A failed batch is never swallowed. Awaited records of the batch get the error; for queued steps
+  the error is kept per ``(question_id, sample_idx)`` and raised by that question's next
+  ``write_step`` or ``write_prediction`` (a prediction already queued behind a failed step is not
+  written and gets the error), so the agent turns it into an ``infra_error`` for that question.
+  ``flush`` raises while any such error is unclaimed.
+- A crash loses at most what is queued or in flight; a resume rewrites it idempotently.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from types import TracebackType
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Table, delete, func, select, update
+from sqlalchemy import Connection, Engine, Executable, Table, bindparam, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import SQLAlchemyError
@@ -37,7 +53,13 @@ from skillharness.store.schema import predictions, runs, traces
 __all__ = ["RunLog"]
 
 _STOP = object()
+# How long queued trace steps wait for an awaited record (a prediction, a flush) to share its
+# transaction. Under load one arrives within a few milliseconds; a lone step still becomes visible
+# this soon after it was written.
+_STEP_LINGER_S = 0.02
 _Record = Prediction | TraceStep
+_QuestionKey = tuple[str, int]  # (question_id, sample_idx)
+_Item = tuple[_Record | None, "asyncio.Future[None] | None"]  # (None, done) is a flush
 
 
 class RunLog:
@@ -56,7 +78,15 @@ class RunLog:
         self._queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=config.queue_size)
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        # Awaited items (predictions, flushes, the stop) queued and not yet taken; set() wakes a linger.
+        self._awaited = 0
+        self._wake = asyncio.Event()
+        # Errors of batches that held queued (not awaited) steps, until their question claims them.
+        self._failed: dict[_QuestionKey, StoreError] = {}
+        # Upsert statements, built once per (table, columns): building one costs more than running it.
+        self._upserts: dict[tuple[str, tuple[str, ...]], Executable] = {}
         self.batches_written = 0
+        self.records_written = 0
 
     @property
     def run_id(self) -> str:
@@ -85,16 +115,37 @@ class RunLog:
         return log
 
     async def write_step(self, step: TraceStep) -> None:
-        """Upsert one trace step; returns when it is committed."""
-        await self._submit(step)
+        """Queue one trace step for the next batch and return (it waits only when the queue is full).
+
+        Raises:
+            StoreError: the log is closed, or an earlier step of this question failed to be stored.
+        """
+        self._check(step)
+        await self._queue.put((step, None))
 
     async def write_prediction(self, prediction: Prediction) -> None:
-        """Upsert one prediction (and drop trace steps past its ``n_steps`` left by an earlier attempt)."""
+        """Upsert one prediction (and drop trace steps past its ``n_steps`` left by an earlier attempt).
+
+        Returns once committed, and with it every step of the question queued before it.
+
+        Raises:
+            StoreError: the batch failed, or an earlier step of this question failed to be stored.
+        """
+        self._check(prediction)
         await self._submit(prediction)
 
     async def flush(self) -> None:
-        """Wait until everything submitted so far is committed."""
+        """Wait until everything queued so far is committed.
+
+        Raises:
+            StoreError: a batch failed and its error was not yet claimed by its question.
+        """
+        self._check(None)
         await self._submit(None)
+        if self._failed:
+            keys = ", ".join(f"{q}#{s}" for q, s in sorted(self._failed))
+            first = next(iter(self._failed.values()))
+            raise StoreError(f"trace steps of {keys} were not stored: {first}") from first
 
     async def completed_keys(self) -> frozenset[tuple[str, int]]:
         """``(question_id, sample_idx)`` pairs stored as ``ok`` or ``parse_error``: a resume skips them."""
@@ -107,6 +158,8 @@ class RunLog:
         self._closed = True
         if self._task is not None:
             await self._queue.put(_STOP)
+            self._awaited += 1
+            self._wake.set()
             await self._task
         try:
             return await asyncio.to_thread(self._finish, status)
@@ -129,38 +182,90 @@ class RunLog:
             status = RunStatus.FAILED
         await self.close(status)
 
-    async def _submit(self, record: _Record | None) -> None:
+    def _check(self, record: _Record | None) -> None:
         if self._closed or self._task is None or self._task.done():
             raise StoreError(f"run log {self.run_id} is closed")
-        if record is not None and record.run_id != self.run_id:
+        if record is None:
+            return
+        if record.run_id != self.run_id:
             raise StoreError(f"a record of run {record.run_id!r} was sent to the log of run {self.run_id!r}")
+        error = self._claim(record)
+        if error is not None:  # claimed once: the question's infra_error prediction may then be written
+            raise error
+
+    def _claim(self, record: _Record) -> StoreError | None:
+        """The kept error of the record's question (forgotten now), naming the question."""
+        question, sample = _question_key(record)
+        error = self._failed.pop((question, sample), None)
+        if error is None:
+            return None
+        claimed = StoreError(f"a trace step of {question}#{sample} was not stored: {error}")
+        claimed.__cause__ = error
+        return claimed
+
+    async def _submit(self, record: _Record | None) -> None:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         await self._queue.put((record, done))
+        self._awaited += 1
+        self._wake.set()
         await done
 
     async def _writer(self) -> None:
         stopping = False
         while not stopping:
             batch = [await self._queue.get()]
-            await asyncio.sleep(0)  # let records submitted in the same tick join this batch
+            await self._linger()
             while len(batch) < self._batch_size and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
+            self._awaited -= sum(1 for item in batch if item is _STOP or item[1] is not None)
+            if self._awaited == 0:
+                self._wake.clear()
             stopping = any(item is _STOP for item in batch)
-            items = [item for item in batch if item is not _STOP]
-            records = [record for record, _ in items if record is not None]
-            error: BaseException | None = None
-            try:
-                if records:
-                    await asyncio.to_thread(self._write_batch, records)
-                    self.batches_written += 1
-            except Exception as exc:  # handed to every waiter of this batch, not swallowed
-                error = exc
-            for _, done in items:
-                _settle(done, error)
+            await self._commit([item for item in batch if item is not _STOP])
         while not self._queue.empty():  # submitted while closing: refuse rather than hang
             item = self._queue.get_nowait()
-            if item is not _STOP:
+            if item is not _STOP and item[1] is not None:
                 _settle(item[1], StoreError(f"run log {self.run_id} closed before this record was written"))
+
+    async def _linger(self) -> None:
+        """Give queued steps a moment to ride with the next awaited record; never delays one."""
+        if self._awaited == 0 and self._queue.qsize() < self._batch_size:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(_STEP_LINGER_S):
+                    await self._wake.wait()
+        await asyncio.sleep(0)  # let records submitted in the same tick join this batch
+
+    async def _commit(self, items: list[_Item]) -> None:
+        """Write one batch; hand its outcome to its waiters, or keep it for its queued steps' questions."""
+        items = [item for item in items if not self._refused(item)]
+        records = [record for record, _ in items if record is not None]
+        error: StoreError | None = None
+        try:
+            if records:
+                await asyncio.to_thread(self._write_batch, records)
+                self.batches_written += 1
+                self.records_written += len(records)
+        except StoreError as exc:  # handed to every writer of this batch, not swallowed
+            error = exc
+        except Exception as exc:  # a bug below must not leave waiters hanging or pass silently
+            error = StoreError(f"writing {len(records)} records to the run store failed: {exc!r}")
+        awaited = {_question_key(r) for r, done in items if r is not None and done is not None}
+        for record, done in items:
+            if done is not None:
+                _settle(done, error)
+            elif error is not None and record is not None and _question_key(record) not in awaited:
+                self._failed.setdefault(_question_key(record), error)
+
+    def _refused(self, item: _Item) -> bool:
+        """A prediction queued behind a failed step of its question is not written: it gets the error."""
+        record, done = item
+        if not isinstance(record, Prediction) or done is None:
+            return False
+        error = self._claim(record)
+        if error is None:
+            return False
+        _settle(done, error)
+        return True
 
     def _write_batch(self, records: list[_Record]) -> None:
         now = now_iso()
@@ -169,14 +274,25 @@ class RunLog:
         preds = {r.key: r for r in records if isinstance(r, Prediction)}
         try:
             with self._engine.begin() as conn:
-                _upsert(conn, traces, list(steps.values()))
-                _upsert(conn, predictions, [prediction_row(p, now) for p in preds.values()])
-                for p in preds.values():
-                    _trim_trace(conn, p)
+                self._upsert(conn, traces, list(steps.values()))
+                self._upsert(conn, predictions, [prediction_row(p, now) for p in preds.values()])
+                if preds:
+                    conn.execute(_TRIM, [_trim_params(p) for p in preds.values()])
         except SQLAlchemyError as exc:
             raise StoreError(
                 f"writing {len(records)} records to the run store at {self._location.display} failed: {exc}"
             ) from exc
+
+    def _upsert(self, conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
+        """One executemany of the table's upsert; the statement is built on first use only."""
+        if not rows:
+            return
+        columns = tuple(rows[0])
+        stmt = self._upserts.get((table.name, columns))
+        if stmt is None:
+            stmt = _upsert_statement(conn.dialect.name, table, columns)
+            self._upserts[(table.name, columns)] = stmt
+        conn.execute(stmt, rows)
 
     def _completed_keys(self) -> frozenset[tuple[str, int]]:
         final = (PredictionStatus.OK.value, PredictionStatus.PARSE_ERROR.value)
@@ -212,16 +328,27 @@ class RunLog:
             raise StoreError(f"could not close run {self.run_id}: {exc}") from exc
 
 
-def _trim_trace(conn: Connection, prediction: Prediction) -> None:
-    """Drop steps past the prediction's last one: leftovers of an attempt a crash cut short."""
-    conn.execute(
-        delete(traces).where(
-            traces.c.run_id == prediction.run_id,
-            traces.c.question_id == prediction.question_id,
-            traces.c.sample_idx == prediction.sample_idx,
-            traces.c.step_idx >= prediction.n_steps,
-        )
-    )
+# Drops steps past a prediction's last one: leftovers of an attempt a crash cut short. One
+# statement for the whole batch, executed with one parameter set per prediction.
+_TRIM = delete(traces).where(
+    traces.c.run_id == bindparam("t_run_id"),
+    traces.c.question_id == bindparam("t_question_id"),
+    traces.c.sample_idx == bindparam("t_sample_idx"),
+    traces.c.step_idx >= bindparam("t_n_steps"),
+)
+
+
+def _trim_params(prediction: Prediction) -> dict[str, Any]:
+    return {
+        "t_run_id": prediction.run_id,
+        "t_question_id": prediction.question_id,
+        "t_sample_idx": prediction.sample_idx,
+        "t_n_steps": prediction.n_steps,
+    }
+
+
+def _question_key(record: _Record) -> _QuestionKey:
+    return (record.question_id, record.sample_idx)
 
 
 def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
@@ -233,14 +360,13 @@ def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
         done.set_exception(error)
 
 
-def _upsert(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
-    if not rows:
-        return
-    insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+def _upsert_statement(dialect: str, table: Table, columns: tuple[str, ...]) -> Executable:
+    """``INSERT ... ON CONFLICT (primary key) DO UPDATE`` of ``columns`` (rows carry all of them)."""
+    insert = pg_insert if dialect == "postgresql" else sqlite_insert
     stmt = insert(table)
     keys = [column.name for column in table.primary_key.columns]
-    changes = {name: stmt.excluded[name] for name in rows[0] if name not in keys}
-    conn.execute(stmt.on_conflict_do_update(index_elements=keys, set_=changes), rows)
+    changes = {name: stmt.excluded[name] for name in columns if name not in keys}
+    return stmt.on_conflict_do_update(index_elements=keys, set_=changes)
 
 
 def _open_run(engine: Engine, location: StoreLocation, provenance: RunProvenance, resume: bool) -> None:

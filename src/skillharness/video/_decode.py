@@ -245,7 +245,7 @@ def decode_at(path: Path, timestamps: Sequence[float]) -> list[RawFrame | None]:
                 frame = None
             if frame is not None:
                 pts_s = float((frame.pts - cursor.start_pts) * cursor.tb)
-                out[index] = RawFrame(pts_s, frame.to_ndarray(format="rgb24"))
+                out[index] = RawFrame(pts_s, _displayed_rgb(frame))
     return out
 
 
@@ -271,7 +271,14 @@ def decode_all_at(path: Path, timestamps: Sequence[float]) -> list[RawFrame | No
 
 
 def _raw(frame: av.VideoFrame, cursor: _Cursor) -> RawFrame:
-    return RawFrame(float((frame.pts - cursor.start_pts) * cursor.tb), frame.to_ndarray(format="rgb24"))
+    return RawFrame(float((frame.pts - cursor.start_pts) * cursor.tb), _displayed_rgb(frame))
+
+
+def _displayed_rgb(frame: av.VideoFrame) -> np.ndarray:
+    """The frame as a player shows it: a phone video's rotation metadata (counter-clockwise) applied."""
+    rgb = frame.to_ndarray(format="rgb24")
+    quarter_turns = round((frame.rotation or 0) / 90) % 4
+    return np.ascontiguousarray(np.rot90(rgb, quarter_turns)) if quarter_turns else rgb
 
 
 def _decode_until_error(

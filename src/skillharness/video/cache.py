@@ -25,7 +25,8 @@ from skillharness.video.types import Frame
 __all__ = ["FrameCache", "VideoIdentity", "default_cache_dir"]
 
 _MAGIC = b"SKILLHARNESS-FRAME 1\n"
-_FORMAT_VERSION = 1
+# 2: frames carry the video's rotation metadata applied; version-1 entries (unrotated) are never served.
+_FORMAT_VERSION = 2
 
 
 def default_cache_dir() -> Path:

@@ -8,6 +8,7 @@ line; other formats (``.vtt``, ``.ass``, ``.ssa``) are read with pysubs2.
 
 from __future__ import annotations
 
+import html
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -23,8 +24,11 @@ __all__ = ["SubtitleLine", "Subtitles", "clean_text", "load_subtitles"]
 
 _TIME = r"(\d+):([0-5]?\d):([0-5]?\d)[,.](\d{1,3})"
 _TIMING = re.compile(rf"^\s*{_TIME}\s*-->\s*{_TIME}(?:\s+.*)?$")
-_TIMING_LIKE = re.compile(r"-->|^\s*\d+:\d+:\d+[,.]\d+\s*-+>")
-_HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+# A line that starts like a timing (digits, then an arrow): "A --> B" in a cue's text is text.
+_TIMING_LIKE = re.compile(r"^\s*\d[\d:,.\s]*-+>")
+# A real tag: a name and only name=value attributes, so "a<b and c>d" in a line is kept as text.
+_ATTRIBUTE = r"""\s+[\w:-]+\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+)"""
+_HTML_TAG = re.compile(rf"</?[A-Za-z][A-Za-z0-9]*(?:{_ATTRIBUTE})*\s*/?>")
 _ASS_OVERRIDE = re.compile(r"\{\\[^}]*\}")
 
 
@@ -75,9 +79,10 @@ def _gap(line: SubtitleLine, t: float) -> float:
 
 
 def clean_text(text: str) -> str:
-    """Remove ``<font>``/``<i>``-style and ``{\\...}`` tags and collapse whitespace to single spaces."""
+    """Remove ``<font>``/``<i>``-style and ``{\\...}`` tags, decode HTML entities (``&amp;``) and
+    collapse whitespace to single spaces."""
     text = _ASS_OVERRIDE.sub("", _HTML_TAG.sub("", text.replace("\\N", " ").replace("\\n", " ")))
-    return " ".join(text.split())
+    return " ".join(html.unescape(text).split())
 
 
 def load_subtitles(path: Path | str | None) -> Subtitles:

@@ -1,0 +1,39 @@
+"""Usage errors of every command group: one clear message, exit 2, never a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "skillharness.cli", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("infer", "--bogus"), "No such option: --bogus"),
+        (("infer", "--concurrency", "many"), "Invalid value for '--concurrency'"),
+        (("frames",), "Missing argument"),
+        (("runs", "show"), "Missing argument"),
+        (("demo", "--videos", "2"), "--videos"),
+        (("nosuchcommand",), "No such command"),
+        (("runs",), "Missing command"),
+    ],
+)
+def test_usage_errors_are_one_message_and_exit_2(args: tuple[str, ...], needle: str) -> None:
+    result = _cli(*args)
+    assert result.returncode == 2, result.stderr
+    assert needle in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_no_arguments_shows_help_without_a_traceback() -> None:
+    result = _cli()
+    assert "Traceback" not in result.stderr
+    assert "Usage:" in result.stdout + result.stderr
