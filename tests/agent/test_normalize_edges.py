@@ -80,3 +80,8 @@ def test_p0_4_a_cued_alternative_is_never_resolved_to_its_first_letter(raw: str)
 )
 def test_p0_4_a_cued_letter_followed_by_prose_is_read(raw: str) -> None:
     assert normalize_answer(raw, LETTERS, ("A. cat", "B. bird", "C. fish", "D. cow")).letter == "B"
+
+
+def test_p0_4_every_line_that_is_only_a_letter_counts() -> None:
+    assert normalize_answer("A\nB", LETTERS, OPTIONS).letter is None
+    assert normalize_answer("Reasoning first.\n\nC", LETTERS, OPTIONS).letter == "C"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -37,3 +38,13 @@ def test_no_arguments_shows_help_without_a_traceback() -> None:
     result = _cli()
     assert "Traceback" not in result.stderr
     assert "Usage:" in result.stdout + result.stderr
+
+
+def test_templates_export_into_a_file_is_one_clear_error(tmp_path: Path) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("keep me")
+    result = _cli("templates", "export", "--out", str(taken))
+    assert result.returncode == 2, result.stderr
+    assert f"error: --out {taken}: exists and is not a folder" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert taken.read_text() == "keep me"

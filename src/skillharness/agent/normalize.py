@@ -142,9 +142,8 @@ def _letters_in_text(
         return set(re.findall(r"[A-Z]", text))
     leading = _LEADING.match(text)
     found = {leading.group(1)} if leading else set()
-    first_line, newline, _ = text.partition("\n")
-    if newline and (alone := _BARE.match(first_line)):  # "B\n\nExplanation: ..."
-        found.add(alone.group(1).upper())
+    # A line that is only a letter ("B\n\nExplanation: ..."); every such line counts ("A\nB").
+    found |= {alone.group(1).upper() for line in text.splitlines() if (alone := _BARE.match(line))}
     found |= {m.group(1).upper() for m in _BRACKETED.finditer(text)}
     for cued in _CUED.finditer(text):
         if cued.group(1)[0].isupper():  # "answer is a dog": a lower-case "a" is a word

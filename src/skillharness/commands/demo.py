@@ -117,9 +117,8 @@ def demo(
             job = load_job(config, pool=pool, run_id=None, resume=False)
             with RichProgress(console, label=f"baseline {pool}") as progress:
                 result = asyncio.run(run_inference(job, progress))
-            print_summary(
-                console, result.summary, result.status_counts, f"baseline on {pool} ({result.run_id})"
-            )
+            label = f"baseline on {pool} ({result.run_id})"
+            print_summary(console, result.summary, result.status_counts, label, job.confidence)
             truth = sim.oracle.expected_accuracy(job.bundle, frozen.questions[pool])
             console.print(
                 f"simulator ground truth for this bundle on {pool}: expected accuracy {100 * truth:.1f}%"

@@ -76,7 +76,7 @@ def infer(
 
 
 def _report(console: Console, job: InferJob, result: InferResult) -> None:
-    print_summary(console, result.summary, result.status_counts, f"run {result.run_id}")
+    print_summary(console, result.summary, result.status_counts, f"run {result.run_id}", job.confidence)
     console.print(f"asked {result.asked}, already final {result.skipped}; store: {job.store.url}")
     for role, used in result.usage.items():
         console.print(

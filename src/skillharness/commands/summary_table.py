@@ -17,14 +17,21 @@ def _pct(value: float) -> str:
 
 
 def print_summary(
-    console: Console, summary: dict[str, list[Cell]], counts: dict[str, int], title: str
+    console: Console,
+    summary: dict[str, list[Cell]],
+    counts: dict[str, int],
+    title: str,
+    confidence: float = 0.95,
 ) -> None:
-    """One table per grouping, accuracy with its Wilson interval, parse failures counted as wrong."""
+    """One table per grouping, accuracy with its Wilson interval, parse failures counted as wrong.
+
+    ``confidence`` is the level the intervals were computed at (it names the CI column).
+    """
     console.print(f"[bold]{title}[/]")
     for grouping, cells in summary.items():
         table = Table(title=_TITLES.get(grouping, grouping), title_justify="left")
         table.add_column(grouping.replace("_", " "))
-        for name in ("n", "correct", "acc %", "95% CI", "parse err %", "infra"):
+        for name in ("n", "correct", "acc %", f"{100 * confidence:g}% CI", "parse err %", "infra"):
             table.add_column(name, justify="right")
         for cell in cells:
             table.add_row(

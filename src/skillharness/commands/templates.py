@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from skillharness.commands.folders import ensure_folder
 from skillharness.errors import TemplateError
 from skillharness.train.prompt_specs import TEMPLATE_SPECS
 from skillharness.train.templates import check_templates, load_templates, packaged_prompts
@@ -44,7 +45,7 @@ def export(
     clashes = sorted(e.name for e in entries if (out / e.name).exists())
     if clashes and not force:
         raise TemplateError(f"{out}: already holds {', '.join(clashes)}; pass --force to overwrite them")
-    out.mkdir(parents=True, exist_ok=True)
+    ensure_folder(out, "--out")
     for entry in entries:
         atomic_write_bytes(out / entry.name, entry.read_bytes())
     typer.echo(f"wrote {len(entries)} template files to {out}")
