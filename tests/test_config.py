@@ -141,3 +141,29 @@ def test_an_empty_path_is_an_error_not_the_current_folder(tmp_path: Path) -> Non
 def test_a_non_text_section_name_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="section names must be text"):
         load_config(write(tmp_path, "1: 2\n"))
+
+
+def test_fingerprint_covers_what_changes_answers_and_ignores_how_a_run_executes(tmp_path: Path) -> None:
+    base = load_config(write(tmp_path, "agent:\n  concurrency: 4\n"))
+    operational = {
+        "agent.concurrency": 2,
+        "store.url": "sqlite:////elsewhere/runs.sqlite",
+        "cache.url": "sqlite:////elsewhere/cache.sqlite",
+        "llm.timeouts": {"read_s": 5.0},
+        "llm.retry": {"max_attempts": 2},
+        "llm.endpoints": [{"base_url": "http://127.0.0.1:8000/v1", "max_in_flight": 3, "name": "replica"}],
+    }
+    for key, value in operational.items():
+        changed = load_config(tmp_path / "experiment.yaml", {key: value})
+        assert changed.fingerprint() == base.fingerprint(), key
+    answering = {
+        "llm.model": "another-model",
+        "agent.sampling": {"temperature": 0.7},
+        "agent.max_frames": 8,
+        "agent.vision": False,
+        "cache.salt": "fresh",
+        "llm.endpoints": [{"base_url": "http://127.0.0.1:9999/v1"}],
+    }
+    for key, value in answering.items():
+        changed = load_config(tmp_path / "experiment.yaml", {key: value})
+        assert changed.fingerprint() != base.fingerprint(), key

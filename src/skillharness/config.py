@@ -33,6 +33,23 @@ __all__ = ["ENV_PREFIX", "Config", "flag_overrides", "load_config"]
 
 ENV_PREFIX = "SKILLHARNESS_"
 _NESTED = "__"
+# Settings that change how a run executes but not what any answer can be (see Config.fingerprint).
+_OPERATIONAL = (
+    "store",
+    "cache.url",
+    "cache.ttl",
+    "cache.namespace",
+    "cache.enabled",
+    "llm.timeouts",
+    "llm.retry",
+    "llm.breaker",
+    "llm.prices",
+    "agent.concurrency",
+    "agent.frames.cache_dir",
+    "agent.frames.cache_enabled",
+    "eval.confidence",
+)
+_ENDPOINT_OPERATIONAL = ("max_in_flight", "name", "api_key_env")
 _SQLITE = "sqlite:///"  # sqlite:///relative/path, sqlite:////absolute/path
 _PATH_KEYS = {
     "data": ("questions", "pools", "videos_dir", "subtitles_dir"),
@@ -85,8 +102,23 @@ class Config(BaseSettings):
         return init_settings, env_settings, _YamlSource(settings_cls)
 
     def fingerprint(self) -> str:
-        """sha256 of the canonical JSON of this config (for run provenance; holds no secrets)."""
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        """sha256 of the settings that can change an answer (run provenance; holds no secrets).
+
+        Operational settings — where the store and cache live, concurrency, timeouts, retries,
+        breaker, prices, report confidence — are left out, so a crashed run can be resumed with,
+        say, lower concurrency, while a changed model, sampling, bundle path or budget is refused.
+        """
+        values = self.model_dump(mode="json")
+        for dotted in _OPERATIONAL:
+            *parents, leaf = dotted.split(".")
+            node = values
+            for part in parents:
+                node = node.get(part, {})
+            node.pop(leaf, None)
+        for endpoint in values["llm"]["endpoints"]:
+            for key in _ENDPOINT_OPERATIONAL:
+                endpoint.pop(key, None)
+        canonical = json.dumps(values, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 

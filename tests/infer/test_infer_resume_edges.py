@@ -117,3 +117,33 @@ def test_a_malformed_run_id_is_one_clear_error(tmp_path: Path, bench: Bench, sim
     assert bad.returncode == 2
     assert "invalid --run-id 'bad id!'" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_resume_accepts_operational_changes_and_refuses_edited_questions(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    questions = tmp_path / "questions.json"
+    shutil.copy(bench.questions, questions)
+    config = write_config(tmp_path / "exp.yaml", bench, sim)
+    args = (
+        "infer",
+        "--config",
+        str(config),
+        "--pool",
+        "val",
+        "--run-id",
+        "ops",
+        "--questions",
+        str(questions),
+    )
+    assert cli(*args).returncode == 0
+    # Lower concurrency after a crash is how a user resumes: it changes no answer, so it is allowed.
+    slower = cli(*args, "--resume", "--concurrency", "1")
+    assert slower.returncode == 0, slower.stderr
+    assert "asked 0" in slower.stdout
+    # The same path with other content is another question set: refused, never mixed into one run.
+    questions.write_text(questions.read_text().replace('"question": "', '"question": "Edited: ', 1))
+    edited = cli(*args, "--resume")
+    assert edited.returncode == 2
+    assert "provenance differs" in edited.stderr
+    assert "config_hash" in edited.stderr

@@ -31,7 +31,8 @@ from skillharness.llm.config import CacheConfig, LLMConfig
 from skillharness.llm.stack import build_chat_model
 from skillharness.skills import Bundle
 from skillharness.skills.workspace import Workspace
-from skillharness.store import RunKind, RunLog, RunProvenance, RunReader, RunStatus, StoreConfig
+from skillharness.store import RunKind, RunLog, RunProvenance, RunReader, RunStatus, StoreConfig, content_hash
+from skillharness.util.atomic import sha256_file
 from skillharness.video.frames import FrameSampler
 from skillharness.video.locate import locate_video
 
@@ -125,7 +126,7 @@ def load_job(config: Config, *, pool: str | None, run_id: str | None, resume: bo
         llm=config.llm,
         cache=config.cache,
         store=config.store,
-        config_hash=config.fingerprint(),
+        config_hash=_inputs_hash(config.fingerprint(), data.questions),
         bundle=load_bundle(config.agent.bundle),
         questions=tuple(questions),
         pool=pool,
@@ -134,6 +135,15 @@ def load_job(config: Config, *, pool: str | None, run_id: str | None, resume: bo
         resume=resume,
         confidence=config.eval.confidence,
     )
+
+
+def _inputs_hash(config_fingerprint: str, questions_file: Path) -> str:
+    """The run's ``config_hash``: the answer-relevant config and the questions file's content.
+
+    The questions file is hashed too, so a resume over an edited file (same path, other rows) is
+    refused instead of mixing two question sets in one run.
+    """
+    return content_hash({"config": config_fingerprint, "questions_sha256": sha256_file(questions_file)})
 
 
 def _check_videos(data: DataConfig, questions: Sequence[Question]) -> None:
