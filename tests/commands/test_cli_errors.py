@@ -25,6 +25,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
         (("demo", "--videos", "2"), "--videos"),
         (("nosuchcommand",), "No such command"),
         (("runs",), "Missing command"),
+        (("sim", "serve", "--port", "99999999"), "--port"),
     ],
 )
 def test_usage_errors_are_one_message_and_exit_2(args: tuple[str, ...], needle: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -234,3 +235,21 @@ def test_p0_4_a_bad_response_is_never_replayed_from_the_cache(tmp_path: Path, be
         assert not any(p.cache_hit for p in reader.predictions("bad-2"))
     finally:
         reader.close()
+
+
+def test_infer_refuses_to_start_on_a_malformed_subtitle_file(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    subtitles = tmp_path / "subtitles"
+    shutil.copytree(bench.root / "subtitles", subtitles)
+    victim = sorted(subtitles.glob("*.srt"))[0]
+    victim.write_text("1\nthis is not a timing line\nhello\n")
+    path = write_config(tmp_path / "exp.yaml", bench, sim)
+    doc = yaml.safe_load(path.read_text())
+    doc["data"]["subtitles_dir"] = str(subtitles)
+    path.write_text(yaml.safe_dump(doc))
+    failed = cli("infer", "--config", str(path), "--pool", "all")
+    assert failed.returncode == 2
+    assert "subtitle file(s) do not parse" in failed.stderr
+    assert victim.name in failed.stderr
+    assert not (tmp_path / "runs.sqlite").exists()

@@ -45,7 +45,9 @@ def load_sim_config(world: Path | None, seed: int | None) -> Any:
 @sim_app.command("serve")
 def serve(
     host: Annotated[str, typer.Option("--host", help="Interface to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="TCP port (0 = any free port).")] = 8000,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="TCP port (0 = any free port).")
+    ] = 8000,
     seed: Annotated[
         int | None, typer.Option("--seed", help="World and sampling seed (overrides --world).")
     ] = None,

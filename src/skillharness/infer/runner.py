@@ -34,7 +34,8 @@ from skillharness.skills.workspace import Workspace
 from skillharness.store import RunKind, RunLog, RunProvenance, RunReader, RunStatus, StoreConfig, content_hash
 from skillharness.util.atomic import sha256_file
 from skillharness.video.frames import FrameSampler
-from skillharness.video.locate import locate_video
+from skillharness.video.locate import locate_subtitles, locate_video
+from skillharness.video.subtitles import load_subtitles
 
 if TYPE_CHECKING:  # the top-level config composes every layer's section; only its type is needed here
     from skillharness.config import Config
@@ -147,22 +148,36 @@ def _inputs_hash(config_fingerprint: str, questions_file: Path) -> str:
 
 
 def _check_videos(data: DataConfig, questions: Sequence[Question]) -> None:
-    """Refuse to start when videos are missing: every such question would only become an infra error."""
+    """Refuse to start on inputs that would only turn questions into infra errors.
+
+    A missing video, or a subtitle file that does not parse, fails every question of its video on
+    every resume; it is the user's data to fix, so it is named now, before anything is spent.
+    """
     if data.videos_dir is None:
         raise ConfigError("data.videos_dir is not set: the folder holding <videoID>.mp4 files")
-    missing: dict[str, None] = {}
-    for question in questions:
-        if question.videoID not in missing:
-            try:
-                locate_video(data.videos_dir, question.videoID)
-            except DataError:
-                missing[question.videoID] = None
+    missing: list[str] = []
+    broken: list[str] = []
+    for video_id in dict.fromkeys(q.videoID for q in questions):
+        try:
+            locate_video(data.videos_dir, video_id)
+        except DataError:
+            missing.append(video_id)
+        try:
+            load_subtitles(locate_subtitles(data.subtitles_dir, video_id))
+        except DataError as exc:
+            broken.append(str(exc))
     if missing:
-        names = ", ".join(list(missing)[:10]) + (" ..." if len(missing) > 10 else "")
+        names = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
         raise DataError(
             f"{len(missing)} video(s) of the chosen questions are not in {data.videos_dir}: {names}",
             file=str(data.videos_dir),
-            missing=list(missing),
+            missing=missing,
+        )
+    if broken:
+        raise DataError(
+            f"{len(broken)} subtitle file(s) do not parse:\n  " + "\n  ".join(broken[:10]),
+            file=str(data.subtitles_dir),
+            problems=broken,
         )
 
 
