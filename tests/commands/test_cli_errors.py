@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillharness.cli", *args], capture_output=True, text=True, timeout=120
-    )
+from cli_support import run_cli as _cli
 
 
 @pytest.mark.parametrize(

@@ -9,26 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from cli_support import run_cli
+
 
 def demo(out: Path, cache: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "skillharness.cli",
-            "demo",
-            "--out",
-            str(out),
-            "--videos",
-            "12",
-            "--bench-cache",
-            str(cache),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"COLUMNS": "160", "PATH": "/usr/bin:/bin"},
-    )
+    args = ("demo", "--out", str(out), "--videos", "12", "--bench-cache", str(cache))
+    return run_cli(*args, env={"COLUMNS": "160", "PATH": "/usr/bin:/bin"})
 
 
 @pytest.mark.slow

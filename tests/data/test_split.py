@@ -14,6 +14,7 @@ import typer
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
+from cli_support import run_cli as cli
 from skillharness.commands import split as split_cmd
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import load_pools, verify_split, write_split
@@ -22,12 +23,6 @@ from skillharness.data.split import SplitParams, make_split
 from skillharness.errors import ConfigError, SplitError
 
 MICRO = {"Temporal Perception", "Spatial Perception", "Spatial Reasoning"}
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillharness.cli", *args], capture_output=True, text=True, timeout=120
-    )
 
 
 @pytest.fixture(scope="module")

@@ -16,22 +16,13 @@ import pytest
 import yaml
 from infer_support import Bench, write_config
 
+from cli_support import run_cli as cli
 from skillharness.config import load_config
 from skillharness.data.pools import load_pools
 from skillharness.infer import load_job, run_inference
 from skillharness.sim import FaultKind, LatencyConfig, SimConfig, SimServer
 from skillharness.store import PredictionStatus, RunReader
 from skillharness.util.atomic import sha256_file
-
-
-def cli(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillharness.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        **kwargs,
-    )  # type: ignore[call-overload]
 
 
 def row_counts(store: Path, run_id: str) -> tuple[int, int, int]:

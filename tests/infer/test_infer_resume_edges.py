@@ -12,14 +12,9 @@ from pathlib import Path
 
 from infer_support import Bench, write_config
 
+from cli_support import run_cli as cli
 from skillharness.sim import LatencyConfig, SimConfig, SimServer
 from skillharness.store import RunReader, RunStatus
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillharness.cli", *args], capture_output=True, text=True, timeout=300
-    )
 
 
 def _predictions(store: Path, run_id: str) -> int:

@@ -2,19 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillharness.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )
+from cli_support import run_cli as _cli
 
 
 def test_frames_out_naming_a_file_is_one_clear_error(tmp_path: Path, gop_video: Path) -> None:
