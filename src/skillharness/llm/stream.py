@@ -29,7 +29,7 @@ _SURROGATE = re.compile(r"[\ud800-\udfff]")
 def _joined(parts: list[str]) -> str:
     """``parts`` concatenated, with UTF-16 surrogate halves made whole.
 
-    A server that escapes non-ASCII as ``\\uXXXX`` may cut a character outside the BMP between
+    A server that escapes non-ASCII as ``\\u`` sequences may cut a character outside the BMP between
     two deltas; each half decodes to a lone surrogate, which no UTF-8 encoder accepts (the next
     request, the cache). Halves that meet again become the character; a stray half becomes U+FFFD.
     """
