@@ -45,6 +45,7 @@ def _register() -> None:
     from skillharness.commands import frames as frames_cmd
     from skillharness.commands import gate as gate_cmd
     from skillharness.commands import infer as infer_cmd
+    from skillharness.commands import preflight as preflight_cmd
     from skillharness.commands import runs as runs_cmd
     from skillharness.commands import sim as sim_cmd
     from skillharness.commands import split as split_cmd
@@ -61,6 +62,7 @@ def _register() -> None:
     runs_cmd.register(app)
     demo_cmd.register(app)
     templates_cmd.register(app)
+    preflight_cmd.register(app)
 
 
 def main() -> None:

@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the top-level config composes every layer's section; only i
 __all__ = [
     "InferJob",
     "InferResult",
+    "check_media",
     "default_run_id",
     "load_bundle",
     "load_job",
@@ -120,7 +121,7 @@ def load_job(config: Config, *, pool: str | None, run_id: str | None, resume: bo
                 f"that are not in {data.questions}"
             )
         pools_sha = frozen.sha256
-    _check_media(data, questions)
+    check_media(data, questions)
     return InferJob(
         data=data,
         agent=config.agent,
@@ -147,7 +148,7 @@ def _inputs_hash(config_fingerprint: str, questions_file: Path) -> str:
     return content_hash({"config": config_fingerprint, "questions_sha256": sha256_file(questions_file)})
 
 
-def _check_media(data: DataConfig, questions: Sequence[Question]) -> None:
+def check_media(data: DataConfig, questions: Sequence[Question]) -> None:
     """Refuse to start on inputs that would only turn questions into infra errors.
 
     A missing video, or a subtitle file that does not parse, fails every question of its video on

@@ -1,0 +1,48 @@
+"""``skillharness preflight``: every check a training run needs, with every problem listed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from skillharness.config import load_config
+from skillharness.errors import ConfigError
+from skillharness.train.preflight import CheckStatus, PreflightReport, run_preflight
+
+_STYLE = {CheckStatus.PASS: "green", CheckStatus.FAIL: "bold red", CheckStatus.SKIP: "yellow"}
+
+
+def preflight(
+    config: Path = typer.Option(..., "--config", help="Experiment YAML of the training run."),
+    pool: str = typer.Option("val", "--pool", help="Pool whose videos are checked: train | val | test."),
+    timeout: float = typer.Option(10.0, "--timeout", min=0.1, help="Seconds an endpoint has to answer."),
+) -> None:
+    """Check everything a training run needs; list every problem; exit 2 on any."""
+    report = run_preflight(load_config(config), pool=pool, endpoint_timeout_s=timeout)
+    console = Console(width=max(Console().width, 120))
+    console.print(_table(report))
+    if not report.ok:
+        raise ConfigError(
+            f"preflight found {len(report.problems)} problem(s); training would not start",
+            problems=[f"{p.check}: {p.message}" for p in report.problems],
+        )
+    console.print("[green]preflight passed[/]: training can start")
+
+
+def _table(report: PreflightReport) -> Table:
+    table = Table(title="preflight", show_lines=True)
+    table.add_column("check", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("message", overflow="fold")
+    for row in report.rows():
+        style = _STYLE[row.status]
+        table.add_row(row.check, f"[{style}]{row.status.value}[/]", escape(row.message))
+    return table
+
+
+def register(app: typer.Typer) -> None:
+    app.command("preflight")(preflight)

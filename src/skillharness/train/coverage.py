@@ -1,0 +1,93 @@
+"""Which task types a training run trains, and whether each one's gate can ever accept (audit P0-3).
+
+A class is *micro* when its gate is unreachable with the val questions it has (acceptance needs
+at least ``min_wins`` drawable observations, see :mod:`skillharness.train.gate.reachability`) or
+when the train pool holds none of its questions (nothing to learn from). With
+``train.task_types`` unset the run trains every class of the questions file except the micro
+ones; a class named explicitly must be trainable, or preflight refuses the run.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from skillharness.data.pools import FrozenPools
+from skillharness.data.questions import Question
+from skillharness.train.config import GateConfig, TrainConfig
+from skillharness.train.gate import reachability_for
+
+__all__ = ["ClassCoverage", "TrainedClasses", "class_coverage", "trained_classes"]
+
+
+@dataclass(frozen=True)
+class ClassCoverage:
+    """One task type's questions in the train and val pools, against its gate's minimum."""
+
+    task_type: str
+    train: int
+    val: int
+    min_val: int  # fewest val questions with which the class's gate can accept at all
+    reachable: bool  # the gate can accept with ``val`` drawable observations (budget included)
+
+    @property
+    def micro(self) -> bool:
+        return not self.reachable or self.train == 0
+
+    def reason(self) -> str:
+        """Why the class is micro ("" when it is not)."""
+        reasons = []
+        if not self.reachable:
+            reasons.append(f"{self.val} val question(s) < {self.min_val} needed for its gate to accept")
+        if self.train == 0:
+            reasons.append("no train question to learn from")
+        return "; ".join(reasons)
+
+
+@dataclass(frozen=True)
+class TrainedClasses:
+    """The classes a run trains, the micro classes it leaves out, and names it does not know."""
+
+    trained: tuple[ClassCoverage, ...]
+    excluded_micro: tuple[ClassCoverage, ...]  # left out because train.task_types is unset
+    unknown: tuple[str, ...]  # named in train.task_types but absent from the questions file
+    explicit: bool  # train.task_types was set
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.task_type for c in self.trained)
+
+
+def class_coverage(
+    questions: Sequence[Question], pools: FrozenPools, gate: GateConfig
+) -> dict[str, ClassCoverage]:
+    """Coverage of every task type of ``questions`` (sorted by name) under ``pools`` and ``gate``."""
+    by_id = {q.question_id: q.task_type for q in questions}
+    train = Counter(by_id[qid] for qid in pools.questions.get("train", ()) if qid in by_id)
+    val = Counter(by_id[qid] for qid in pools.questions.get("val", ()) if qid in by_id)
+    result = {}
+    for task_type in sorted(set(by_id.values())):
+        reach = reachability_for(gate, val[task_type])
+        result[task_type] = ClassCoverage(
+            task_type, train[task_type], val[task_type], reach.min_wins, reach.reachable
+        )
+    return result
+
+
+def trained_classes(train: TrainConfig, coverage: dict[str, ClassCoverage]) -> TrainedClasses:
+    """``train.task_types`` (as given) or, when unset, every class of ``coverage`` that is not micro."""
+    if train.task_types is not None:
+        named = tuple(dict.fromkeys(train.task_types))
+        return TrainedClasses(
+            trained=tuple(coverage[t] for t in named if t in coverage),
+            excluded_micro=(),
+            unknown=tuple(t for t in named if t not in coverage),
+            explicit=True,
+        )
+    return TrainedClasses(
+        trained=tuple(c for c in coverage.values() if not c.micro),
+        excluded_micro=tuple(c for c in coverage.values() if c.micro),
+        unknown=(),
+        explicit=False,
+    )

@@ -1,0 +1,294 @@
+"""Preflight: everything a training run would trip over, found before anything is spent (SPEC 4.1).
+
+Every check runs, whatever the others found, and each problem is one :class:`Problem` naming
+its check: the user fixes them all in one round instead of one per attempt. A check that cannot
+run because an earlier one failed (no questions, so no coverage) is *skipped*, never a second
+problem for the same cause. The network and disk probes live in
+:mod:`skillharness.train.preflight_probes`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from skillharness.data.loader import load_questions
+from skillharness.data.pools import FrozenPools, load_pools
+from skillharness.data.questions import Question
+from skillharness.data.split import POOL_NAMES
+from skillharness.errors import ConfigError, SkillharnessError
+from skillharness.infer.runner import check_media, load_bundle
+from skillharness.train.config import GateConfig
+from skillharness.train.coverage import ClassCoverage, TrainedClasses, class_coverage, trained_classes
+from skillharness.train.preflight_probes import cache_problems, endpoint_problems, salt_note, store_problems
+from skillharness.train.templates import check_templates
+
+if TYPE_CHECKING:  # the top-level config composes every layer's section; only its type is needed
+    from skillharness.config import Config
+
+__all__ = [
+    "CHECKS",
+    "CheckRow",
+    "CheckStatus",
+    "PreflightReport",
+    "Problem",
+    "run_preflight",
+    "run_preflight_async",
+]
+
+CHECKS = ("templates", "data", "bundle", "gate", "eval", "endpoint", "store", "cache", "cache salt")
+_LISTED = 10  # ids named in one message before "..."
+
+
+class CheckStatus(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing to fix before training can start."""
+
+    check: str
+    message: str
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One line of the report: a check's outcome and what it found (or one of its problems)."""
+
+    check: str
+    status: CheckStatus
+    message: str
+
+
+@dataclass(frozen=True)
+class PreflightReport:
+    """Every problem found, and what the checks without problems found (their summary lines)."""
+
+    problems: tuple[Problem, ...]
+    passed: tuple[CheckRow, ...]
+    skipped: tuple[CheckRow, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def rows(self) -> tuple[CheckRow, ...]:
+        """Every row in check order (a failing check has one row per problem)."""
+        failed = tuple(CheckRow(p.check, CheckStatus.FAIL, p.message) for p in self.problems)
+        everything = (*self.passed, *failed, *self.skipped)
+        return tuple(sorted(everything, key=lambda r: CHECKS.index(r.check)))
+
+
+@dataclass
+class _Collector:
+    """Problems and summaries as the checks produce them."""
+
+    problems: list[Problem] = field(default_factory=list)
+    summaries: dict[str, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def run(self, check: str, body: Callable[[], str | None]) -> None:
+        """Run one check: its return value summarizes a pass; a user error raised is its problem."""
+        before = len(self.problems)
+        try:
+            summary = body()
+        except SkillharnessError as exc:
+            self.fail(check, str(exc))
+            return
+        if summary is None:
+            self.skipped.setdefault(check, "needs a check that failed")
+        elif len(self.problems) == before:
+            self.summaries[check] = summary
+
+    def fail(self, check: str, message: str) -> None:
+        self.problems.append(Problem(check, message))
+
+    def report(self) -> PreflightReport:
+        failed = {p.check for p in self.problems}
+        return PreflightReport(
+            problems=tuple(self.problems),
+            passed=tuple(
+                CheckRow(c, CheckStatus.PASS, m) for c, m in self.summaries.items() if c not in failed
+            ),
+            skipped=tuple(
+                CheckRow(c, CheckStatus.SKIP, m) for c, m in self.skipped.items() if c not in failed
+            ),
+        )
+
+
+@dataclass
+class _Inputs:
+    """What the data check loaded, for the checks that depend on it."""
+
+    questions: list[Question] | None = None
+    pools: FrozenPools | None = None
+    classes: TrainedClasses | None = None
+
+
+def run_preflight(config: Config, *, pool: str = "val", endpoint_timeout_s: float = 10.0) -> PreflightReport:
+    """Check ``config`` for a training run; videos are checked for ``pool``. Never stops early.
+
+    Raises ConfigError only for a bad argument (unknown pool, non-positive timeout); every problem
+    with the config or what it points at is a :class:`Problem` of the report.
+    """
+    return asyncio.run(run_preflight_async(config, pool=pool, endpoint_timeout_s=endpoint_timeout_s))
+
+
+async def run_preflight_async(
+    config: Config, *, pool: str = "val", endpoint_timeout_s: float = 10.0
+) -> PreflightReport:
+    """:func:`run_preflight` for a caller already inside an event loop (the training loop)."""
+    if pool not in POOL_NAMES:
+        raise ConfigError(f"pool must be one of {', '.join(POOL_NAMES)}, got {pool!r}")
+    if not endpoint_timeout_s > 0:
+        raise ConfigError(f"the endpoint timeout must be > 0 seconds, got {endpoint_timeout_s!r}")
+    out = _Collector()
+    # The file checks block (parsing, probing videos): a thread, while the probes wait on I/O.
+    _, probes = await asyncio.gather(
+        asyncio.to_thread(_file_checks, config, pool, out), _probes(config, endpoint_timeout_s)
+    )
+    for check, (problems, summary) in probes.items():
+        for message in problems:
+            out.fail(check, message)
+        out.summaries[check] = summary
+    out.run("cache salt", lambda: salt_note(config.cache))
+    return out.report()
+
+
+def _file_checks(config: Config, pool: str, out: _Collector) -> None:
+    inputs = _Inputs()
+    out.run("templates", lambda: _templates(config, out))
+    out.run("data", lambda: _data(config, pool, inputs, out))
+    out.run("gate", lambda: _gate(config, inputs, out))
+    out.run("bundle", lambda: _bundle(config, inputs))
+    out.run("eval", lambda: _eval(config))
+
+
+async def _probes(config: Config, timeout_s: float) -> dict[str, tuple[list[str], str]]:
+    """The endpoint, store and cache probes, concurrently (each waits on I/O)."""
+    endpoints, store, cache = await asyncio.gather(
+        endpoint_problems(config.llm, timeout_s),
+        asyncio.to_thread(store_problems, config.store),
+        cache_problems(config.cache),
+    )
+    return {"endpoint": endpoints, "store": store, "cache": cache}
+
+
+def _templates(config: Config, out: _Collector) -> str:
+    messages = check_templates(config.train.prompts_dir)
+    for message in messages:
+        out.fail("templates", message)
+    return f"every template loads and renders ({config.train.prompts_dir or 'packaged prompts'})"
+
+
+def _data(config: Config, pool: str, inputs: _Inputs, out: _Collector) -> str:
+    data = config.data
+    if data.questions is None:
+        out.fail("data", "data.questions is not set: name the questions file")
+    else:
+        try:
+            inputs.questions = load_questions(data.questions, data.benchmark)
+        except SkillharnessError as exc:
+            out.fail("data", str(exc))
+    if data.pools is None:
+        out.fail("data", "data.pools is not set: training needs a frozen split (`skillharness split`)")
+    else:
+        try:
+            inputs.pools = load_pools(data.pools, data.pools_sha256)
+        except SkillharnessError as exc:
+            out.fail("data", str(exc))
+    if inputs.questions is None or inputs.pools is None:
+        return f"{data.questions} and {data.pools} load"
+    by_id = {q.question_id: q for q in inputs.questions}
+    for name in POOL_NAMES:
+        unknown = [qid for qid in inputs.pools.questions[name] if qid not in by_id]
+        if unknown:
+            out.fail(
+                "data", f"pool {name}: {len(unknown)} question(s) not in {data.questions}: {_ids(unknown)}"
+            )
+    chosen = [by_id[qid] for qid in inputs.pools.questions[pool] if qid in by_id]
+    try:
+        check_media(data, chosen)
+    except SkillharnessError as exc:
+        out.fail("data", f"pool {pool}: {exc}")
+    sizes = ", ".join(f"{n} {len(inputs.pools.questions[n])}" for n in POOL_NAMES)
+    sha = "matches data.pools_sha256" if data.pools_sha256 else "data.pools_sha256 not set"
+    return (
+        f"{len(inputs.questions)} questions; pools {sizes} ({sha}); "
+        f"videos of the {pool} pool ({len(chosen)} questions) present"
+    )
+
+
+def _gate(config: Config, inputs: _Inputs, out: _Collector) -> str | None:
+    if inputs.questions is None or inputs.pools is None:
+        out.skipped["gate"] = "needs the questions and pools (see data)"
+        return None
+    coverage = class_coverage(inputs.questions, inputs.pools, config.train.gate)
+    classes = inputs.classes = trained_classes(config.train, coverage)
+    if classes.unknown:
+        out.fail(
+            "gate", f"train.task_types names task types not in the questions file: {_ids(classes.unknown)}"
+        )
+    if not classes.explicit and not classes.trained:
+        out.fail(
+            "gate", "no task type can be trained: every class is micro; enlarge the val pool or re-split"
+        )
+    for c in classes.trained:
+        if not c.reachable:
+            out.fail("gate", _unreachable(c, config.train.gate))
+        if c.train == 0:
+            out.fail("gate", f"trained class {c.task_type!r} has no train question to learn from")
+    trained = ", ".join(f"{c.task_type} (val {c.val})" for c in classes.trained)
+    excluded = "; ".join(f"{c.task_type}: {c.reason()}" for c in classes.excluded_micro)
+    source = "train.task_types" if classes.explicit else "all non-micro task types"
+    return f"trained ({source}): {trained}" + (f"; micro classes left out: {excluded}" if excluded else "")
+
+
+def _unreachable(c: ClassCoverage, gate: GateConfig) -> str:
+    """Why class ``c``'s gate can never accept, and what to change."""
+    if gate.n_max < c.min_val:
+        cause = f"train.gate.n_max={gate.n_max} is below the {c.min_val} observations acceptance needs"
+        fix = f"raise train.gate.n_max to at least {c.min_val}"
+    else:
+        cause = f"it has {c.val} val question(s), its gate needs at least {c.min_val} to be able to accept"
+        fix = f"exclude it (set train.task_types) or re-split with --min-val-per-class {c.min_val}"
+    return (
+        f"trained class {c.task_type!r}: acceptance is unreachable: {cause} "
+        f"(alpha {gate.alpha:g}, bet cap {gate.bet_cap:g}); {fix}"
+    )
+
+
+def _bundle(config: Config, inputs: _Inputs) -> str:
+    if config.agent.bundle is None:
+        raise ConfigError("agent.bundle is not set: name a bundle folder (see `skillharness bundle init`)")
+    bundle = load_bundle(config.agent.bundle)
+    if inputs.classes is None:
+        return f"{config.agent.bundle} loads ({len(bundle.skills)} skills); trained task types unknown"
+    missing = bundle.missing_task_types(inputs.classes.names)
+    if missing:
+        raise ConfigError(
+            f"bundle {config.agent.bundle} has no skill for trained task type(s): {_ids(missing)}",
+            file=str(config.agent.bundle),
+        )
+    return (
+        f"{config.agent.bundle} loads; a skill for each of the {len(inputs.classes.names)} trained task types"
+    )
+
+
+def _eval(config: Config) -> str:
+    if config.eval.run_holdout_eval is None:
+        raise ConfigError(
+            "eval.run_holdout_eval is not set: decide whether the final bundle runs on the test pool "
+            "(true or false)"
+        )
+    return f"eval.run_holdout_eval = {str(config.eval.run_holdout_eval).lower()}"
+
+
+def _ids(values: Sequence[str]) -> str:
+    return ", ".join(values[:_LISTED]) + (f" ... ({len(values)} in all)" if len(values) > _LISTED else "")

@@ -1,0 +1,114 @@
+"""Preflight probes of what a run talks to: each endpoint, the run store, the response cache.
+
+Each probe returns ``(problems, summary)``: one message per problem (empty: it passed) and a line
+saying what was found. A probe touches nothing a run keeps: the endpoint request bypasses the
+cache, the store is only opened and brought to the current schema (no run is created), and the
+cache probe key is deleted again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+
+from skillharness.errors import SkillharnessError
+from skillharness.llm.cache.backend import redact_url
+from skillharness.llm.cache.opener import open_backend
+from skillharness.llm.config import CacheConfig, EndpointConfig, LLMConfig, RetryConfig, TimeoutConfig
+from skillharness.llm.roles import Role
+from skillharness.llm.stack import build_chat_model
+from skillharness.llm.types import ChatRequest, SamplingParams
+from skillharness.store import StoreConfig
+from skillharness.store.engine import create_store_engine, parse_store_url
+from skillharness.store.migrations import migrate
+
+__all__ = ["cache_problems", "endpoint_problems", "salt_note", "store_problems"]
+
+Outcome = tuple[list[str], str]
+_PROBE_VALUE = b"skillharness preflight probe"
+
+
+async def endpoint_problems(llm: LLMConfig, timeout_s: float) -> Outcome:
+    """One 1-token request to every endpoint, uncached, one attempt, within ``timeout_s``."""
+    results = await asyncio.gather(*(_ask(llm, endpoint, timeout_s) for endpoint in llm.endpoints))
+    problems = [message for message in results if message is not None]
+    return problems, f"{len(llm.endpoints)} endpoint(s) answer as model {llm.model!r}"
+
+
+async def _ask(llm: LLMConfig, endpoint: EndpointConfig, timeout_s: float) -> str | None:
+    # One endpoint, one attempt, short timeouts: preflight asks "does it answer now", and a
+    # retry with backoff would only make a dead endpoint take minutes to report.
+    single = llm.model_copy(
+        update={
+            "endpoints": (endpoint,),
+            "retry": RetryConfig(max_attempts=1),
+            "timeouts": TimeoutConfig(
+                connect_s=min(llm.timeouts.connect_s, timeout_s),
+                read_s=min(llm.timeouts.read_s, timeout_s),
+                write_s=min(llm.timeouts.write_s, timeout_s),
+                pool_s=min(llm.timeouts.pool_s, timeout_s),
+                total_s=min(llm.timeouts.total_s, timeout_s),
+            ),
+        }
+    )
+    request = ChatRequest(
+        model=llm.model,
+        messages=({"role": "user", "content": "Reply with OK."},),
+        role=Role.AGENT,
+        sampling=SamplingParams(max_tokens=1, temperature=0.0),
+    )
+    try:
+        async with build_chat_model(single, None) as stack:
+            await asyncio.wait_for(stack.complete(request), timeout_s * 2)
+    except SkillharnessError as exc:  # AuthError, FatalLLMError, TransientLLMError (keys redacted)
+        return f"endpoint {endpoint.label} does not answer: {exc}"
+    except TimeoutError:
+        return f"endpoint {endpoint.label} does not answer: no response within {timeout_s * 2:g} s"
+    return None
+
+
+def store_problems(store: StoreConfig) -> Outcome:
+    """Open the store with a writer engine and bring it to the current schema; create no run."""
+    try:
+        location = parse_store_url(store.url)
+    except SkillharnessError as exc:
+        return [str(exc)], ""
+    try:
+        engine = create_store_engine(location, readonly=False, busy_timeout_s=store.busy_timeout_s)
+        try:
+            migrate(engine, location.display)
+        finally:
+            engine.dispose()
+    except (SkillharnessError, OSError) as exc:
+        return [f"run store {location.display} is not writable: {exc}"], ""
+    return [], f"run store {location.display} is writable"
+
+
+async def cache_problems(cache: CacheConfig) -> Outcome:
+    """Put, read back and delete a probe key in the cache's namespace."""
+    if not cache.enabled:
+        return [], "cache disabled (cache.enabled = false): nothing to check"
+    where = f"cache {redact_url(cache.url)} (namespace {cache.namespace})"
+    key = f"preflight-probe-{secrets.token_hex(8)}"
+    try:
+        backend = open_backend(cache.url, cache.namespace)
+        try:
+            await backend.put(key, _PROBE_VALUE, ttl_s=60.0)
+            read = await backend.get(key)
+            await backend.delete(key)
+        finally:
+            await backend.aclose()
+    except (SkillharnessError, OSError) as exc:
+        return [f"{where} is not writable: {exc}"], ""
+    if read != _PROBE_VALUE:
+        return [f"{where} did not return the probe value it was given"], ""
+    return [], f"{where} is writable"
+
+
+def salt_note(cache: CacheConfig) -> str:
+    """The cache salt a training run will use (audit P1-1): information, never a problem."""
+    if not cache.enabled:
+        return "cache disabled: every training sample is fresh"
+    if cache.salt is not None:
+        return f"cache.salt = {cache.salt!r}: every run with this salt shares its cached samples"
+    return "a fresh salt per training run (the run id): its samples are its own"
