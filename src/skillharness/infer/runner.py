@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from skillharness.agent import Agent, answer_all
 from skillharness.agent.config import AgentConfig
@@ -37,12 +37,10 @@ from skillharness.video.frames import FrameSampler
 from skillharness.video.locate import locate_subtitles, locate_video
 from skillharness.video.subtitles import load_subtitles
 
-if TYPE_CHECKING:  # the top-level config composes every layer's section; only its type is needed here
-    from skillharness.config import Config
-
 __all__ = [
     "InferJob",
     "InferResult",
+    "InferSettings",
     "check_media",
     "default_run_id",
     "load_bundle",
@@ -50,6 +48,33 @@ __all__ = [
     "run_inference",
     "summarize_run",
 ]
+
+
+class _Reporting(Protocol):
+    @property
+    def confidence(self) -> float: ...
+
+
+class InferSettings(Protocol):
+    """The sections of the one config that inference reads (``skillharness.config.Config`` is one).
+
+    A protocol rather than the config class itself: the config composes every layer's section, the
+    training ones included, and inference sits below training.
+    """
+
+    @property
+    def data(self) -> DataConfig: ...
+    @property
+    def agent(self) -> AgentConfig: ...
+    @property
+    def llm(self) -> LLMConfig: ...
+    @property
+    def cache(self) -> CacheConfig: ...
+    @property
+    def store(self) -> StoreConfig: ...
+    @property
+    def eval(self) -> _Reporting: ...
+    def fingerprint(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -94,7 +119,7 @@ def load_bundle(path: Path) -> Bundle:
     return Bundle.load(path)
 
 
-def load_job(config: Config, *, pool: str | None, run_id: str | None, resume: bool) -> InferJob:
+def load_job(config: InferSettings, *, pool: str | None, run_id: str | None, resume: bool) -> InferJob:
     """Resolve the bundle, questions and pool named by ``config`` into an :class:`InferJob`."""
     data = config.data
     if data.questions is None:

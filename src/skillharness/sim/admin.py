@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field, ValidationError
 from starlette.requests import Request
@@ -11,11 +11,9 @@ from starlette.routing import Route
 
 from skillharness.llm.roles import Role
 from skillharness.sim.config import FaultConfig, FaultKind
+from skillharness.sim.state import SimState
 from skillharness.sim.wire import error_body
 from skillharness.util.model import StrictModel
-
-if TYPE_CHECKING:
-    from skillharness.sim.server import SimState
 
 __all__ = ["ForceFault", "admin_routes"]
 

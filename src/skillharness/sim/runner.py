@@ -24,7 +24,8 @@ from skillharness.llm.roles import Role
 from skillharness.sim.config import FaultConfig, FaultKind, SimConfig
 from skillharness.sim.model import SimModel
 from skillharness.sim.oracle import Oracle
-from skillharness.sim.server import SimState, create_app
+from skillharness.sim.server import create_app
+from skillharness.sim.state import SimState
 from skillharness.sim.world import World
 from skillharness.util.asgi import BackgroundServer
 

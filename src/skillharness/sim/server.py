@@ -8,14 +8,12 @@ off by a dropped connection, a malformed frame.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import logging
-import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -24,15 +22,14 @@ from starlette.routing import Route
 
 from skillharness.llm.roles import Role, role_of_request
 from skillharness.sim.admin import admin_routes
-from skillharness.sim.config import FaultKind, SimConfig
+from skillharness.sim.config import FaultKind
 from skillharness.sim.draw import uniform
-from skillharness.sim.faults import FaultInjector
 from skillharness.sim.requests import HTTPProblem, parse_chat_request, read_body
-from skillharness.sim.stats import SimStats
+from skillharness.sim.state import SimState
 from skillharness.sim.streaming import send_reply
-from skillharness.sim.wire import Reply, error_body
+from skillharness.sim.wire import error_body
 
-__all__ = ["ConnectionDropped", "Responder", "SimState", "create_app", "quiet_dropped_connections"]
+__all__ = ["ConnectionDropped", "create_app", "quiet_dropped_connections"]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 _HTTP_FAULTS = {
@@ -58,44 +55,6 @@ def quiet_dropped_connections() -> None:
     logger = logging.getLogger("uvicorn.error")
     if not any(isinstance(f, _DropFilter) for f in logger.filters):
         logger.addFilter(_DropFilter())
-
-
-class Responder(Protocol):
-    """Decides what the model says to a request (the world and the roles live behind this)."""
-
-    def respond(self, body: dict[str, Any], role: Role | None) -> Reply: ...
-
-
-class SimState:
-    """Everything the app shares across requests; the Python handle reaches it directly."""
-
-    def __init__(self, config: SimConfig, responder: Responder, oracle: Any = None) -> None:
-        self.config = config
-        self.responder = responder
-        self.oracle = oracle
-        self.stats = SimStats()
-        self.faults = FaultInjector(config.faults, config.seed)
-        self._numbers = itertools.count(1)
-        self._numbers_lock = threading.Lock()
-        self._semaphore: asyncio.Semaphore | None = None
-        self._semaphore_loop: asyncio.AbstractEventLoop | None = None
-
-    def capacity(self) -> asyncio.Semaphore | None:
-        """The server-side concurrency limit of the running loop (None: unlimited).
-
-        A semaphore belongs to one event loop, and a stopped and restarted server runs a new one.
-        """
-        if not self.config.max_concurrency:
-            return None
-        loop = asyncio.get_running_loop()
-        if self._semaphore is None or self._semaphore_loop is not loop:
-            self._semaphore = asyncio.Semaphore(self.config.max_concurrency)
-            self._semaphore_loop = loop
-        return self._semaphore
-
-    def next_request_no(self) -> int:
-        with self._numbers_lock:
-            return next(self._numbers)
 
 
 async def _send_json(

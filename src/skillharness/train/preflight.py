@@ -13,21 +13,35 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import FrozenPools, load_pools
 from skillharness.data.questions import Question
 from skillharness.data.split import POOL_NAMES
 from skillharness.errors import ConfigError, SkillharnessError
-from skillharness.infer.runner import check_media, load_bundle
-from skillharness.train.config import GateConfig
+from skillharness.infer.runner import InferSettings, check_media, load_bundle
+from skillharness.train.config import GateConfig, TrainConfig
 from skillharness.train.coverage import ClassCoverage, TrainedClasses, class_coverage, trained_classes
 from skillharness.train.preflight_probes import cache_problems, endpoint_problems, salt_note, store_problems
 from skillharness.train.templates import check_templates
 
-if TYPE_CHECKING:  # the top-level config composes every layer's section; only its type is needed
-    from skillharness.config import Config
+
+class _HoldoutChoice(Protocol):
+    @property
+    def run_holdout_eval(self) -> bool | None: ...
+    @property
+    def confidence(self) -> float: ...
+
+
+class PreflightSettings(InferSettings, Protocol):
+    """What the preflight reads: inference's sections plus training's (``Config`` is one)."""
+
+    @property
+    def train(self) -> TrainConfig: ...
+    @property
+    def eval(self) -> _HoldoutChoice: ...
+
 
 __all__ = [
     "CHECKS",
@@ -131,7 +145,9 @@ class _Inputs:
     classes: TrainedClasses | None = None
 
 
-def run_preflight(config: Config, *, pool: str = "val", endpoint_timeout_s: float = 10.0) -> PreflightReport:
+def run_preflight(
+    config: PreflightSettings, *, pool: str = "val", endpoint_timeout_s: float = 10.0
+) -> PreflightReport:
     """Check ``config`` for a training run; videos are checked for ``pool``. Never stops early.
 
     Raises ConfigError only for a bad argument (unknown pool, non-positive timeout); every problem
@@ -141,7 +157,7 @@ def run_preflight(config: Config, *, pool: str = "val", endpoint_timeout_s: floa
 
 
 async def run_preflight_async(
-    config: Config, *, pool: str = "val", endpoint_timeout_s: float = 10.0
+    config: PreflightSettings, *, pool: str = "val", endpoint_timeout_s: float = 10.0
 ) -> PreflightReport:
     """:func:`run_preflight` for a caller already inside an event loop (the training loop)."""
     if pool not in POOL_NAMES:
@@ -161,7 +177,7 @@ async def run_preflight_async(
     return out.report()
 
 
-def _file_checks(config: Config, pool: str, out: _Collector) -> None:
+def _file_checks(config: PreflightSettings, pool: str, out: _Collector) -> None:
     inputs = _Inputs()
     out.run("templates", lambda: _templates(config, out))
     out.run("data", lambda: _data(config, pool, inputs, out))
@@ -170,7 +186,7 @@ def _file_checks(config: Config, pool: str, out: _Collector) -> None:
     out.run("eval", lambda: _eval(config))
 
 
-async def _probes(config: Config, timeout_s: float) -> dict[str, tuple[list[str], str]]:
+async def _probes(config: PreflightSettings, timeout_s: float) -> dict[str, tuple[list[str], str]]:
     """The endpoint, store and cache probes, concurrently (each waits on I/O)."""
     endpoints, store, cache = await asyncio.gather(
         endpoint_problems(config.llm, timeout_s),
@@ -180,14 +196,14 @@ async def _probes(config: Config, timeout_s: float) -> dict[str, tuple[list[str]
     return {"endpoint": endpoints, "store": store, "cache": cache}
 
 
-def _templates(config: Config, out: _Collector) -> str:
+def _templates(config: PreflightSettings, out: _Collector) -> str:
     messages = check_templates(config.train.prompts_dir)
     for message in messages:
         out.fail("templates", message)
     return f"every template loads and renders ({config.train.prompts_dir or 'packaged prompts'})"
 
 
-def _data(config: Config, pool: str, inputs: _Inputs, out: _Collector) -> str:
+def _data(config: PreflightSettings, pool: str, inputs: _Inputs, out: _Collector) -> str:
     data = config.data
     if data.questions is None:
         out.fail("data", "data.questions is not set: name the questions file")
@@ -225,7 +241,7 @@ def _data(config: Config, pool: str, inputs: _Inputs, out: _Collector) -> str:
     )
 
 
-def _gate(config: Config, inputs: _Inputs, out: _Collector) -> str | None:
+def _gate(config: PreflightSettings, inputs: _Inputs, out: _Collector) -> str | None:
     if inputs.questions is None or inputs.pools is None:
         out.skipped["gate"] = "needs the questions and pools (see data)"
         return None
@@ -264,7 +280,7 @@ def _unreachable(c: ClassCoverage, gate: GateConfig) -> str:
     )
 
 
-def _bundle(config: Config, inputs: _Inputs) -> str:
+def _bundle(config: PreflightSettings, inputs: _Inputs) -> str:
     if config.agent.bundle is None:
         raise ConfigError("agent.bundle is not set: name a bundle folder (see `skillharness bundle init`)")
     bundle = load_bundle(config.agent.bundle)
@@ -281,7 +297,7 @@ def _bundle(config: Config, inputs: _Inputs) -> str:
     )
 
 
-def _eval(config: Config) -> str:
+def _eval(config: PreflightSettings) -> str:
     if config.eval.run_holdout_eval is None:
         raise ConfigError(
             "eval.run_holdout_eval is not set: decide whether the final bundle runs on the test pool "
