@@ -229,3 +229,20 @@ async def test_sample_idx_is_sent_when_positive_unless_disabled(scripted: Script
     async with build_chat_model(fast_llm_config(scripted.base_url, endpoint=off)) as model:
         await model.complete(make_request(sample_idx=3))
     assert [body.get("sample_idx") for body in scripted.requests] == [None, 2, None]
+
+
+async def test_a_key_echoed_in_an_error_frame_never_reaches_errors_or_logs(
+    scripted: ScriptedServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("SH_TEST_KEY", SECRET)
+    caplog.set_level(logging.DEBUG)
+    frame = json.dumps({"error": {"message": f"engine died serving key {SECRET}", "code": 500}})
+    scripted.push(*[Reply(frames=[frame], done=False) for _ in range(8)])
+    endpoint = EndpointConfig(base_url=scripted.base_url, api_key_env="SH_TEST_KEY")
+    async with build_chat_model(fast_llm_config(scripted.base_url, endpoint=endpoint)) as model:
+        with pytest.raises(TransientLLMError) as info:
+            await model.complete(make_request())
+    assert "engine died" in str(info.value)
+    assert SECRET not in str(info.value)
+    assert SECRET not in repr(info.value.context)
+    assert SECRET not in caplog.text

@@ -108,6 +108,27 @@ class EndpointClient:
             raise fatal("invalid_request", f"request body is not valid JSON: {exc}", self.label) from exc
 
     async def _stream(self, request: ChatRequest) -> ChatResponse:
+        try:
+            return await self._read_stream(request)
+        except LLMError as exc:
+            raise self._without_key(exc) from exc.__cause__
+
+    def _key(self) -> str | None:
+        return os.environ.get(self.endpoint.api_key_env) if self.endpoint.api_key_env else None
+
+    def _without_key(self, exc: LLMError) -> LLMError:
+        """The error with any echo of the API key masked (error frames quote what the server says)."""
+        key = self._key()
+        if key and key in exc.message:
+            exc.message = exc.message.replace(key, "***")
+            exc.args = (exc.message,)
+        if key:
+            exc.context = {
+                k: v.replace(key, "***") if isinstance(v, str) else v for k, v in exc.context.items()
+            }
+        return exc
+
+    async def _read_stream(self, request: ChatRequest) -> ChatResponse:
         assembler = StreamAssembler(self.label)
         async with httpx_sse.aconnect_sse(
             self._http,
@@ -139,7 +160,7 @@ class EndpointClient:
             if len(raw) >= _ERROR_BODY_LIMIT:
                 break
         body = raw[:_ERROR_BODY_LIMIT].decode("utf-8", "replace")
-        key = os.environ.get(self.endpoint.api_key_env) if self.endpoint.api_key_env else None
+        key = self._key()
         if key:
             body = body.replace(key, "***")  # a server that echoes the key must not leak it into logs
         return error_for_status(
