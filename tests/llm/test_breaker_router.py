@@ -10,7 +10,7 @@ import time
 import pytest
 from llm_support import Reply, ScriptedServer, fast_llm_config, make_request
 
-from skillharness.errors import CircuitOpenError, TransientLLMError
+from skillharness.errors import AuthError, CircuitOpenError, FatalLLMError, TransientLLMError
 from skillharness.llm import build_chat_model
 from skillharness.llm.breaker import BreakerModel, BreakerState, CircuitBreaker
 from skillharness.llm.config import BreakerConfig, EndpointConfig, OpenBehaviour, RetryConfig
@@ -266,3 +266,31 @@ def test_backoff_full_jitter_and_retry_after_cap() -> None:
         assert max(delays) > 0.8 * ceiling  # full jitter spans the whole range
     assert backoff_delay(1, 3.0, config, rng) == 3.0
     assert backoff_delay(1, 3600.0, config, rng) == 10.0
+
+
+class _Raises:
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "closes"),
+    [
+        (FatalLLMError("HTTP 400: bad request", kind="http_400", status=400), True),
+        (AuthError("env var K is not set or empty", kind="missing_key"), False),
+        (FatalLLMError("request body is not valid JSON", kind="invalid_request"), False),
+    ],
+)
+async def test_only_a_fatal_answer_from_the_server_proves_it_is_up(error: Exception, closes: bool) -> None:
+    now = [0.0]
+    breaker = CircuitBreaker("ep", BreakerConfig(failure_threshold=1, cooldown_s=1.0), clock=lambda: now[0])
+    breaker.record_failure(False)
+    assert breaker.state is BreakerState.OPEN
+    now[0] = 2.0
+    with pytest.raises(type(error)):
+        await BreakerModel(_Raises(error), breaker).complete(make_request())
+    # A 400 is the server answering; a missing key or an unencodable body never reached it.
+    assert (breaker.state is BreakerState.CLOSED) is closes

@@ -141,9 +141,11 @@ class BreakerModel:
         except TransientLLMError:
             self.breaker.record_failure(probe)
             raise
-        except FatalLLMError:
-            # A fatal answer (400, 401, ...) still proves the server is up.
-            self.breaker.record_success(probe)
+        except FatalLLMError as exc:
+            if exc.context.get("status") is not None:
+                self.breaker.record_success(probe)  # a fatal *answer* (400, 401, ...): the server is up
+            else:
+                self.breaker.release(probe)  # a missing key or an unencodable body never reached it
             raise
         except BaseException:
             self.breaker.release(probe)
