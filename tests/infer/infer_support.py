@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from bench_support import Bench
 from skillharness.sim import SimServer
-
-
-@dataclass(frozen=True)
-class Bench:
-    root: Path
-    questions: Path
-    pools: Path
-    bundle: Path
 
 
 def write_config(path: Path, bench: Bench, sim: SimServer, **agent: object) -> Path:

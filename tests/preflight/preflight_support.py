@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from bench_support import Bench
 from skillharness.config import Config, load_config
 
 # With alpha 0.5 and bet cap 1/2 a gate needs 2 wins (1.5^2 >= 2), so the tiny synthetic split
@@ -16,15 +16,6 @@ from skillharness.config import Config, load_config
 GATE = {"alpha": 0.5, "bet_cap": 0.5}
 REACHABLE = ["Attribute Perception", "OCR Problems"]  # 2 val and 1 train question each
 UNREACHABLE = "Action Reasoning"  # 1 val question
-
-
-@dataclass(frozen=True)
-class Bench:
-    root: Path
-    questions: Path
-    pools: Path
-    pools_sha256: str
-    bundle: Path
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

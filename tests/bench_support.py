@@ -1,0 +1,34 @@
+"""A small synthetic benchmark with a frozen split and an initial bundle, for end-to-end tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from skillharness.data.loader import load_questions
+from skillharness.data.pools import write_split
+from skillharness.data.split import SplitParams, make_split
+from skillharness.data.synth import ensure_synthetic_benchmark
+from skillharness.skills import initial_bundle
+
+
+@dataclass(frozen=True)
+class Bench:
+    root: Path
+    questions: Path
+    pools: Path
+    pools_sha256: str
+    bundle: Path
+
+
+def make_bench(
+    base: Path, *, seed: int = 3, videos: int = 12, sizes: tuple[int, int, int] = (4, 4, 4)
+) -> Bench:
+    """Generate (or reuse) the benchmark under ``base``, split it by video and write a bundle."""
+    root = ensure_synthetic_benchmark(base / "synth", seed=seed, videos=videos)
+    questions_path = root / "questions.json"
+    questions = load_questions(questions_path)
+    split = make_split(questions, SplitParams(sizes=sizes, unit="video", seed=seed))
+    written = write_split(split, questions, questions_path, base / "split", force=False, version="test")
+    initial_bundle().save(base / "bundle")
+    return Bench(root, questions_path, written.pools_path, written.pools_sha256, base / "bundle")
