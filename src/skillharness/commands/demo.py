@@ -20,6 +20,7 @@ from skillharness.commands.summary_table import print_summary
 from skillharness.config import Config, load_config
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import existing_artifacts, load_pools, verify_split, write_split
+from skillharness.data.questions import Question
 from skillharness.data.split import SplitParams, make_split
 from skillharness.data.synth import ensure_synthetic_benchmark
 from skillharness.errors import SplitError
@@ -37,8 +38,9 @@ def demo_sizes(videos: int) -> tuple[int, int, int]:
     return train, val, videos - train - val
 
 
-def _split(console: Console, questions_path: Path, out: Path, seed: int, videos: int) -> Path:
-    questions = load_questions(questions_path)
+def _split(
+    console: Console, questions: list[Question], questions_path: Path, out: Path, seed: int, videos: int
+) -> Path:
     if existing_artifacts(out):
         problems = verify_split(out, questions_path)
         if problems:
@@ -104,9 +106,10 @@ def demo(
     ensure_folder(bench_cache, "--bench-cache")
     console.rule("1. synthetic benchmark")
     bench = ensure_synthetic_benchmark(bench_cache, seed, videos)
-    console.print(f"benchmark: {bench} ({len(load_questions(bench / 'questions.json'))} questions)")
+    questions = load_questions(bench / "questions.json")
+    console.print(f"benchmark: {bench} ({len(questions)} questions)")
     console.rule("2. frozen split")
-    pools = _split(console, bench / "questions.json", out / "split", seed, videos)
+    pools = _split(console, questions, bench / "questions.json", out / "split", seed, videos)
     console.rule("3. initial bundle")
     bundle = _bundle(console, out / "bundle")
     console.rule("4. baseline inference (the simulator stands in for a real model)")

@@ -159,10 +159,8 @@ class EndpointClient:
             raw += part
             if len(raw) >= _ERROR_BODY_LIMIT:
                 break
+        # An echoed API key is masked by _stream, for this error as for every other one.
         body = raw[:_ERROR_BODY_LIMIT].decode("utf-8", "replace")
-        key = self._key()
-        if key:
-            body = body.replace(key, "***")  # a server that echoes the key must not leak it into logs
         return error_for_status(
             response.status_code,
             body,
