@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from store_support import prediction, provenance
 
 from skillharness.errors import StoreError
-from skillharness.store import PredictionStatus, RunLog, RunReader
+from skillharness.store import PredictionStatus, RunLog, RunMetric, RunReader, RunStore
 from skillharness.store.engine import create_store_engine, parse_store_url
 from skillharness.store.migrations import migrate
 from skillharness.store.schema import CURRENT_VERSION, metadata
@@ -124,3 +124,35 @@ def test_unsupported_store_urls_are_refused(url: str) -> None:
 
 def test_a_password_in_the_url_is_never_shown() -> None:
     assert "secret" not in parse_store_url("postgresql://u:secret@db.example/runs").display
+
+
+LEGACY_V2 = Path(__file__).parent / "legacy" / "store_v2.sql"
+
+
+async def test_a_version_2_store_written_by_the_previous_release_is_upgraded_to_3(tmp_path: Path) -> None:
+    path = tmp_path / "v2.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(LEGACY_V2.read_text())
+        assert conn.execute("SELECT version FROM schema_version").fetchone() == (2,)
+    url = f"sqlite:///{path}"
+    with pytest.raises(StoreError, match="schema version 2"):
+        RunReader(url)
+    store = RunStore.open(url)
+    try:
+        store.upsert([RunMetric(run_id="legacy-v2", name="probe", value={"ok": 1})])
+        child = provenance("child", parent_run_id="legacy-v2")
+        await (await store.open_run(child)).close()
+    finally:
+        store.close()
+    with RunReader(url) as reader:
+        old = {p.question_id: p for p in reader.predictions("legacy-v2")}
+        assert old["q-001"].degraded is True
+        assert old["q-001"].n_steps == 1
+        assert reader.run("legacy-v2").provenance.parent_run_id is None
+        assert [r.run_id for r in reader.children("legacy-v2")] == ["child"]
+        assert reader.ledger(RunMetric, run_id="legacy-v2")[0].value == {"ok": 1}
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT version FROM schema_version").fetchone() == (CURRENT_VERSION,)
+        # The provenance trigger now guards parent_run_id too.
+        with pytest.raises(sqlite3.DatabaseError, match="immutable"):
+            conn.execute("UPDATE runs SET parent_run_id = 'other' WHERE run_id = 'child'")

@@ -13,7 +13,18 @@ from store_support import prediction, provenance, step
 from skillharness.errors import StoreError
 from skillharness.store import RunLog, RunReader
 
-_READ_METHODS = {"runs", "run", "predictions", "status_counts", "trace", "iter_traces", "close", "engine"}
+_READ_METHODS = {
+    "runs",
+    "run",
+    "predictions",
+    "status_counts",
+    "trace",
+    "iter_traces",
+    "close",
+    "engine",
+    "ledger",
+    "children",
+}
 
 
 async def _store_with_a_run(url: str) -> None:

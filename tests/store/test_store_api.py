@@ -11,6 +11,8 @@ def test_public_surface_is_pinned() -> None:
     assert set(skillharness.store.__all__) == {
         "Prediction", "PredictionStatus", "RunInfo", "RunKind", "RunLog", "RunProvenance", "RunReader",
         "RunStatus", "StepRole", "StoreConfig", "TraceStep", "content_hash",
+        "BaselineSample", "DiagnosisRow", "DualMetricRow", "GateDecisionRow", "GateObservationRow",
+        "LedgerRecord", "RunMetric", "RunStore", "TrainStepRow",
     }  # fmt: skip
 
 

@@ -1,9 +1,21 @@
-"""The run store: runs with immutable provenance, predictions and traces (SQLite or PostgreSQL).
+"""The run store: runs with immutable provenance, predictions and traces, and the training ledger
+(SQLite or PostgreSQL).
 
-``RunLog`` is the one writer of a run; ``RunReader`` reads and cannot write.
+``RunStore`` is a process's writable handle (engine migrated once); ``RunLog`` is the one writer
+of a run; ``RunReader`` reads and cannot write.
 """
 
 from skillharness.store.config import StoreConfig
+from skillharness.store.ledger import (
+    BaselineSample,
+    DiagnosisRow,
+    DualMetricRow,
+    GateDecisionRow,
+    GateObservationRow,
+    LedgerRecord,
+    RunMetric,
+    TrainStepRow,
+)
 from skillharness.store.reader import RunReader
 from skillharness.store.records import (
     Prediction,
@@ -16,19 +28,29 @@ from skillharness.store.records import (
     TraceStep,
     content_hash,
 )
+from skillharness.store.runstore import RunStore
 from skillharness.store.writer import RunLog
 
 __all__ = [
+    "BaselineSample",
+    "DiagnosisRow",
+    "DualMetricRow",
+    "GateDecisionRow",
+    "GateObservationRow",
+    "LedgerRecord",
     "Prediction",
     "PredictionStatus",
     "RunInfo",
     "RunKind",
     "RunLog",
+    "RunMetric",
     "RunProvenance",
     "RunReader",
     "RunStatus",
+    "RunStore",
     "StepRole",
     "StoreConfig",
     "TraceStep",
+    "TrainStepRow",
     "content_hash",
 ]

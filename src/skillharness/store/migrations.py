@@ -19,7 +19,22 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from skillharness.errors import StoreError
 from skillharness.store import schema
-from skillharness.store.schema import CURRENT_VERSION, PROVENANCE_COLUMNS
+from skillharness.store.schema import CURRENT_VERSION
+
+# The provenance columns as version 2 knew them: its trigger step is frozen history.
+_V2_PROVENANCE = (
+    "run_id",
+    "kind",
+    "config_hash",
+    "bundle_hash",
+    "pools_sha256",
+    "pool",
+    "model",
+    "endpoints",
+    "sampling",
+    "package_version",
+    "started_at",
+)
 
 __all__ = ["STEPS", "check_known", "migrate", "stored_version"]
 
@@ -72,9 +87,14 @@ def _v2_degraded_steps_and_immutable_provenance(conn: Connection) -> None:
     conn.exec_driver_sql(f"ALTER TABLE predictions ADD COLUMN degraded BOOLEAN NOT NULL DEFAULT {false}")
     conn.exec_driver_sql("ALTER TABLE predictions ADD COLUMN n_steps INTEGER NOT NULL DEFAULT 0")
     conn.exec_driver_sql("CREATE INDEX ix_predictions_status ON predictions (run_id, status)")
+    _provenance_trigger(conn, _V2_PROVENANCE)
+
+
+def _provenance_trigger(conn: Connection, columns: tuple[str, ...]) -> None:
+    """(Re)create the trigger that refuses any change to ``columns`` of a stored run."""
     if conn.dialect.name == "postgresql":
-        old = ", ".join(f"OLD.{c}" for c in PROVENANCE_COLUMNS)
-        new = ", ".join(f"NEW.{c}" for c in PROVENANCE_COLUMNS)
+        old = ", ".join(f"OLD.{c}" for c in columns)
+        new = ", ".join(f"NEW.{c}" for c in columns)
         conn.exec_driver_sql(
             "CREATE OR REPLACE FUNCTION skillharness_runs_provenance_immutable() RETURNS trigger AS $$"
             f" BEGIN IF ({new}) IS DISTINCT FROM ({old}) THEN"
@@ -86,15 +106,84 @@ def _v2_degraded_steps_and_immutable_provenance(conn: Connection) -> None:
             " EXECUTE FUNCTION skillharness_runs_provenance_immutable()"
         )
     else:
-        changed = " OR ".join(f"NEW.{c} IS NOT OLD.{c}" for c in PROVENANCE_COLUMNS)
+        changed = " OR ".join(f"NEW.{c} IS NOT OLD.{c}" for c in columns)
         conn.exec_driver_sql(
             f"CREATE TRIGGER runs_provenance_immutable BEFORE UPDATE ON runs WHEN {changed}"
             " BEGIN SELECT RAISE(ABORT, 'run provenance is immutable'); END"
         )
 
 
+_V3_TABLES = (
+    (
+        "CREATE TABLE diagnoses ( fingerprint VARCHAR(128) NOT NULL, run_id VARCHAR(200) NOT NULL, "
+        "question_id VARCHAR(200) NOT NULL, sample_idx INTEGER NOT NULL, task_type VARCHAR(100) NOT "
+        "NULL, cause VARCHAR(32) NOT NULL, target VARCHAR(200), reason TEXT NOT NULL, retryable "
+        "BOOLEAN NOT NULL, written_at TEXT NOT NULL, PRIMARY KEY (fingerprint) )"
+    ),
+    (
+        "CREATE TABLE gate_observations ( train_run_id VARCHAR(200) NOT NULL, gate_index INTEGER "
+        "NOT NULL, draw_index INTEGER NOT NULL, question_id VARCHAR(200) NOT NULL, task_type "
+        "VARCHAR(100) NOT NULL, sample_idx INTEGER NOT NULL, arm VARCHAR(16) NOT NULL, candidate "
+        "INTEGER, incumbent INTEGER, wealth FLOAT NOT NULL, harm_wealth FLOAT NOT NULL, written_at "
+        "TEXT NOT NULL, CONSTRAINT pk_gate_observations PRIMARY KEY (train_run_id, gate_index, "
+        "draw_index) )"
+    ),
+    (
+        "CREATE TABLE gate_decisions ( train_run_id VARCHAR(200) NOT NULL, gate_index INTEGER NOT "
+        "NULL, epoch INTEGER NOT NULL, step INTEGER NOT NULL, target VARCHAR(200) NOT NULL, reason "
+        "VARCHAR(32) NOT NULL, detail TEXT NOT NULL, evidence TEXT NOT NULL, version_before "
+        "VARCHAR(32) NOT NULL, version_after VARCHAR(32), rationale TEXT NOT NULL, edits TEXT NOT "
+        "NULL, document_before TEXT NOT NULL, document_after TEXT, written_at TEXT NOT NULL, "
+        "CONSTRAINT pk_gate_decisions PRIMARY KEY (train_run_id, gate_index) )"
+    ),
+    (
+        "CREATE TABLE dual_metric ( train_run_id VARCHAR(200) NOT NULL, epoch INTEGER NOT NULL, "
+        "step INTEGER NOT NULL, target VARCHAR(200) NOT NULL, version VARCHAR(32) NOT NULL, "
+        "target_correct INTEGER NOT NULL, target_n INTEGER NOT NULL, val_correct INTEGER NOT NULL, "
+        "val_n INTEGER NOT NULL, ema TEXT NOT NULL, written_at TEXT NOT NULL, CONSTRAINT "
+        "pk_dual_metric PRIMARY KEY (train_run_id, epoch, step, target) )"
+    ),
+    (
+        "CREATE TABLE baseline_samples ( relevant_text_hash VARCHAR(128) NOT NULL, question_id "
+        "VARCHAR(200) NOT NULL, sampling_hash VARCHAR(128) NOT NULL, sample_idx INTEGER NOT NULL, "
+        "correct BOOLEAN NOT NULL, answer VARCHAR(8), run_id VARCHAR(200) NOT NULL, written_at TEXT "
+        "NOT NULL, CONSTRAINT pk_baseline_samples PRIMARY KEY (relevant_text_hash, question_id, "
+        "sampling_hash, sample_idx) )"
+    ),
+    (
+        "CREATE TABLE train_steps ( train_run_id VARCHAR(200) NOT NULL, epoch INTEGER NOT NULL, "
+        "step INTEGER NOT NULL, summary TEXT NOT NULL, written_at TEXT NOT NULL, CONSTRAINT "
+        "pk_train_steps PRIMARY KEY (train_run_id, epoch, step) )"
+    ),
+    (
+        "CREATE TABLE run_metrics ( run_id VARCHAR(200) NOT NULL, name VARCHAR(200) NOT NULL, value "
+        "TEXT NOT NULL, written_at TEXT NOT NULL, CONSTRAINT pk_run_metrics PRIMARY KEY (run_id, "
+        "name) )"
+    ),
+)
+
+
+def _v3_training_ledger(conn: Connection) -> None:
+    """Version 3: the training ledger (diagnoses, gates, dual metric, BaselineCache, steps, metrics),
+    ``runs.parent_run_id`` (immutable like the rest of the provenance) and an index on the
+    predictions' relevant-text hash."""
+    conn.exec_driver_sql("ALTER TABLE runs ADD COLUMN parent_run_id VARCHAR(200)")
+    conn.exec_driver_sql("CREATE INDEX ix_predictions_relevant ON predictions (relevant_text_hash)")
+    for ddl in _V3_TABLES:
+        conn.exec_driver_sql(ddl)
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql("DROP TRIGGER runs_provenance_immutable ON runs")
+    else:
+        conn.exec_driver_sql("DROP TRIGGER runs_provenance_immutable")
+    _provenance_trigger(conn, (*_V2_PROVENANCE, "parent_run_id"))
+
+
 # STEPS[i] upgrades a store from version i to version i + 1.
-STEPS: tuple[Callable[[Connection], None], ...] = (_v1_initial, _v2_degraded_steps_and_immutable_provenance)
+STEPS: tuple[Callable[[Connection], None], ...] = (
+    _v1_initial,
+    _v2_degraded_steps_and_immutable_provenance,
+    _v3_training_ledger,
+)
 if len(STEPS) != CURRENT_VERSION:  # a new table layout needs its upgrade step
     raise RuntimeError(f"schema.CURRENT_VERSION={CURRENT_VERSION} but {len(STEPS)} upgrade steps exist")
 
@@ -103,7 +192,7 @@ def stored_version(conn: Connection) -> int:
     """The store's layout version: 0 for an empty database; StoreError for a foreign one."""
     tables = set(inspect(conn).get_table_names())
     if schema.schema_version.name not in tables:
-        if tables & {schema.runs.name, schema.predictions.name, schema.traces.name}:
+        if tables & {table.name for table in schema.metadata.sorted_tables}:
             raise StoreError(
                 "this database has run-store tables but no schema_version table; it was not written "
                 "by skillharness and will not be modified",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from types import TracebackType
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, func, select
 from sqlalchemy.exc import SQLAlchemyError
@@ -16,12 +17,15 @@ from sqlalchemy.exc import SQLAlchemyError
 from skillharness.errors import StoreError
 from skillharness.store.config import StoreConfig
 from skillharness.store.engine import StoreLocation, create_store_engine, parse_store_url
+from skillharness.store.ledger import LedgerRecord, select_records
 from skillharness.store.migrations import check_known, stored_version
 from skillharness.store.records import Prediction, PredictionStatus, RunInfo, TraceStep
 from skillharness.store.rows import prediction_of, run_of, trace_of
 from skillharness.store.schema import CURRENT_VERSION, predictions, runs, traces
 
 __all__ = ["RunReader"]
+
+R = TypeVar("R", bound=LedgerRecord)
 
 
 class RunReader:
@@ -129,3 +133,13 @@ class RunReader:
         with self._engine.connect() as conn:
             for row in conn.execute(query).mappings():
                 yield trace_of(row)
+
+    def ledger(self, kind: type[R], **where: Any) -> list[R]:
+        """Training-ledger records of ``kind`` (diagnoses, gate observations and decisions, ...)."""
+        return select_records(self._engine, kind, **where)
+
+    def children(self, parent_run_id: str) -> list[RunInfo]:
+        """The runs recorded as serving ``parent_run_id`` (baseline, gate arms, evals), oldest first."""
+        query = select(runs).where(runs.c.parent_run_id == parent_run_id).order_by(runs.c.started_at)
+        with self._engine.connect() as conn:
+            return [run_of(row) for row in conn.execute(query).mappings()]

@@ -36,6 +36,7 @@ __all__ = [
 class RunKind(StrEnum):
     INFER = "infer"
     TRAIN = "train"
+    GATE = "gate"  # one arm of one gate's draws, a child of a training run
     EVAL = "eval"
 
 
@@ -79,6 +80,9 @@ class RunProvenance(StrictModel):
     endpoints: tuple[str, ...] = Field(min_length=1)
     sampling: SamplingParams
     package_version: str = __version__
+    parent_run_id: str | None = Field(
+        None, description="The training run this run serves (its baseline, a gate arm, an eval)."
+    )
 
     @field_validator("endpoints")
     @classmethod

@@ -29,14 +29,21 @@ from sqlalchemy import (
 __all__ = [
     "CURRENT_VERSION",
     "PROVENANCE_COLUMNS",
+    "baseline_samples",
+    "diagnoses",
+    "dual_metric",
+    "gate_decisions",
+    "gate_observations",
     "metadata",
     "predictions",
+    "run_metrics",
     "runs",
     "schema_version",
     "traces",
+    "train_steps",
 ]
 
-CURRENT_VERSION = 2
+CURRENT_VERSION = 3
 
 metadata = MetaData()
 
@@ -67,6 +74,7 @@ runs = Table(
     Column("n_ok", Integer, nullable=False, default=0),
     Column("n_parse_error", Integer, nullable=False, default=0),
     Column("n_infra_error", Integer, nullable=False, default=0),
+    Column("parent_run_id", String(200)),  # v3: a gate's, baseline's or eval's run names its training run
 )
 
 # Written once when a run is created; a database trigger refuses any later change to them.
@@ -82,6 +90,7 @@ PROVENANCE_COLUMNS = (
     "sampling",
     "package_version",
     "started_at",
+    "parent_run_id",
 )
 
 predictions = Table(
@@ -107,6 +116,7 @@ predictions = Table(
     Column("n_steps", Integer, nullable=False, server_default=text("0")),  # v2
     PrimaryKeyConstraint("run_id", "question_id", "sample_idx", name="pk_predictions"),
     Index("ix_predictions_status", "run_id", "status"),  # v2: resume and reports filter on status
+    Index("ix_predictions_relevant", "relevant_text_hash"),  # v3: BaselineCache and diagnosis joins
 )
 
 traces = Table(
@@ -130,4 +140,117 @@ traces = Table(
     Column("cache_hit", Boolean, nullable=False),
     Column("written_at", Text, nullable=False),
     PrimaryKeyConstraint("run_id", "question_id", "sample_idx", "step_idx", name="pk_traces"),
+)
+
+
+# --- v3: the training ledger ----------------------------------------------------------------
+# Each table is keyed so that a resume upserts, never duplicates (audit P2-3). JSON columns are
+# text; the record types in :mod:`skillharness.store.ledger` convert both ways.
+
+diagnoses = Table(
+    "diagnoses",
+    metadata,
+    Column("fingerprint", String(128), primary_key=True),  # judge model+sampling, template, skill, prediction
+    Column("run_id", String(200), nullable=False),
+    Column("question_id", String(200), nullable=False),
+    Column("sample_idx", Integer, nullable=False),
+    Column("task_type", String(100), nullable=False),
+    Column("cause", String(32), nullable=False),
+    Column("target", String(200)),
+    Column("reason", Text, nullable=False),
+    Column("retryable", Boolean, nullable=False),
+    Column("written_at", Text, nullable=False),
+)
+
+gate_observations = Table(
+    "gate_observations",
+    metadata,
+    Column("train_run_id", String(200), nullable=False),
+    Column("gate_index", Integer, nullable=False),
+    Column("draw_index", Integer, nullable=False),
+    Column("question_id", String(200), nullable=False),
+    Column("task_type", String(100), nullable=False),
+    Column("sample_idx", Integer, nullable=False),
+    Column("arm", String(16), nullable=False),  # "target" draws, or "guard" draws of an untargeted class
+    Column("candidate", Integer),  # 1 correct, 0 wrong, NULL infra
+    Column("incumbent", Integer),
+    Column("wealth", Float, nullable=False),
+    Column("harm_wealth", Float, nullable=False),
+    Column("written_at", Text, nullable=False),
+    PrimaryKeyConstraint("train_run_id", "gate_index", "draw_index", name="pk_gate_observations"),
+)
+
+gate_decisions = Table(
+    "gate_decisions",
+    metadata,
+    Column("train_run_id", String(200), nullable=False),
+    Column("gate_index", Integer, nullable=False),
+    Column("epoch", Integer, nullable=False),
+    Column("step", Integer, nullable=False),
+    Column("target", String(200), nullable=False),
+    Column("reason", String(32), nullable=False),
+    Column("detail", Text, nullable=False),
+    Column("evidence", Text, nullable=False),  # JSON: the ladder's Decision, guard result, alpha
+    Column("version_before", String(32), nullable=False),
+    Column("version_after", String(32)),
+    Column("rationale", Text, nullable=False),
+    Column("edits", Text, nullable=False),  # JSON: the edit set as proposed
+    Column("document_before", Text, nullable=False),
+    Column("document_after", Text),
+    Column("written_at", Text, nullable=False),
+    PrimaryKeyConstraint("train_run_id", "gate_index", name="pk_gate_decisions"),
+)
+
+dual_metric = Table(
+    "dual_metric",
+    metadata,
+    Column("train_run_id", String(200), nullable=False),
+    Column("epoch", Integer, nullable=False),
+    Column("step", Integer, nullable=False),
+    Column("target", String(200), nullable=False),
+    Column("version", String(32), nullable=False),
+    Column("target_correct", Integer, nullable=False),
+    Column("target_n", Integer, nullable=False),
+    Column("val_correct", Integer, nullable=False),
+    Column("val_n", Integer, nullable=False),
+    Column("ema", Text, nullable=False),  # JSON: gamma-EMA of per-class val accuracy after this step
+    Column("written_at", Text, nullable=False),
+    PrimaryKeyConstraint("train_run_id", "epoch", "step", "target", name="pk_dual_metric"),
+)
+
+baseline_samples = Table(
+    "baseline_samples",
+    metadata,
+    Column("relevant_text_hash", String(128), nullable=False),
+    Column("question_id", String(200), nullable=False),
+    Column("sampling_hash", String(128), nullable=False),
+    Column("sample_idx", Integer, nullable=False),
+    Column("correct", Boolean, nullable=False),
+    Column("answer", String(8)),
+    Column("run_id", String(200), nullable=False),  # the run whose prediction it is
+    Column("written_at", Text, nullable=False),
+    PrimaryKeyConstraint(
+        "relevant_text_hash", "question_id", "sampling_hash", "sample_idx", name="pk_baseline_samples"
+    ),
+)
+
+train_steps = Table(
+    "train_steps",
+    metadata,
+    Column("train_run_id", String(200), nullable=False),
+    Column("epoch", Integer, nullable=False),
+    Column("step", Integer, nullable=False),
+    Column("summary", Text, nullable=False),  # JSON: waterfall counts, candidates, usage, version
+    Column("written_at", Text, nullable=False),
+    PrimaryKeyConstraint("train_run_id", "epoch", "step", name="pk_train_steps"),
+)
+
+run_metrics = Table(
+    "run_metrics",
+    metadata,
+    Column("run_id", String(200), nullable=False),
+    Column("name", String(200), nullable=False),
+    Column("value", Text, nullable=False),  # JSON
+    Column("written_at", Text, nullable=False),
+    PrimaryKeyConstraint("run_id", "name", name="pk_run_metrics"),
 )

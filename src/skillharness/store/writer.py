@@ -31,8 +31,6 @@ from types import TracebackType
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Executable, Table, bindparam, delete, func, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import SQLAlchemyError
 
 from skillharness.errors import StoreError
@@ -49,6 +47,7 @@ from skillharness.store.records import (
 )
 from skillharness.store.rows import now_iso, prediction_row, provenance_of, provenance_row, run_of, trace_row
 from skillharness.store.schema import predictions, runs, traces
+from skillharness.store.upsert import upsert_statement
 
 __all__ = ["RunLog"]
 
@@ -69,9 +68,16 @@ class RunLog:
     """
 
     def __init__(
-        self, engine: Engine, location: StoreLocation, provenance: RunProvenance, config: StoreConfig
+        self,
+        engine: Engine,
+        location: StoreLocation,
+        provenance: RunProvenance,
+        config: StoreConfig,
+        *,
+        owns_engine: bool = True,
     ):
         self._engine = engine
+        self._owns_engine = owns_engine
         self._location = location
         self.provenance = provenance
         self._batch_size = config.batch_size
@@ -106,11 +112,26 @@ class RunLog:
         location = parse_store_url(config.url)
         engine = create_store_engine(location, readonly=False, busy_timeout_s=config.busy_timeout_s)
         try:
-            await asyncio.to_thread(_open_run, engine, location, provenance, resume)
+            await asyncio.to_thread(migrate, engine, location.display)
+            return await cls.on_engine(engine, location, config, provenance, resume=resume, owns_engine=True)
         except BaseException:
             engine.dispose()
             raise
-        log = cls(engine, location, provenance, config)
+
+    @classmethod
+    async def on_engine(
+        cls,
+        engine: Engine,
+        location: StoreLocation,
+        config: StoreConfig,
+        provenance: RunProvenance,
+        *,
+        resume: bool,
+        owns_engine: bool,
+    ) -> RunLog:
+        """Create or resume the run on an engine whose store is already migrated (see RunStore)."""
+        await asyncio.to_thread(_open_run, engine, location, provenance, resume)
+        log = cls(engine, location, provenance, config, owns_engine=owns_engine)
         log._task = asyncio.create_task(log._writer(), name=f"runlog-{provenance.run_id}")
         return log
 
@@ -164,7 +185,8 @@ class RunLog:
         try:
             return await asyncio.to_thread(self._finish, status)
         finally:
-            self._engine.dispose()
+            if self._owns_engine:
+                self._engine.dispose()
 
     async def __aenter__(self) -> RunLog:
         return self
@@ -290,7 +312,7 @@ class RunLog:
         columns = tuple(rows[0])
         stmt = self._upserts.get((table.name, columns))
         if stmt is None:
-            stmt = _upsert_statement(conn.dialect.name, table, columns)
+            stmt = upsert_statement(conn.dialect.name, table, columns)
             self._upserts[(table.name, columns)] = stmt
         conn.execute(stmt, rows)
 
@@ -360,17 +382,7 @@ def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
         done.set_exception(error)
 
 
-def _upsert_statement(dialect: str, table: Table, columns: tuple[str, ...]) -> Executable:
-    """``INSERT ... ON CONFLICT (primary key) DO UPDATE`` of ``columns`` (rows carry all of them)."""
-    insert = pg_insert if dialect == "postgresql" else sqlite_insert
-    stmt = insert(table)
-    keys = [column.name for column in table.primary_key.columns]
-    changes = {name: stmt.excluded[name] for name in columns if name not in keys}
-    return stmt.on_conflict_do_update(index_elements=keys, set_=changes)
-
-
 def _open_run(engine: Engine, location: StoreLocation, provenance: RunProvenance, resume: bool) -> None:
-    migrate(engine, location.display)
     try:
         with engine.begin() as conn:
             row = conn.execute(select(runs).where(runs.c.run_id == provenance.run_id)).mappings().first()
