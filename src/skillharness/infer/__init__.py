@@ -4,15 +4,19 @@ Sits above skills (it runs a bundle) and below train and eval (which reuse it).
 """
 
 from skillharness.infer.runner import InferJob, InferResult, default_run_id, load_job, run_inference
+from skillharness.infer.session import Draw, RunSession, open_session
 from skillharness.infer.summary import Cell, Scored, summarize, wilson
 
 __all__ = [
     "Cell",
+    "Draw",
     "InferJob",
     "InferResult",
+    "RunSession",
     "Scored",
     "default_run_id",
     "load_job",
+    "open_session",
     "run_inference",
     "summarize",
     "wilson",

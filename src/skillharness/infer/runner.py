@@ -8,32 +8,28 @@ the ones never reached, so a killed run continues exactly where it stopped, with
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
-from skillharness.agent import Agent, answer_all
 from skillharness.agent.config import AgentConfig
 from skillharness.agent.records import PredictionStatus
-from skillharness.agent.video import LocalVideos
 from skillharness.data.config import DataConfig
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import load_pools
 from skillharness.data.questions import Question
 from skillharness.errors import ConfigError, DataError
 from skillharness.infer.progress import InferProgress
+from skillharness.infer.session import open_session
 from skillharness.infer.summary import Cell, Scored, summarize
 from skillharness.llm.config import CacheConfig, LLMConfig
-from skillharness.llm.stack import build_chat_model
 from skillharness.skills import Bundle
 from skillharness.skills.workspace import Workspace
-from skillharness.store import RunKind, RunLog, RunProvenance, RunReader, RunStatus, StoreConfig, content_hash
+from skillharness.store import RunKind, RunProvenance, RunReader, RunStatus, StoreConfig, content_hash
 from skillharness.util.atomic import sha256_file
-from skillharness.video.frames import FrameSampler
 from skillharness.video.locate import locate_subtitles, locate_video
 from skillharness.video.subtitles import load_subtitles
 
@@ -221,72 +217,41 @@ def _provenance(job: InferJob) -> RunProvenance:
     )
 
 
-def _sources(job: InferJob) -> LocalVideos:
-    if job.data.videos_dir is None:  # load_job checked it; a hand-built job may not have
-        raise ConfigError("data.videos_dir is not set: the folder holding <videoID>.mp4 files")
-    return LocalVideos(FrameSampler(job.agent.frames), job.data.videos_dir, job.data.subtitles_dir)
-
-
-@contextlib.asynccontextmanager
-async def _durations_ahead(sources: LocalVideos, work: Sequence[tuple[Question, int]]) -> AsyncIterator[None]:
-    """Probe video durations ahead of the workers: no question waits on a decoder thread for one."""
-    prefetch = asyncio.create_task(sources.prefetch_durations(q for q, _ in work))  # noqa: RUF006 (awaited)
-    try:
-        yield
-    finally:
-        prefetch.cancel()
-        await asyncio.gather(prefetch, return_exceptions=True)
-
-
 async def run_inference(job: InferJob, progress: InferProgress | None = None) -> InferResult:
     """Ask every not-yet-final ``(question, sample)`` pair of ``job`` and summarize the run.
 
     ``progress`` is told the totals once and then every stored prediction.
     """
     progress = progress or InferProgress()
-    sources = _sources(job)
     total = len(job.questions) * job.agent.samples
-    log = await RunLog.open(job.store, _provenance(job), resume=job.resume)
-    status = RunStatus.FAILED
-    try:
-        done = await log.completed_keys()
-        work = [
-            (q, s) for q in job.questions for s in range(job.agent.samples) if (q.question_id, s) not in done
-        ]
-        progress.start(total, total - len(work))
-        async with build_chat_model(job.llm, job.cache) as stack:
-            progress.breakers = lambda: ",".join(lane.breaker.state.value for lane in stack.router.lanes)
-            agent = Agent(
-                model=stack,
-                model_name=job.llm.model,
-                bundle=job.bundle,
-                frames=sources,
-                subtitles=sources if job.agent.subtitles else None,
-                config=job.agent,
+    draws = [(q, s) for q in job.questions for s in range(job.agent.samples)]
+    async with open_session(
+        data=job.data, agent=job.agent, llm=job.llm, cache=job.cache, store=job.store, salt=None
+    ) as session:
+        log = await session.store.open_run(_provenance(job), resume=job.resume)
+        status = RunStatus.FAILED
+        try:
+            done = await log.completed_keys()
+            asked = sum(1 for q, s in draws if (q.question_id, s) not in done)
+            progress.start(total, total - asked)
+            progress.breakers = lambda: ",".join(
+                lane.breaker.state.value for lane in session.stack.router.lanes
             )
-            async with _durations_ahead(sources, work):
-                await answer_all(
-                    agent,
-                    work,
-                    run_id=job.run_id,
-                    sink=log,
-                    concurrency=job.agent.concurrency,
-                    on_done=progress.advance,
-                )
-            usage = stack.accountant.summary()
-        status = RunStatus.FINISHED
-    except BaseException as exc:
-        # Ctrl-C reaches this coroutine as CancelledError (asyncio.run cancels the main task and
-        # raises KeyboardInterrupt itself afterwards): a stopped run is interrupted, not failed.
-        stopped = isinstance(exc, KeyboardInterrupt | SystemExit | asyncio.CancelledError)
-        status = RunStatus.INTERRUPTED if stopped else RunStatus.FAILED
-        raise
-    finally:
-        await log.close(status)
+            await session.rollout(job.bundle, draws, log, on_done=progress.advance)
+            usage = session.usage()
+            status = RunStatus.FINISHED
+        except BaseException as exc:
+            # Ctrl-C reaches this coroutine as CancelledError (asyncio.run cancels the main task and
+            # raises KeyboardInterrupt itself afterwards): a stopped run is interrupted, not failed.
+            stopped = isinstance(exc, KeyboardInterrupt | SystemExit | asyncio.CancelledError)
+            status = RunStatus.INTERRUPTED if stopped else RunStatus.FAILED
+            raise
+        finally:
+            await log.close(status)
     return InferResult(
         job.run_id,
-        len(work),
-        total - len(work),
+        asked,
+        total - asked,
         *summarize_run(job.store, job.run_id, job.questions, job.confidence),
         usage,
     )

@@ -1,0 +1,127 @@
+"""A run session: what every rollout of a process shares, opened once.
+
+The training loop asks thousands of rollouts in one process (a batch on train, each gate's
+paired draws, the epoch-end val score). Each needs the same LLM stack (one cache salt per run),
+the same local videos and the same store; building them per rollout would pay for connection
+pools, engines and migrations every time. :class:`RunSession` owns them, and :meth:`rollout`
+asks any list of ``(question, sample_idx)`` draws through the agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+
+from skillharness.agent import Agent, answer_all
+from skillharness.agent.config import AgentConfig
+from skillharness.agent.records import Prediction
+from skillharness.agent.video import LocalVideos
+from skillharness.data.config import DataConfig
+from skillharness.data.questions import Question
+from skillharness.errors import ConfigError
+from skillharness.llm.config import CacheConfig, LLMConfig
+from skillharness.llm.stack import LLMStack, build_chat_model
+from skillharness.skills import Bundle
+from skillharness.store import RunLog, RunStore, StoreConfig
+from skillharness.video.frames import FrameSampler
+
+__all__ = ["Draw", "RunSession", "open_session"]
+
+Draw = tuple[Question, int]  # (question, sample_idx): one independent sample of one question
+
+
+@dataclass
+class RunSession:
+    """The LLM stack, local videos and store shared by every rollout of one process."""
+
+    stack: LLMStack
+    sources: LocalVideos
+    store: RunStore
+    agent_config: AgentConfig
+    llm: LLMConfig
+
+    def agent(self, bundle: Bundle) -> Agent:
+        """The agent for ``bundle`` (cheap: it holds references only)."""
+        return Agent(
+            model=self.stack,
+            model_name=self.llm.model,
+            bundle=bundle,
+            frames=self.sources,
+            subtitles=self.sources if self.agent_config.subtitles else None,
+            config=self.agent_config,
+        )
+
+    async def rollout(
+        self,
+        bundle: Bundle,
+        draws: Sequence[Draw],
+        log: RunLog,
+        *,
+        on_done: Callable[[Prediction], None] | None = None,
+    ) -> list[Prediction]:
+        """One prediction per draw, in the order of ``draws``.
+
+        Draws already stored final (``ok`` or ``parse_error``) in ``log``'s run are read back, not
+        asked again: a resumed rollout continues where it stopped. Infra errors are asked again.
+        """
+        stored = await asyncio.to_thread(self.store.final_predictions, log.run_id)
+        wanted = {(q.question_id, s) for q, s in draws}
+        done = {key: p for key, p in stored.items() if key in wanted}
+        work = list({(q.question_id, s): (q, s) for q, s in draws if (q.question_id, s) not in done}.values())
+        if work:
+            async with _durations_ahead(self.sources, work):
+                fresh = await answer_all(
+                    self.agent(bundle),
+                    work,
+                    run_id=log.run_id,
+                    sink=log,
+                    concurrency=self.agent_config.concurrency,
+                    on_done=on_done,
+                )
+            done.update({(p.question_id, p.sample_idx): p for p in fresh})
+        return [done[(q.question_id, s)] for q, s in draws]
+
+    def usage(self) -> dict[str, dict[str, float]]:
+        """Calls, tokens and cost per role so far in this session."""
+        return self.stack.accountant.summary()
+
+
+@contextlib.asynccontextmanager
+async def open_session(
+    *,
+    data: DataConfig,
+    agent: AgentConfig,
+    llm: LLMConfig,
+    cache: CacheConfig,
+    store: StoreConfig | RunStore,
+    salt: str | None,
+) -> AsyncIterator[RunSession]:
+    """Open the stack, videos and store once; close them when the block ends.
+
+    ``salt`` is the cache salt used when the config names none (a run passes its run id, so its
+    samples are its own).
+    """
+    if data.videos_dir is None:
+        raise ConfigError("data.videos_dir is not set: the folder holding <videoID>.mp4 files")
+    sources = LocalVideos(FrameSampler(agent.frames), data.videos_dir, data.subtitles_dir)
+    owned = not isinstance(store, RunStore)
+    run_store = await asyncio.to_thread(RunStore.open, store) if owned else store
+    try:
+        async with build_chat_model(llm, cache, default_salt=salt) as stack:
+            yield RunSession(stack, sources, run_store, agent, llm)
+    finally:
+        if owned:
+            run_store.close()
+
+
+@contextlib.asynccontextmanager
+async def _durations_ahead(sources: LocalVideos, work: Sequence[Draw]) -> AsyncIterator[None]:
+    """Probe video durations ahead of the workers: no question waits on a decoder thread for one."""
+    prefetch = asyncio.create_task(sources.prefetch_durations(q for q, _ in work))  # noqa: RUF006 (awaited)
+    try:
+        yield
+    finally:
+        prefetch.cancel()
+        await asyncio.gather(prefetch, return_exceptions=True)
