@@ -1,4 +1,4 @@
-"""The ``train`` config section (the training loop lands in a later milestone)."""
+"""The ``train`` config section: the loop, its steps, the gate and the budget."""
 
 from __future__ import annotations
 
@@ -54,6 +54,74 @@ class GateConfig(StrictModel):
         lt=1,
         description="Level of the one-sided McNemar harm guard on untargeted classes (Holm over classes).",
     )
+    guard_draws: int = Field(
+        16, ge=0, description="Paired draws per untargeted class for the McNemar guard (0: no guard)."
+    )
+    infra_retries: int = Field(
+        2,
+        ge=0,
+        description="Times an observation that failed on infrastructure is asked again before it is skipped.",
+    )
+    min_distinct: int = Field(
+        20, ge=1, description="Warn when a class's accepts rest on fewer distinct val questions than this."
+    )
+
+
+class RoleSettings(StrictModel):
+    """Model and sampling of one non-agent role; unset fields take the agent's."""
+
+    model: str | None = Field(None, description="Model name for this role (default: llm.model).")
+    temperature: float | None = Field(None, ge=0, description="Sampling temperature (default 0.0 for judge).")
+    top_p: float | None = Field(None, gt=0, le=1)
+    max_tokens: int | None = Field(None, ge=1)
+    seed: int | None = None
+
+
+class DiagnosisConfig(StrictModel):
+    """The diagnosis waterfall (SPEC 4.3.2)."""
+
+    max_excluded_share: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        description="A step fails loudly when infra, degraded and failed-judge cases pass this share.",
+    )
+    judge_template: Literal["judge", "span_eval_user"] = Field(
+        "judge", description="The C3 judge's template."
+    )
+
+
+class CasePackConfig(StrictModel):
+    max_cases: int = Field(8, ge=1, description="Most cases in one case pack (chosen deterministically).")
+
+
+class EvolveConfig(StrictModel):
+    candidates: int = Field(3, ge=1, description="Edit sets proposed per target and step.")
+    rejected_memory: int = Field(
+        5, ge=0, description="Rejected edit sets per target shown to the next proposal."
+    )
+    rank: bool = Field(
+        True, description="Let evolve_rank choose among several valid candidates (else the first)."
+    )
+    max_edits: int = Field(8, ge=1, description="Most edits in one patch set.")
+    max_body_chars: int = Field(8000, ge=1, description="Longest body an edit may produce.")
+    max_system_chars: int = Field(
+        6000, ge=1, description="System prompt budget: consolidate_system runs at epoch end when it is over."
+    )
+
+
+class MomentumConfig(StrictModel):
+    enabled: bool = True
+    gated: bool = Field(True, description="Gate momentum guidance like any edit (false: apply it directly).")
+    max_chars: int = Field(1200, ge=1, description="Longest momentum guidance kept.")
+
+
+class BudgetConfig(StrictModel):
+    """Training stops cleanly (interrupted, resumable) when any limit is reached."""
+
+    max_calls: int | None = Field(None, ge=1, description="Model calls of all roles.")
+    max_cost: float | None = Field(None, gt=0, description="Cost in the units of llm.prices.")
+    max_wall_s: float | None = Field(None, gt=0, description="Wall-clock seconds of this invocation.")
 
 
 class TrainConfig(StrictModel):
@@ -72,4 +140,19 @@ class TrainConfig(StrictModel):
         ),
     )
     seed: int = 0
+    ema_gamma: float = Field(
+        0.3, gt=0, le=1, description="Weight of the newest value in the per-class val EMA."
+    )
     gate: GateConfig = Field(default_factory=GateConfig)
+    diagnosis: DiagnosisConfig = Field(default_factory=DiagnosisConfig)
+    casepack: CasePackConfig = Field(default_factory=CasePackConfig)
+    evolve: EvolveConfig = Field(default_factory=EvolveConfig)
+    momentum: MomentumConfig = Field(default_factory=MomentumConfig)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    roles: dict[Literal["judge", "evolve", "rank", "momentum", "consolidate"], RoleSettings] = Field(
+        default_factory=dict, description="Per-role model and sampling; unset roles use the agent's model."
+    )
+    workspace: Path | None = Field(
+        None,
+        description="Where training keeps bundle versions (default: <store folder>/workspaces/<run id>).",
+    )

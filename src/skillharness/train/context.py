@@ -1,0 +1,75 @@
+"""What every training step is handed: the session, the role caller, the pools and the run.
+
+Training is built from the train and val pools only (audit checklist: a sealed test pool): the
+context has no field that could hold test questions, so no training step can read them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from skillharness.agent.records import Prediction
+from skillharness.data.questions import Question
+from skillharness.infer.session import RunSession
+from skillharness.skills import Bundle
+from skillharness.store import RunKind, RunLog, RunProvenance, RunStore, content_hash
+from skillharness.train.caller import RoleCaller
+from skillharness.train.config import TrainConfig
+
+__all__ = ["TrainContext"]
+
+
+@dataclass(frozen=True)
+class TrainContext:
+    """The training run's shared, read-mostly state (the mutable state is the checkpoint)."""
+
+    run_id: str
+    config: TrainConfig
+    session: RunSession
+    caller: RoleCaller
+    train_questions: tuple[Question, ...]
+    val_questions: tuple[Question, ...]
+    task_types: tuple[str, ...]  # the trained classes
+    provenance: RunProvenance  # the training run's; children copy it with their own id and bundle
+
+    @property
+    def store(self) -> RunStore:
+        return self.session.store
+
+    @cached_property
+    def val_by_type(self) -> Mapping[str, tuple[Question, ...]]:
+        grouped: dict[str, list[Question]] = {}
+        for q in self.val_questions:
+            grouped.setdefault(q.task_type, []).append(q)
+        return {t: tuple(qs) for t, qs in sorted(grouped.items())}
+
+    @cached_property
+    def sampling_hash(self) -> str:
+        """The agent's sampling parameters, hashed: part of every BaselineCache key."""
+        return content_hash(self.session.agent_config.sampling)
+
+    @property
+    def temperature(self) -> float:
+        return self.session.agent_config.sampling.temperature or 0.0
+
+    async def child_log(self, suffix: str, bundle: Bundle, *, kind: RunKind, pool: str | None) -> RunLog:
+        """The writer of a child run (``<run id>.<suffix>``), created or resumed."""
+        provenance = self.provenance.model_copy(
+            update={
+                "run_id": f"{self.run_id}.{suffix}",
+                "kind": kind,
+                "bundle_hash": bundle.bundle_hash,
+                "pool": pool,
+                "parent_run_id": self.run_id,
+            }
+        )
+        return await self.store.open_or_resume(provenance)
+
+    async def rollout(
+        self, bundle: Bundle, draws: Sequence[tuple[Question, int]], suffix: str, *, kind: RunKind, pool: str
+    ) -> list[Prediction]:
+        """Roll ``bundle`` out on ``draws`` as child run ``suffix`` (resumable); the run is closed after."""
+        async with await self.child_log(suffix, bundle, kind=kind, pool=pool) as log:
+            return await self.session.rollout(bundle, draws, log)

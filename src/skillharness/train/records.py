@@ -1,0 +1,141 @@
+"""The values that flow between the training steps (SPEC section 4.3), one home each.
+
+rollout → :class:`Case` (a wrong answer with its trace) → diagnose → :class:`Diagnosis` →
+case packs → :class:`CasePack` → evolve → :class:`Candidate` or :class:`Refused` → validate →
+:class:`GateOutcome`. Rejections are remembered per target as :class:`RejectedEdit`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from skillharness.agent.records import Prediction, TraceStep
+from skillharness.data.questions import Question
+from skillharness.skills import Bundle, EditSet, EditTarget, RefusalReason
+from skillharness.train.gate import Decision
+from skillharness.train.prompt_specs import EditSetView
+from skillharness.util.model import StrictModel
+
+__all__ = [
+    "Candidate",
+    "Case",
+    "CasePack",
+    "Cause",
+    "Diagnosis",
+    "GateOutcome",
+    "GateReason",
+    "Refused",
+    "RejectedEdit",
+]
+
+
+class Cause(StrEnum):
+    """Where the waterfall put a wrong answer. Only ``defect`` reaches a skill body (audit P1-5)."""
+
+    INFRA = "infra"  # C1: excluded, asked again at the next rollout
+    FORMAT = "format"  # C1: parse error → system prompt and submit_answer's description
+    TOOL = "tool"  # C2: tool misuse or step budget exhausted → that tool's description
+    DEGRADED = "degraded"  # C2: frames failed or degraded, promised subtitles missing → excluded
+    DEFECT = "defect"  # C3: the instructions lack what the question needs
+    LAPSE = "lapse"  # C3: the instructions cover it; the agent slipped (uncertain counts here)
+    UNCERTAIN = "uncertain"  # C3 said so; treated as a lapse, counted apart
+    JUDGE_FAILED = "judge_failed"  # C3 call failed or its reply did not parse → excluded, retried
+
+    @property
+    def excluded(self) -> bool:
+        return self in (Cause.INFRA, Cause.DEGRADED, Cause.JUDGE_FAILED)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One wrong answer of a rollout, with the question and the stored trace it came from."""
+
+    question: Question
+    prediction: Prediction
+    trace: tuple[TraceStep, ...]
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """A case and what the waterfall made of it. ``target`` is None for excluded causes and lapses."""
+
+    case: Case
+    cause: Cause
+    target: EditTarget | None
+    reason: str
+    trace_summary: str = ""
+
+
+@dataclass(frozen=True)
+class CasePack:
+    """The defects of one target, capped and chosen deterministically; the gate skips their questions."""
+
+    target: EditTarget
+    cases: tuple[Diagnosis, ...]
+
+    @property
+    def evidence_ids(self) -> frozenset[str]:
+        return frozenset(d.case.question.question_id for d in self.cases)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A valid, applied edit set for one target: the bundle the gate will test."""
+
+    target: EditTarget
+    edit_set: EditSet
+    bundle: Bundle
+    document_before: str
+    document_after: str
+    choice: str  # "only" | "rank" | "rank_fallback" (the rank reply failed: first valid taken)
+    evidence_ids: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Refused:
+    """No candidate for a target this step: every proposal was refused, or none came back."""
+
+    target: EditTarget
+    reason: RefusalReason | str
+    detail: str
+    edit_set: EditSet | None = None
+    document_before: str = ""
+
+
+class GateReason(StrEnum):
+    """The five decisions a candidate can end with (SPEC section 4.3.6)."""
+
+    ACCEPT = "accept"
+    REJECT_EVIDENCE = "reject_evidence"
+    REJECT_INERTIA = "reject_inertia"
+    REJECT_GUARD = "reject_guard"
+    REJECT_INVALID = "reject_invalid"
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    """A validation's verdict and the evidence it rests on."""
+
+    reason: GateReason
+    detail: str
+    decision: Decision | None = None  # the ladder's last decision (None: nothing was drawn)
+    alpha: float = 0.0  # the alpha this gate spent
+    guard: dict[str, Any] | None = None  # McNemar guard result, for system and tool edits
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def accepted(self) -> bool:
+        return self.reason is GateReason.ACCEPT
+
+
+class RejectedEdit(StrictModel):
+    """A rejected edit set as remembered per target and shown to the next proposal."""
+
+    rationale: str
+    edits_json: str
+    outcome: str  # gate reason and a one-line detail
+
+    def view(self) -> EditSetView:
+        return EditSetView(rationale=self.rationale, edits_json=self.edits_json, outcome=self.outcome)
