@@ -1,0 +1,106 @@
+"""Opening a training run: the config's pools, the session and the role caller, as a TrainContext.
+
+The test pool's ids are dropped here, before anything training-related exists (a sealed holdout):
+:class:`TrainContext` is built from the train and val questions only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Protocol
+
+from skillharness.data.loader import load_questions
+from skillharness.data.pools import load_pools
+from skillharness.data.questions import Question
+from skillharness.errors import ConfigError
+from skillharness.infer.runner import InferSettings, check_media
+from skillharness.infer.session import open_session
+from skillharness.skills import Bundle
+from skillharness.store import RunKind, RunProvenance, content_hash
+from skillharness.train.caller import RoleCaller
+from skillharness.train.config import TrainConfig
+from skillharness.train.context import TrainContext
+from skillharness.train.templates import load_templates
+from skillharness.util.atomic import sha256_file
+
+__all__ = ["TrainSettings", "default_train_run_id", "open_training", "trained_task_types"]
+
+
+class TrainSettings(InferSettings, Protocol):
+    """The config sections training reads (``skillharness.config.Config`` is one)."""
+
+    @property
+    def train(self) -> TrainConfig: ...
+
+
+def default_train_run_id() -> str:
+    return f"train-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
+
+
+def _pool_questions(config: TrainSettings) -> tuple[tuple[Question, ...], tuple[Question, ...], str]:
+    data = config.data
+    if data.questions is None or data.pools is None:
+        raise ConfigError(
+            "training needs data.questions and data.pools (a pools.json from `skillharness split`)"
+        )
+    frozen = load_pools(data.pools, data.pools_sha256)
+    by_id = {q.question_id: q for q in load_questions(data.questions, data.benchmark)}
+    pools: dict[str, tuple[Question, ...]] = {}
+    for name in ("train", "val"):
+        ids = frozen.questions.get(name, ())
+        missing = [qid for qid in ids if qid not in by_id]
+        if missing:
+            raise ConfigError(f"pools.json names {len(missing)} {name} question(s) not in {data.questions}")
+        pools[name] = tuple(by_id[qid] for qid in ids)
+    return pools["train"], pools["val"], frozen.sha256
+
+
+def trained_task_types(config: TrainConfig, val: tuple[Question, ...]) -> tuple[str, ...]:
+    """The classes training edits: the configured ones, else every class with val questions."""
+    if config.task_types:
+        return tuple(config.task_types)
+    return tuple(sorted({q.task_type for q in val}))
+
+
+@contextlib.asynccontextmanager
+async def open_training(
+    config: TrainSettings, bundle: Bundle, *, run_id: str, kind: RunKind = RunKind.TRAIN
+) -> AsyncIterator[TrainContext]:
+    """A :class:`TrainContext` for ``run_id`` whose session stays open for the block."""
+    train, val, pools_sha = _pool_questions(config)
+    check_media(config.data, train + val)
+    templates = load_templates(config.train.prompts_dir)
+    questions_sha = sha256_file(config.data.questions) if config.data.questions else ""
+    provenance = RunProvenance(
+        run_id=run_id,
+        kind=kind,
+        config_hash=content_hash({"config": config.fingerprint(), "questions_sha256": questions_sha}),
+        bundle_hash=bundle.bundle_hash,
+        pools_sha256=pools_sha,
+        pool="train",
+        model=config.llm.model,
+        endpoints=tuple(ep.base_url for ep in config.llm.endpoints),
+        sampling=config.agent.sampling,
+    )
+    async with open_session(
+        data=config.data,
+        agent=config.agent,
+        llm=config.llm,
+        cache=config.cache,
+        store=config.store,
+        salt=run_id,
+    ) as session:
+        caller = RoleCaller(session.stack, templates, config.llm.model, config.train.roles)
+        yield TrainContext(
+            run_id=run_id,
+            config=config.train,
+            session=session,
+            caller=caller,
+            train_questions=train,
+            val_questions=val,
+            task_types=trained_task_types(config.train, val),
+            provenance=provenance,
+        )
