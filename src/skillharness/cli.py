@@ -50,6 +50,7 @@ def _register() -> None:
     from skillharness.commands import sim as sim_cmd
     from skillharness.commands import split as split_cmd
     from skillharness.commands import templates as templates_cmd
+    from skillharness.commands import train as train_cmd
 
     split_cmd.register(app)
     gate_cmd.register(app)
@@ -63,6 +64,7 @@ def _register() -> None:
     demo_cmd.register(app)
     templates_cmd.register(app)
     preflight_cmd.register(app)
+    train_cmd.register(app)
 
 
 def main() -> None:

@@ -154,6 +154,16 @@ class Bundle:
         except KeyError:
             raise SkillError(f"{self.source}: no skill for task type {task_type!r} ({slug}.md)") from None
 
+    def text_of(self, target: EditTarget) -> str:
+        """The whole current text an edit set for ``target`` works on (a skill: all regions)."""
+        if target.kind == "skill":
+            return self.skill(target.name or "").render()
+        if target.kind == "system":
+            return self.system_prompt
+        if target.name not in self.tools:
+            raise SkillError(f"unknown tool {target.name!r}; known: {', '.join(self.tools)}")
+        return self.tools[target.name]
+
     def missing_task_types(self, task_types: Iterable[str]) -> list[str]:
         """The task types among ``task_types`` without a skill document."""
         return [t for t in task_types if slugify(t) not in self.skills]

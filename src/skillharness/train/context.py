@@ -7,8 +7,9 @@ context has no field that could hold test questions, so no training step can rea
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from skillharness.agent.records import Prediction
 from skillharness.data.questions import Question
@@ -33,6 +34,8 @@ class TrainContext:
     val_questions: tuple[Question, ...]
     task_types: tuple[str, ...]  # the trained classes
     provenance: RunProvenance  # the training run's; children copy it with their own id and bundle
+    # Val scores by bundle hash: each version is scored once per process (filled by scoring).
+    val_scores: dict[str, Any] = field(default_factory=dict)
 
     @property
     def store(self) -> RunStore:

@@ -1,0 +1,88 @@
+"""``skillharness train``: preflight, baseline, the loop, and (when chosen) the holdout eval."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from skillharness.config import load_config
+from skillharness.errors import ConfigError
+from skillharness.train.budget import TrainingStopped
+from skillharness.train.experiment import default_train_run_id
+from skillharness.train.preflight import run_preflight
+from skillharness.train.progress import TrainProgress
+from skillharness.train.training import TrainOutcome, TrainRequest, run_folder, run_training
+
+
+def train(
+    config: Path = typer.Option(..., "--config", help="The experiment's YAML (experiment.yaml)."),
+    run_id: str | None = typer.Option(None, "--run-id", help="Name the run (default: generated)."),
+    resume: str | None = typer.Option(
+        None, "--resume", help="Continue this training run from its checkpoint."
+    ),
+    baseline: str | None = typer.Option(
+        None, "--baseline", help="Reuse this infer run of the initial bundle on val as the baseline."
+    ),
+    stop_file: Path | None = typer.Option(
+        None, "--stop-file", help="Stop cleanly after the current decision when this file appears."
+    ),
+    skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Do not run preflight first."),
+) -> None:
+    """Train the bundle against the gate; Ctrl-C, a stop file or the budget stop it resumably."""
+    settings = load_config(config)
+    if resume is not None and run_id is not None and run_id != resume:
+        raise ConfigError("give --resume RUN alone (it names the run to continue)")
+    chosen = resume or run_id or default_train_run_id()
+    console = Console()
+    if not skip_preflight:
+        report = run_preflight(settings)
+        if not report.ok:
+            for problem in report.problems:
+                console.print(f"[red]preflight[/] {problem.check}: {problem.message}")
+            raise typer.Exit(2)
+    folder = run_folder(config.resolve().parent, chosen)
+    request = TrainRequest(
+        run_id=chosen,
+        folder=folder,
+        resume=resume is not None,
+        baseline_run=baseline,
+        stop_file=stop_file or folder / "STOP",
+    )
+    console.print(f"training run [bold]{chosen}[/] in {folder}")
+    try:
+        with TrainProgress(console, run_id=chosen, epochs=settings.train.epochs) as progress:
+            outcome = asyncio.run(run_training(settings, request, observer=progress))
+    except TrainingStopped as exc:
+        console.print(f"[yellow]stopped[/]: {exc}")
+        console.print(f"resume with: skillharness train --config {config} --resume {chosen}")
+        raise typer.Exit(3) from None
+    except KeyboardInterrupt:
+        console.print(
+            f"[yellow]interrupted[/]; resume with: skillharness train --config {config} --resume {chosen}"
+        )
+        raise typer.Exit(130) from None
+    print_outcome(console, outcome)
+
+
+def print_outcome(console: Console, outcome: TrainOutcome) -> None:
+    """Baseline against final on val with intervals, the decisions, and alpha spent."""
+    ckpt = outcome.checkpoint
+    for name, score in (("baseline", outcome.baseline), ("final", outcome.final)):
+        low, high = score.interval()
+        console.print(
+            f"val {name:8s} {score.accuracy:6.1%}  [{low:.1%}, {high:.1%}]  ({score.correct}/{score.n})"
+        )
+    gain = outcome.gain
+    console.print(f"val gain {gain['gain']:+.1%}  [{gain['low']:+.1%}, {gain['high']:+.1%}]")
+    console.print(
+        f"state {ckpt.state.value}{' (' + ckpt.stop_reason + ')' if ckpt.stop_reason else ''}; "
+        f"final version {ckpt.version} in {outcome.workspace}"
+    )
+    console.print(f"alpha spent {ckpt.alpha_spent:.3f} over {ckpt.gates_run} gate(s)")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train")(train)

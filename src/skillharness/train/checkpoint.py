@@ -1,0 +1,104 @@
+"""The training loop's state: one versioned type, written atomically after every decision.
+
+Crash order (see :mod:`skillharness.train.loop`): a new bundle version is committed to the
+workspace first, then the checkpoint. Every version records the cursor that made it, so a resume
+whose checkpoint is one decision behind adopts that version instead of making it again. Every
+random choice is derived from ``(seed, epoch, step, gate index)``, so no RNG state is kept.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError
+
+from skillharness.errors import ConfigError
+from skillharness.train.prompt_specs import EditSetView
+from skillharness.train.records import RejectedEdit
+from skillharness.util.atomic import atomic_write_json
+from skillharness.util.model import StrictModel
+
+__all__ = ["CHECKPOINT_FILE", "CHECKPOINT_SCHEMA_VERSION", "AcceptedEdit", "Checkpoint", "RunState"]
+
+CHECKPOINT_FILE = "checkpoint.json"
+CHECKPOINT_SCHEMA_VERSION = 1
+
+
+class RunState(StrEnum):
+    RUNNING = "running"
+    FINISHED = "finished"  # every epoch ran
+    STOPPED_EARLY = "stopped_early"  # patience ran out
+    INTERRUPTED = "interrupted"  # Ctrl-C, SIGTERM, stop file or budget: resumable
+
+
+class AcceptedEdit(StrictModel):
+    """An accepted edit of the current epoch, kept for slow momentum."""
+
+    target: str
+    rationale: str
+    edits_json: str
+
+    def view(self) -> EditSetView:
+        return EditSetView(rationale=self.rationale, edits_json=self.edits_json)
+
+
+class Checkpoint(StrictModel):
+    """Where the loop is and what it remembers. Epochs are 1-based; epoch 0 is the baseline."""
+
+    schema_version: Literal[1] = CHECKPOINT_SCHEMA_VERSION
+    run_id: str
+    baseline_run_id: str
+    state: RunState = RunState.RUNNING
+    # The cursor: the next (epoch, step, target) to run, and the next decision / gate numbers.
+    epoch: int = 1
+    step: int = 0
+    target_index: int = 0
+    decision_index: int = 0  # every candidate, valid or not, gets one (gate_decisions key)
+    gates_run: int = 0  # gates that drew observations: the alpha-spending index
+    version: str = "v0000"  # the incumbent
+    step_version: str | None = None  # the incumbent when the current step began (its proposals' base)
+    rejected: dict[str, list[RejectedEdit]] = Field(default_factory=dict)
+    accepted_this_epoch: dict[str, list[AcceptedEdit]] = Field(default_factory=dict)
+    ema: dict[str, float] = Field(default_factory=dict)
+    best_score: float | None = None  # best epoch-end val accuracy (the baseline's at first)
+    epochs_without_improvement: int = 0
+    momentum_done: list[str] = Field(default_factory=list)  # "epoch:slug"
+    epoch_end_done: int = 0  # last epoch whose end (momentum, consolidate, score) completed
+    alpha_spent: float = 0.0
+    stop_reason: str = ""
+
+    def save(self, folder: Path) -> None:
+        """Write atomically (temp file, fsync, replace): a crash leaves the previous one (P1-7)."""
+        atomic_write_json(folder / CHECKPOINT_FILE, self.model_dump(mode="json"))
+
+    @classmethod
+    def load(cls, folder: Path) -> Checkpoint:
+        path = folder / CHECKPOINT_FILE
+        if not path.is_file():
+            raise ConfigError(f"no checkpoint at {path}: nothing to resume", file=str(path))
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"{path}: unreadable checkpoint: {exc}", file=str(path)) from exc
+        version = data.get("schema_version") if isinstance(data, dict) else None
+        if version != CHECKPOINT_SCHEMA_VERSION:
+            raise ConfigError(
+                f"{path}: checkpoint schema version {version!r}; this skillharness reads "
+                f"{CHECKPOINT_SCHEMA_VERSION}",
+                file=str(path),
+            )
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(f"{path}: invalid checkpoint: {exc}", file=str(path)) from exc
+
+    def remember_rejection(self, target: str, edit: RejectedEdit, keep: int) -> Checkpoint:
+        history = [*self.rejected.get(target, []), edit][-keep:] if keep else []
+        return self.model_copy(update={"rejected": {**self.rejected, target: history}})
+
+    def remember_accept(self, target: str, edit: AcceptedEdit) -> Checkpoint:
+        done = [*self.accepted_this_epoch.get(target, []), edit]
+        return self.model_copy(update={"accepted_this_epoch": {**self.accepted_this_epoch, target: done}})

@@ -1,0 +1,181 @@
+"""One target's decision: validate its candidate, commit or revert, and record what happened.
+
+The order is the audit's: decide, then commit the workspace version, then write the decision and
+the ``dual_metric`` rows of the version that stands (P2-5), and only then the checkpoint. A
+version carries the cursor that made it, so a resume adopts it instead of committing it twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from skillharness.skills import Bundle, EditLimits, EditRecord, EditTarget, Refusal, Workspace
+from skillharness.store import DualMetricRow, GateDecisionRow
+from skillharness.train.checkpoint import AcceptedEdit, Checkpoint
+from skillharness.train.context import TrainContext
+from skillharness.train.gate import gate_alpha
+from skillharness.train.records import Candidate, GateOutcome, GateReason, Refused, RejectedEdit
+from skillharness.train.scoring import val_score
+from skillharness.train.validate import validate
+
+__all__ = ["commit_or_adopt", "decide", "edit_limits", "task_type_of_target"]
+
+
+def edit_limits(ctx: TrainContext) -> EditLimits:
+    return EditLimits(max_edits=ctx.config.evolve.max_edits, max_body_chars=ctx.config.evolve.max_body_chars)
+
+
+def task_type_of_target(ctx: TrainContext, target: EditTarget) -> str | None:
+    """The trained class a skill target belongs to (skill targets are named by slug)."""
+    if target.kind != "skill":
+        return None
+    for task_type in ctx.task_types:
+        if EditTarget.skill(task_type).name == target.name:
+            return task_type
+    return None
+
+
+def commit_or_adopt(
+    ws: Workspace, bundle: Bundle, parent: str, cursor: dict[str, Any], record: EditRecord
+) -> str:
+    """Commit ``bundle`` as a new version, unless one made at ``cursor`` exists (a crash after commit)."""
+    for version in ws.history():
+        if version.edit.details.get("cursor") == cursor:
+            if ws.current_version != version.version:
+                ws.revert(version.version)
+            return version.version
+    details = {**record.details, "cursor": cursor}
+    return ws.commit(bundle, parent, record.model_copy(update={"details": details}))
+
+
+def _rebase(ctx: TrainContext, incumbent: Bundle, proposal: Candidate | Refused) -> Candidate | Refused:
+    """The chosen edit set applied to the incumbent as it stands now (an earlier target may have moved it)."""
+    if isinstance(proposal, Refused) or proposal.bundle.bundle_hash == incumbent.bundle_hash:
+        return proposal
+    rebased = incumbent.apply(proposal.target, proposal.edit_set, edit_limits(ctx))
+    if isinstance(rebased, Refusal):
+        return Refused(proposal.target, rebased.reason, rebased.detail, proposal.edit_set)
+    return dataclasses.replace(
+        proposal,
+        bundle=rebased,
+        document_before=incumbent.text_of(proposal.target),
+        document_after=rebased.text_of(proposal.target),
+    )
+
+
+async def decide(
+    ctx: TrainContext,
+    ws: Workspace,
+    ckpt: Checkpoint,
+    proposal: Candidate | Refused,
+    *,
+    cursor: dict[str, Any],
+) -> Checkpoint:
+    """Gate ``proposal`` against the incumbent and return the checkpoint after its decision."""
+    incumbent = ws.load(ckpt.version)
+    proposal = _rebase(ctx, incumbent, proposal)
+    label = proposal.target.label()
+    alpha = 0.0
+    if isinstance(proposal, Refused):
+        outcome = GateOutcome(GateReason.REJECT_INVALID, f"{proposal.reason}: {proposal.detail}"[:300])
+    else:
+        gate = ctx.config.gate
+        alpha = gate_alpha(gate.alpha, gate.alpha_spending, ckpt.gates_run + 1)
+        outcome = await validate(ctx, incumbent, proposal, gate_index=ckpt.decision_index, alpha=alpha)
+    version_after = None
+    if outcome.accepted and isinstance(proposal, Candidate):
+        record = EditRecord(target=label, reason=f"accept: {outcome.detail}", edit_set=proposal.edit_set)
+        version_after = commit_or_adopt(ws, proposal.bundle, ckpt.version, cursor, record)
+    drew = outcome.decision is not None
+    await ctx.store.aupsert([_decision_row(ctx, ckpt, proposal, outcome, cursor, version_after)])
+    edits_json = _edits_json(proposal)
+    rationale = proposal.edit_set.rationale if proposal.edit_set is not None else ""
+    if version_after is not None:
+        ckpt = ckpt.remember_accept(
+            label, AcceptedEdit(target=label, rationale=rationale, edits_json=edits_json)
+        )
+    else:
+        memo = RejectedEdit(
+            rationale=rationale, edits_json=edits_json, outcome=f"{outcome.reason}: {outcome.detail}"
+        )
+        ckpt = ckpt.remember_rejection(label, memo, ctx.config.evolve.rejected_memory)
+    ckpt = ckpt.model_copy(
+        update={
+            "version": version_after or ckpt.version,
+            "decision_index": ckpt.decision_index + 1,
+            "gates_run": ckpt.gates_run + int(drew),
+            "alpha_spent": ckpt.alpha_spent + (alpha if drew else 0.0),
+        }
+    )
+    return await record_dual_metric(ctx, ws, ckpt, proposal.target, cursor)
+
+
+async def record_dual_metric(
+    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, target: EditTarget, cursor: dict[str, Any]
+) -> Checkpoint:
+    """The standing version's val accuracy on the target's class and on all val, and the γ-EMA."""
+    score = await val_score(ctx, ws.load(ckpt.version))
+    gamma = ctx.config.ema_gamma
+    ema = {
+        t: score.class_accuracy(t)
+        if t not in ckpt.ema
+        else gamma * score.class_accuracy(t) + (1 - gamma) * ckpt.ema[t]
+        for t in ctx.task_types
+    }
+    task_type = task_type_of_target(ctx, target)
+    target_correct, target_n = (
+        score.per_class.get(task_type, (0, 0)) if task_type else (score.correct, score.n)
+    )
+    row = DualMetricRow(
+        train_run_id=ctx.run_id,
+        epoch=cursor["epoch"],
+        step=cursor.get("step", -1),
+        target=target.label(),
+        version=ckpt.version,
+        target_correct=target_correct,
+        target_n=target_n,
+        val_correct=score.correct,
+        val_n=score.n,
+        ema=ema,
+    )
+    await ctx.store.aupsert([row])
+    return ckpt.model_copy(update={"ema": ema})
+
+
+def _edits_json(proposal: Candidate | Refused) -> str:
+    if proposal.edit_set is None:
+        return "{}"
+    return json.dumps(proposal.edit_set.model_dump(mode="json"), ensure_ascii=False, sort_keys=True)
+
+
+def _decision_row(
+    ctx: TrainContext,
+    ckpt: Checkpoint,
+    proposal: Candidate | Refused,
+    outcome: GateOutcome,
+    cursor: dict[str, Any],
+    version_after: str | None,
+) -> GateDecisionRow:
+    evidence: dict[str, Any] = {**outcome.evidence, "alpha": outcome.alpha, "guard": outcome.guard}
+    if outcome.decision is not None:
+        evidence["decision"] = outcome.decision.to_record()
+    if isinstance(proposal, Candidate):
+        evidence["choice"] = proposal.choice
+    return GateDecisionRow(
+        train_run_id=ctx.run_id,
+        gate_index=ckpt.decision_index,
+        epoch=cursor["epoch"],
+        step=cursor.get("step", -1),
+        target=proposal.target.label(),
+        reason=outcome.reason.value,
+        detail=outcome.detail,
+        evidence=evidence,
+        version_before=ckpt.version,
+        version_after=version_after,
+        rationale=proposal.edit_set.rationale if proposal.edit_set is not None else "",
+        edits=proposal.edit_set.model_dump(mode="json") if proposal.edit_set is not None else {},
+        document_before=proposal.document_before,
+        document_after=proposal.document_after if isinstance(proposal, Candidate) else None,
+    )

@@ -1,0 +1,139 @@
+"""Epoch end (SPEC 4.4): slow momentum, system-prompt consolidation, the val score, patience.
+
+Momentum and consolidation are edits like any other: gated unless ``train.momentum.gated`` is
+false, committed with their cursor (so a resume never writes them twice: audit P0-6), and marked
+done in the checkpoint. Patience counts *epochs* without improvement of the epoch-end val
+score over the best so far, the baseline's included (audit P0-5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from skillharness.skills import EditRecord, EditSet, EditTarget, MomentumUpdate, Refusal, Workspace
+from skillharness.store import RunMetric
+from skillharness.train.checkpoint import Checkpoint, RunState
+from skillharness.train.context import TrainContext
+from skillharness.train.decide import commit_or_adopt, decide, task_type_of_target
+from skillharness.train.records import Candidate, Refused
+from skillharness.train.replies import ConsolidateReply, MomentumReply, ReplyRefusal, parse_reply
+from skillharness.train.scoring import val_score
+
+__all__ = ["end_epoch"]
+
+
+async def end_epoch(
+    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, *, save: Callable[[Checkpoint], None]
+) -> Checkpoint:
+    """Run the end of ``ckpt.epoch``; the returned checkpoint says whether training goes on."""
+    epoch = ckpt.epoch
+    if ctx.config.momentum.enabled:
+        for label in sorted(ckpt.accepted_this_epoch):
+            if label.startswith("skill:") and f"{epoch}:{label}" not in ckpt.momentum_done:
+                ckpt = await _momentum(ctx, ws, ckpt, label)
+                ckpt = ckpt.model_copy(update={"momentum_done": [*ckpt.momentum_done, f"{epoch}:{label}"]})
+                save(ckpt)
+    system = ws.load(ckpt.version).system_prompt
+    if len(system) > ctx.config.evolve.max_system_chars and f"{epoch}:system" not in ckpt.momentum_done:
+        ckpt = await _consolidate(ctx, ws, ckpt)
+        ckpt = ckpt.model_copy(update={"momentum_done": [*ckpt.momentum_done, f"{epoch}:system"]})
+        save(ckpt)
+    score = await val_score(ctx, ws.load(ckpt.version))
+    improved = ckpt.best_score is None or score.accuracy > ckpt.best_score
+    waiting = 0 if improved else ckpt.epochs_without_improvement + 1
+    low, high = score.interval()
+    await ctx.store.aupsert(
+        [
+            RunMetric(
+                run_id=ctx.run_id,
+                name=f"epoch_end/{epoch:03d}",
+                value={
+                    "epoch": epoch,
+                    "version": ckpt.version,
+                    "correct": score.correct,
+                    "n": score.n,
+                    "accuracy": score.accuracy,
+                    "low": low,
+                    "high": high,
+                    "per_class": {t: list(v) for t, v in score.per_class.items()},
+                    "improved": improved,
+                },
+            )
+        ]
+    )
+    stop = waiting >= ctx.config.early_stop_patience
+    return ckpt.model_copy(
+        update={
+            "best_score": score.accuracy if improved else ckpt.best_score,
+            "epochs_without_improvement": waiting,
+            "epoch_end_done": epoch,
+            "state": RunState.STOPPED_EARLY if stop else ckpt.state,
+            "stop_reason": f"no val improvement for {waiting} epoch(s)" if stop else ckpt.stop_reason,
+        }
+    )
+
+
+async def _momentum(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, label: str) -> Checkpoint:
+    incumbent = ws.load(ckpt.version)
+    target = EditTarget(kind="skill", name=label.split(":", 1)[1])
+    task_type = task_type_of_target(ctx, target) or target.name or ""
+    max_chars = ctx.config.momentum.max_chars
+    answer = await ctx.caller.ask(
+        "slow_momentum",
+        {
+            "task_type": task_type,
+            "document": incumbent.text_of(target),
+            "accepted": [edit.view() for edit in ckpt.accepted_this_epoch[label]],
+            "epoch": ckpt.epoch,
+            "max_chars": max_chars,
+        },
+    )
+    reply = parse_reply(MomentumReply, answer.text)
+    if isinstance(reply, ReplyRefusal):
+        detail = answer.error or reply.detail
+        return await decide(
+            ctx, ws, ckpt, Refused(target, "momentum_failed", detail), cursor=_cursor(ckpt, label)
+        )
+    update = MomentumUpdate.sanitized(reply.guidance, max_chars=max_chars)
+    bundle = incumbent.with_momentum(target.name or "", update)
+    edit_set = EditSet(skill_update_mode="patch", edits=(), rationale=f"slow momentum, epoch {ckpt.epoch}")
+    candidate = Candidate(
+        target, edit_set, bundle, incumbent.text_of(target), bundle.text_of(target), choice="momentum"
+    )
+    if ctx.config.momentum.gated:
+        return await decide(ctx, ws, ckpt, candidate, cursor=_cursor(ckpt, label))
+    record = EditRecord(target=label, reason="slow momentum (ungated)", edit_set=None)
+    version = commit_or_adopt(ws, bundle, ckpt.version, _cursor(ckpt, label), record)
+    return ckpt.model_copy(update={"version": version})
+
+
+async def _consolidate(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint) -> Checkpoint:
+    incumbent = ws.load(ckpt.version)
+    target = EditTarget.system()
+    answer = await ctx.caller.ask(
+        "consolidate_system",
+        {"document": incumbent.system_prompt, "max_chars": ctx.config.evolve.max_system_chars},
+    )
+    reply = parse_reply(ConsolidateReply, answer.text)
+    cursor = _cursor(ckpt, "system")
+    if isinstance(reply, ReplyRefusal):
+        refused = Refused(target, "consolidate_failed", answer.error or reply.detail)
+        return await decide(ctx, ws, ckpt, refused, cursor=cursor)
+    edit_set = EditSet(
+        skill_update_mode="rewrite",
+        edits=(),
+        body=reply.system_prompt,
+        rationale="consolidate the system prompt",
+    )
+    applied = incumbent.apply(target, edit_set)
+    if isinstance(applied, Refusal):
+        refused = Refused(target, applied.reason, applied.detail, edit_set, incumbent.system_prompt)
+        return await decide(ctx, ws, ckpt, refused, cursor=cursor)
+    candidate = Candidate(
+        target, edit_set, applied, incumbent.system_prompt, applied.system_prompt, choice="consolidate"
+    )
+    return await decide(ctx, ws, ckpt, candidate, cursor=cursor)
+
+
+def _cursor(ckpt: Checkpoint, what: str) -> dict[str, object]:
+    return {"epoch": ckpt.epoch, "epoch_end": what}

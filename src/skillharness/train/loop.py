@@ -1,0 +1,71 @@
+"""The training loop, as SPEC section 4 says it, on one screen.
+
+    for each epoch:
+        for each step (train units shuffled from the seed):
+            rollout → diagnose → case packs → evolve and rank → for each target: apply, gate, record
+            checkpoint after every decision
+        epoch end: slow momentum, consolidate_system, the val score, patience in epochs
+
+Every step is a module of its own (step, decide, epoch_end, validate, evolve, diagnose); this
+module only sequences them and saves the checkpoint between them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from skillharness.skills import Workspace
+from skillharness.train.batches import plan_steps
+from skillharness.train.checkpoint import Checkpoint, RunState
+from skillharness.train.context import TrainContext
+from skillharness.train.epoch_end import end_epoch
+from skillharness.train.step import run_step
+
+__all__ = ["LoopObserver", "train_epochs"]
+
+
+class LoopObserver(Protocol):
+    """What the loop tells a progress display (all optional to act on)."""
+
+    def on_start(self, ctx: TrainContext) -> None: ...
+    def on_step(self, ckpt: Checkpoint, steps_in_epoch: int) -> None: ...
+    def on_checkpoint(self, ckpt: Checkpoint) -> None: ...
+
+
+async def train_epochs(
+    ctx: TrainContext,
+    ws: Workspace,
+    ckpt: Checkpoint,
+    *,
+    save: Callable[[Checkpoint], None],
+    check_stop: Callable[[], None],
+    observer: LoopObserver,
+) -> Checkpoint:
+    """Run from ``ckpt``'s cursor to the last epoch or an early stop; return the final checkpoint.
+
+    ``check_stop`` raises to stop cleanly (budget, stop file); it is called before every step and
+    every decision, where the saved checkpoint is exactly resumable.
+    """
+
+    def saved(state: Checkpoint) -> None:
+        save(state)
+        observer.on_checkpoint(state)
+
+    while ckpt.state is RunState.RUNNING and ckpt.epoch <= ctx.config.epochs:
+        steps = plan_steps(ctx.train_questions, ctx.config.batch_size, seed=ctx.config.seed, epoch=ckpt.epoch)
+        while ckpt.step < len(steps):
+            check_stop()
+            observer.on_step(ckpt, len(steps))
+            ckpt = await run_step(ctx, ws, ckpt, steps[ckpt.step], save=saved, before_decision=check_stop)
+            saved(ckpt)
+        if ckpt.epoch_end_done < ckpt.epoch:
+            ckpt = await end_epoch(ctx, ws, ckpt, save=saved)
+            saved(ckpt)
+        if ckpt.state is RunState.RUNNING:
+            ckpt = ckpt.model_copy(update={"epoch": ckpt.epoch + 1, "step": 0, "accepted_this_epoch": {}})
+            saved(ckpt)
+    if ckpt.state is RunState.RUNNING:
+        ckpt = ckpt.model_copy(update={"state": RunState.FINISHED})
+        saved(ckpt)
+    return ckpt

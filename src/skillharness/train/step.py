@@ -1,0 +1,76 @@
+"""One training step (SPEC 4.3): rollout → diagnose → case packs → evolve → per target, decide.
+
+Proposals are made against the bundle as it stood when the step began (recorded in the
+checkpoint), so a resumed step asks the same prompts and gets the same answers from the run's
+cache; each chosen edit set is then re-applied to the incumbent of the moment (see decide).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from skillharness.data.questions import Question
+from skillharness.skills import Workspace
+from skillharness.store import RunKind, TrainStepRow
+from skillharness.train.casepack import build_case_packs
+from skillharness.train.checkpoint import Checkpoint
+from skillharness.train.context import TrainContext
+from skillharness.train.decide import decide
+from skillharness.train.diagnose import diagnose
+from skillharness.train.evolve import evolve_all
+from skillharness.train.records import Candidate
+
+__all__ = ["run_step"]
+
+
+async def run_step(
+    ctx: TrainContext,
+    ws: Workspace,
+    ckpt: Checkpoint,
+    batch: list[Question],
+    *,
+    save: Callable[[Checkpoint], None],
+    before_decision: Callable[[], None],
+) -> Checkpoint:
+    """Run the step at ``ckpt``'s cursor; ``save`` is called after every decision."""
+    epoch, step = ckpt.epoch, ckpt.step
+    if ckpt.step_version is None:
+        ckpt = ckpt.model_copy(update={"step_version": ckpt.version})
+        save(ckpt)
+    start = ws.load(ckpt.step_version or ckpt.version)
+    sample = epoch - 1 if ctx.temperature > 0 else 0  # a fresh sample per epoch when sampling
+    suffix = f"e{epoch}s{step}.roll"
+    predictions = await ctx.rollout(
+        start, [(q, sample) for q in batch], suffix, kind=RunKind.INFER, pool="train"
+    )
+    report = await diagnose(ctx, start, f"{ctx.run_id}.{suffix}", predictions)
+    packs = build_case_packs(
+        report.diagnoses,
+        max_cases=ctx.config.casepack.max_cases,
+        seed=ctx.config.seed,
+        salt=f"{epoch}:{step}",
+    )
+    rejected = {label: tuple(memo) for label, memo in ckpt.rejected.items()}
+    proposals = await evolve_all(ctx, start, packs, rejected)
+    for index in range(ckpt.target_index, len(proposals)):
+        before_decision()
+        cursor = {"epoch": epoch, "step": step, "target": index}
+        ckpt = await decide(ctx, ws, ckpt, proposals[index], cursor=cursor)
+        ckpt = ckpt.model_copy(update={"target_index": index + 1})
+        save(ckpt)
+    summary = {
+        "rollout_run": f"{ctx.run_id}.{suffix}",
+        "questions": len(batch),
+        "correct": sum(1 for p in predictions if p.correct),
+        "waterfall": report.counts,
+        "judge_calls": report.judge_calls,
+        "fingerprint_hits": report.fingerprint_hits,
+        "packs": {p.target.label(): len(p.cases) for p in packs},
+        "candidates": {
+            p.target.label(): (p.choice if isinstance(p, Candidate) else f"refused: {p.reason}")
+            for p in proposals
+        },
+        "version_after": ckpt.version,
+    }
+    await ctx.store.aupsert([TrainStepRow(train_run_id=ctx.run_id, epoch=epoch, step=step, summary=summary)])
+    return ckpt.model_copy(update={"step": step + 1, "target_index": 0, "step_version": None})

@@ -1,0 +1,216 @@
+"""A whole training run: workspace, baseline, the loop, and what it leaves behind.
+
+The run's folder (``<experiment>/runs/<run id>/``) holds the workspace of bundle versions and
+the checkpoint. The store holds the training run, its children (baseline, rollouts, gate arms,
+val scores) and the ledger. A stop of any kind (Ctrl-C, SIGTERM, stop file, budget) leaves the
+run ``interrupted`` with a checkpoint that ``--resume`` continues exactly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skillharness.errors import ConfigError, StoreError
+from skillharness.infer.runner import load_bundle
+from skillharness.skills import Bundle, Workspace
+from skillharness.store import RunMetric, RunReader, RunStatus
+from skillharness.train.budget import StopGuard, TrainingStopped
+from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
+from skillharness.train.context import TrainContext
+from skillharness.train.experiment import TrainSettings, open_training
+from skillharness.train.loop import LoopObserver, train_epochs
+from skillharness.train.scoring import ValScore, score_predictions, val_score
+
+__all__ = ["TrainOutcome", "TrainRequest", "run_folder", "run_training"]
+
+
+@dataclass(frozen=True)
+class TrainRequest:
+    """What the ``train`` command asks for."""
+
+    run_id: str
+    folder: Path  # the run's folder (workspace, checkpoint, stop file)
+    resume: bool = False
+    baseline_run: str | None = None  # reuse this infer run of the initial bundle on val
+    stop_file: Path | None = None
+
+
+@dataclass(frozen=True)
+class TrainOutcome:
+    run_id: str
+    checkpoint: Checkpoint
+    workspace: Path
+    baseline: ValScore
+    final: ValScore
+    gain: dict[str, float]
+    usage: dict[str, dict[str, float]]
+
+
+def run_folder(experiment_dir: Path, run_id: str) -> Path:
+    return experiment_dir / "runs" / run_id
+
+
+class _Quiet:
+    def on_start(self, ctx: TrainContext) -> None:
+        return None
+
+    def on_step(self, ckpt: Checkpoint, steps_in_epoch: int) -> None:
+        return None
+
+    def on_checkpoint(self, ckpt: Checkpoint) -> None:
+        return None
+
+
+def _workspace(request: TrainRequest, initial: Bundle) -> Workspace:
+    path = request.folder / "workspace"
+    if request.resume:
+        if not (request.folder / CHECKPOINT_FILE).is_file():
+            raise ConfigError(f"cannot resume {request.run_id}: no checkpoint in {request.folder}")
+        return Workspace.open(path)
+    if path.exists() or (request.folder / CHECKPOINT_FILE).exists():
+        raise ConfigError(
+            f"run {request.run_id} already has a folder at {request.folder}; resume it with "
+            f"--resume {request.run_id} or choose another --run-id"
+        )
+    return Workspace.create(path, initial, reason="initial bundle")
+
+
+async def _baseline(ctx: TrainContext, initial: Bundle, store_url: str, reuse: str | None) -> ValScore:
+    """The ``infer_adhoc`` baseline on val: a reused run (provenance checked) or a child run."""
+    if reuse is None:
+        return await val_score(ctx, initial, run_suffix="baseline")
+    with RunReader(store_url) as reader:
+        info = reader.run(reuse).provenance
+        wanted = {
+            "bundle_hash": initial.bundle_hash,
+            "pools_sha256": ctx.provenance.pools_sha256,
+            "model": ctx.provenance.model,
+            "sampling": ctx.provenance.sampling,
+            "pool": "val",
+        }
+        differs = [k for k, v in wanted.items() if getattr(info, k) != v]
+        if differs:
+            raise StoreError(
+                f"--baseline {reuse} does not match this training run ({', '.join(differs)} differ); "
+                "omit --baseline to run the baseline afresh",
+                run_id=reuse,
+                fields=differs,
+            )
+        predictions = reader.predictions(reuse)
+    score = score_predictions(
+        [p for p in predictions if p.sample_idx == 0], {q.question_id: q.task_type for q in ctx.val_questions}
+    )
+    ctx.val_scores[initial.bundle_hash] = score
+    return score
+
+
+def _paired_gain(ctx: TrainContext, baseline: ValScore, final: ValScore) -> dict[str, float]:
+    """Final minus baseline val accuracy with a normal-approximation 95 % interval."""
+    gain = final.accuracy - baseline.accuracy
+    n = max(min(final.n, baseline.n), 1)
+    var = (final.accuracy * (1 - final.accuracy) + baseline.accuracy * (1 - baseline.accuracy)) / n
+    half = 1.96 * math.sqrt(max(var, 0.0))
+    return {"gain": gain, "low": gain - half, "high": gain + half, "n": float(n)}
+
+
+async def run_training(
+    config: TrainSettings, request: TrainRequest, *, observer: LoopObserver | None = None
+) -> TrainOutcome:
+    """Train (or resume) one run; raises :class:`TrainingStopped` or cancellation after saving."""
+    if config.agent.bundle is None:
+        raise ConfigError("agent.bundle is not set: the initial bundle training starts from")
+    initial = load_bundle(config.agent.bundle)
+    ws = _workspace(request, initial)
+    initial = ws.load("v0000")
+    async with open_training(config, initial, run_id=request.run_id) as ctx:
+        log = await ctx.store.open_run(ctx.provenance, resume=request.resume)
+        status = RunStatus.FAILED
+        try:
+            outcome = await _train(ctx, ws, initial, config, request, observer or _Quiet())
+            status = RunStatus.FINISHED
+            return outcome
+        except (TrainingStopped, asyncio.CancelledError, KeyboardInterrupt) as exc:
+            status = RunStatus.INTERRUPTED
+            _mark_interrupted(request.folder, str(exc) or type(exc).__name__)
+            raise
+        finally:
+            await log.close(status)
+
+
+def _mark_interrupted(folder: Path, reason: str) -> None:
+    try:
+        ckpt = Checkpoint.load(folder)
+    except ConfigError:
+        return
+    ckpt.model_copy(update={"state": RunState.INTERRUPTED, "stop_reason": reason}).save(folder)
+
+
+async def _train(
+    ctx: TrainContext,
+    ws: Workspace,
+    initial: Bundle,
+    config: TrainSettings,
+    request: TrainRequest,
+    observer: LoopObserver,
+) -> TrainOutcome:
+    observer.on_start(ctx)
+    baseline = await _baseline(ctx, initial, config.store.url, request.baseline_run)
+    if request.resume:
+        ckpt = Checkpoint.load(request.folder).model_copy(
+            update={"state": RunState.RUNNING, "stop_reason": ""}
+        )
+    else:
+        ckpt = Checkpoint(
+            run_id=ctx.run_id,
+            baseline_run_id=request.baseline_run or f"{ctx.run_id}.baseline",
+            best_score=baseline.accuracy,
+            ema={t: baseline.class_accuracy(t) for t in ctx.task_types},
+        )
+    ckpt.save(request.folder)
+    guard = StopGuard(ctx.config.budget, ctx.session, request.stop_file)
+    ckpt = await train_epochs(
+        ctx, ws, ckpt, save=lambda c: c.save(request.folder), check_stop=guard.check, observer=observer
+    )
+    final = await val_score(ctx, ws.load(ckpt.version))
+    gain = _paired_gain(ctx, baseline, final)
+    await ctx.store.aupsert(_final_metrics(ctx, ws, ckpt, baseline, final, gain))
+    return TrainOutcome(ctx.run_id, ckpt, ws.path, baseline, final, gain, ctx.session.usage())
+
+
+def _final_metrics(
+    ctx: TrainContext,
+    ws: Workspace,
+    ckpt: Checkpoint,
+    baseline: ValScore,
+    final: ValScore,
+    gain: dict[str, float],
+) -> list[RunMetric]:
+    spending = ctx.config.gate.alpha_spending
+    values: dict[str, Any] = {
+        "final": {
+            "workspace": str(ws.path),
+            "version": ckpt.version,
+            "bundle_hash": ws.load(ckpt.version).bundle_hash,
+            "state": ckpt.state.value,
+            "stop_reason": ckpt.stop_reason,
+            "baseline_run": ckpt.baseline_run_id,
+        },
+        "val_gain": gain,
+        "val_scores": {
+            "baseline": {"correct": baseline.correct, "n": baseline.n, "per_class": baseline.per_class},
+            "final": {"correct": final.correct, "n": final.n, "per_class": final.per_class},
+        },
+        "alpha_spent": {
+            "sum": ckpt.alpha_spent,
+            "gates": ckpt.gates_run,
+            "bound": "run-wide: P(any false accept) <= alpha"
+            if spending != "none"
+            else "per gate: expected false accepts <= sum of alpha",
+        },
+        "usage": ctx.session.usage(),
+    }
+    return [RunMetric(run_id=ctx.run_id, name=name, value=value) for name, value in values.items()]
