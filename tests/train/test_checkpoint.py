@@ -1,0 +1,97 @@
+"""The training checkpoint: one versioned type, written atomically (audit P1-7)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from skillharness.errors import ConfigError
+from skillharness.train.checkpoint import CHECKPOINT_FILE, AcceptedEdit, Checkpoint, RunState
+from skillharness.train.records import RejectedEdit
+
+_CHILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    from pathlib import Path
+    from skillharness.train.checkpoint import Checkpoint
+
+    folder = Path(sys.argv[1])
+    ckpt = Checkpoint.load(folder)
+    real = os.replace
+    def killing(src, dst):
+        if Path(dst).name == "checkpoint.json":
+            os.kill(os.getpid(), signal.SIGKILL)  # die between the temp write and the replace
+        return real(src, dst)
+    os.replace = killing
+    ckpt.model_copy(update={"step": 99, "version": "v0042"}).save(folder)
+    """
+)
+
+
+def _checkpoint() -> Checkpoint:
+    return Checkpoint(run_id="r", baseline_run_id="r.baseline", best_score=0.4, ema={"OCR Problems": 0.4})
+
+
+def test_p1_7_checkpoint_write_is_atomic(tmp_path: Path) -> None:
+    """A process killed during the checkpoint write leaves the previous checkpoint readable."""
+    before = _checkpoint().model_copy(update={"step": 3, "version": "v0002"})
+    before.save(tmp_path)
+    child = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(tmp_path)], capture_output=True, timeout=60, check=False
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr.decode()
+    assert any(p.name.startswith(f".{CHECKPOINT_FILE}.") for p in tmp_path.iterdir())  # debris of the kill
+    after = Checkpoint.load(tmp_path)
+    assert after == before
+    assert after.step == 3
+
+
+def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
+    ckpt = (
+        _checkpoint()
+        .remember_rejection(
+            "skill:ocr_problems", RejectedEdit(rationale="r", edits_json="{}", outcome="x"), 5
+        )
+        .remember_accept("system", AcceptedEdit(target="system", rationale="a", edits_json="{}"))
+        .model_copy(update={"momentum_done": ["1:skill:ocr_problems"], "alpha_spent": 0.15, "gates_run": 3})
+    )
+    ckpt.save(tmp_path)
+    assert Checkpoint.load(tmp_path) == ckpt
+
+
+def test_rejected_memory_keeps_only_the_newest(tmp_path: Path) -> None:
+    ckpt = _checkpoint()
+    for i in range(7):
+        ckpt = ckpt.remember_rejection(
+            "system", RejectedEdit(rationale=str(i), edits_json="{}", outcome=""), 3
+        )
+    assert [r.rationale for r in ckpt.rejected["system"]] == ["4", "5", "6"]
+    assert _checkpoint().remember_rejection(
+        "system", RejectedEdit(rationale="x", edits_json="", outcome=""), 0
+    ).rejected == {"system": []}
+
+
+@pytest.mark.parametrize(
+    ("content", "match"),
+    [
+        ("{not json", "unreadable"),
+        (json.dumps({"schema_version": 99}), "schema version 99"),
+        ('{"schema_version": 1}', "invalid"),
+    ],
+)
+def test_a_bad_checkpoint_is_named(tmp_path: Path, content: str, match: str) -> None:
+    (tmp_path / CHECKPOINT_FILE).write_text(content)
+    with pytest.raises(ConfigError, match=match):
+        Checkpoint.load(tmp_path)
+
+
+def test_a_missing_checkpoint_says_there_is_nothing_to_resume(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="nothing to resume"):
+        Checkpoint.load(tmp_path)
+    assert RunState.INTERRUPTED.value == "interrupted"
