@@ -6,6 +6,7 @@ oracle reports the exact expected accuracy of any bundle text on any question se
 
 from skillharness.sim.config import AnswerShape, FaultConfig, FaultKind, LatencyConfig, SimConfig
 from skillharness.sim.oracle import BundleText, EditEffect, Oracle
+from skillharness.sim.presets import decisive_world
 from skillharness.sim.runner import SimServer, build_state, run_sim_server
 from skillharness.sim.world import World
 
@@ -21,5 +22,6 @@ __all__ = [
     "SimServer",
     "World",
     "build_state",
+    "decisive_world",
     "run_sim_server",
 ]

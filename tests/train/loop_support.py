@@ -1,0 +1,52 @@
+"""Helpers of the loop tests: a small, fast training config over a bench and a simulator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from train_support import write_train_config
+
+from bench_support import Bench
+from skillharness.config import load_config
+from skillharness.sim import SimServer
+from skillharness.store import GateDecisionRow, RunReader
+from skillharness.train.training import TrainOutcome, TrainRequest, run_folder, run_training
+
+TRAINED = ("Counting Problem", "Object Recognition", "OCR Problems")
+
+
+def loop_config(folder: Path, bench: Bench, sim: SimServer, **train: Any) -> Path:
+    """Sampling at temperature 0.7 (gates draw with replacement), three trained classes, small gates."""
+    settings: dict[str, Any] = {
+        "epochs": 2,
+        "batch_size": 4,
+        "early_stop_patience": 3,
+        "task_types": list(TRAINED),
+        "gate": {"n_max": 48, "first_stage": 8, "guard_draws": 8},
+        "evolve": {"candidates": 2},
+        **train,
+    }
+    return write_train_config(
+        folder,
+        bench,
+        sim,
+        agent={"sampling": {"temperature": 0.7}, "concurrency": 8},
+        train=settings,
+    )
+
+
+async def train_once(config_path: Path, run_id: str, *, resume: bool = False) -> TrainOutcome:
+    config = load_config(config_path)
+    folder = run_folder(config_path.parent, run_id)
+    return await run_training(config, TrainRequest(run_id=run_id, folder=folder, resume=resume))
+
+
+def decisions(config_path: Path, run_id: str) -> list[tuple[Any, ...]]:
+    """The run's gate decisions without timestamps: what must match between two runs."""
+    config = load_config(config_path)
+    with RunReader(config.store) as reader:
+        rows = reader.ledger(GateDecisionRow, train_run_id=run_id)
+    return [
+        (r.gate_index, r.target, r.reason, r.version_before, r.version_after, r.document_after) for r in rows
+    ]

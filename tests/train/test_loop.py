@@ -1,0 +1,103 @@
+"""The training loop end to end against the simulator (audit P0-5, P2-5) and its stopping rules."""
+
+from __future__ import annotations
+
+import pytest
+from loop_support import TRAINED, decisions, loop_config, train_once
+
+from bench_support import Bench
+from skillharness.config import load_config
+from skillharness.data.pools import load_pools
+from skillharness.sim import SimServer, decisive_world
+from skillharness.skills import Workspace
+from skillharness.store import DualMetricRow, GateDecisionRow, RunMetric, RunReader
+from skillharness.train.budget import TrainingStopped
+from skillharness.train.checkpoint import Checkpoint, RunState
+from skillharness.train.training import run_folder
+
+
+async def test_training_accepts_real_insights_in_a_decisive_world(train_bench: Bench, experiment) -> None:
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        config_path = loop_config(experiment, train_bench, sim)
+        outcome = await train_once(config_path, "t-e2e")
+        assert outcome.checkpoint.state is RunState.FINISHED
+        rows = decisions(config_path, "t-e2e")
+        accepted = [r for r in rows if r[2] == "accept"]
+        assert accepted, rows
+        ws = Workspace.open(outcome.workspace)
+        initial, final = ws.load("v0000"), ws.load(outcome.checkpoint.version)
+        val = list(load_pools(train_bench.pools).questions["val"])
+        truth_initial = sim.oracle.expected_accuracy(initial, val)
+        truth_final = sim.oracle.expected_accuracy(final, val)
+        assert truth_final > truth_initial  # the accepted edits really help, by the simulator's truth
+        with RunReader(load_config(config_path).store) as reader:
+            names = {m.name for m in reader.ledger(RunMetric, run_id="t-e2e")}
+            assert {"final", "val_gain", "alpha_spent", "usage", "epoch_end/001", "epoch_end/002"} <= names
+            children = {r.run_id for r in reader.children("t-e2e")}
+            assert "t-e2e.baseline" in children
+
+
+@pytest.mark.parametrize("batch_size", [3, 6])
+async def test_p0_5_patience_counts_epochs(train_bench: Bench, experiment, batch_size: int) -> None:
+    """Only useless edits: no epoch improves on the baseline, so patience 2 stops after epoch 2."""
+    world = decisive_world(5, insight_rate=0.0, harmful_rate=0.0)
+    with SimServer(world, questions=train_bench.questions) as sim:
+        config_path = loop_config(
+            experiment, train_bench, sim, epochs=6, early_stop_patience=2, batch_size=batch_size
+        )
+        outcome = await train_once(config_path, "t-patience")
+    ckpt = outcome.checkpoint
+    assert ckpt.state is RunState.STOPPED_EARLY
+    assert ckpt.epoch_end_done == 2
+    assert ckpt.epochs_without_improvement == 2
+    with RunReader(load_config(config_path).store) as reader:
+        ends = sorted(
+            m.name for m in reader.ledger(RunMetric, run_id="t-patience") if m.name.startswith("epoch_end")
+        )
+        steps = {
+            (r.epoch, r.step) for r in reader.ledger(DualMetricRow, train_run_id="t-patience") if r.step >= 0
+        }
+    assert ends == ["epoch_end/001", "epoch_end/002"]
+    assert max(epoch for epoch, _ in steps) == 2
+
+
+async def test_p2_5_dual_metric_rows_follow_the_decision(train_bench: Bench, experiment) -> None:
+    """Every dual_metric row names the version that stands after its decision: rejects the incumbent."""
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        config_path = loop_config(experiment, train_bench, sim, epochs=1)
+        await train_once(config_path, "t-dual")
+    with RunReader(load_config(config_path).store) as reader:
+        gates = reader.ledger(GateDecisionRow, train_run_id="t-dual")
+        metrics = {
+            (r.epoch, r.step, r.target): r for r in reader.ledger(DualMetricRow, train_run_id="t-dual")
+        }
+    assert any(g.reason != "accept" for g in gates)
+    for gate in gates:
+        row = metrics[(gate.epoch, gate.step, gate.target)]
+        if gate.reason == "accept":
+            assert row.version == gate.version_after
+        else:
+            assert row.version == gate.version_before  # a reverted candidate leaves the incumbent's row
+
+
+async def test_a_call_budget_stops_cleanly_and_resume_ends_like_an_uninterrupted_run(
+    train_bench: Bench, experiment
+) -> None:
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        reference = loop_config(experiment / "ref", train_bench, sim, epochs=1)
+        whole = await train_once(reference, "t-whole")
+        budgeted = loop_config(experiment / "cut", train_bench, sim, epochs=1, budget={"max_calls": 150})
+        with pytest.raises(TrainingStopped, match="call budget"):
+            await train_once(budgeted, "t-cut")
+        folder = run_folder(budgeted.parent, "t-cut")
+        assert Checkpoint.load(folder).state is RunState.INTERRUPTED
+        # Resume without the budget (each invocation has its own): same decisions, same final bundle.
+        resumed_config = loop_config(experiment / "cut", train_bench, sim, epochs=1)
+        resumed = await train_once(resumed_config, "t-cut", resume=True)
+    assert resumed.checkpoint.state is RunState.FINISHED
+    final_whole = Workspace.open(whole.workspace).load(whole.checkpoint.version).bundle_hash
+    final_resumed = Workspace.open(resumed.workspace).load(resumed.checkpoint.version).bundle_hash
+    assert final_resumed == final_whole
+    strip = [row[1:] for row in decisions(reference, "t-whole")]
+    assert [row[1:] for row in decisions(resumed_config, "t-cut")] == strip
+    assert TRAINED
