@@ -122,3 +122,19 @@ def test_infer_under_lmms_eval_protocol(tmp_path: Path, bench: Bench, recording_
     assert (official.correct, official.n) == (correct, answered)
     assert official.dropped == len(questions) - answered
     assert scores.overall(Parser.LMMS_EVAL).n == len(questions)  # everything stays in its denominator
+
+    # The protocol is part of the run's config hash: resuming under another one is refused.
+    other = cli(
+        "infer",
+        "--config",
+        str(config),
+        "--protocol",
+        "official",
+        "--pool",
+        "all",
+        "--run-id",
+        "ref-1",
+        "--resume",
+    )
+    assert other.returncode != 0
+    assert "config" in other.stderr.lower()
