@@ -47,6 +47,7 @@ class LocalVideos:
         self._subtitles: dict[str, Subtitles] = {}
         # (path, size, mtime_ns) -> the probe's future: questions of one video share one probe.
         self._durations: dict[tuple[str, int, int], asyncio.Future[float]] = {}
+        self._layouts: dict[tuple[str, int, int], FrameLayout] = {}
 
     def video_path(self, question: Question) -> Path:
         """The question's video file; DataError naming the folder and the names tried when absent."""
@@ -96,7 +97,12 @@ class LocalVideos:
 
     async def layout(self, question: Question) -> FrameLayout:
         """Frame count and rate of the question's video (for the reference protocols' index rules)."""
-        return await self._decode(frame_layout, self.video_path(question))
+        path = self.video_path(question)
+        stat = path.stat()
+        key = (str(path), stat.st_size, stat.st_mtime_ns)
+        if key not in self._layouts:  # read once per file identity; questions of a video share it
+            self._layouts[key] = await self._decode(frame_layout, path)
+        return self._layouts[key]
 
     async def frames_at(
         self, question: Question, indices: Sequence[int], layout: FrameLayout

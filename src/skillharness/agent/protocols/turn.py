@@ -149,6 +149,8 @@ async def _subtitles(
     if not options.subtitles:
         return None
     path = media.subtitle_file(question)
+    if path is not None and path.suffix.lower() != ".srt":
+        path = None  # both references look for <videoID>.srt only
     if options.protocol is ProtocolName.LMMS_EVAL:
         return lmms_eval_subtitles(path, fps=layout.fps, total_frames=layout.total_frames)
     if options.protocol is ProtocolName.VLMEVALKIT:
