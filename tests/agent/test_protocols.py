@@ -248,3 +248,11 @@ async def test_agent_under_lmms_eval_sends_one_plain_turn(
     assert [s.role for s in steps] == [StepRole.USER, StepRole.ASSISTANT]
     assert steps[1].content == reply  # the raw text the reference scorers read
     assert steps[0].content.startswith("This video's subtitles are listed below: \n")
+
+
+def test_vlmevalkit_with_subtitles_on_but_no_file_keeps_its_subtitle_template(tmp_path: Path) -> None:
+    assert vlmevalkit_subtitles(tmp_path / "none.srt", fps=25.0, indices=(1, 2)) == ""
+    _, template, _ = vlmevalkit_texts(_question(), "")
+    assert template.startswith(
+        "\nThese are the frames of a video. This video's subtitles are listed below:\n\n"
+    )

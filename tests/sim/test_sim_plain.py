@@ -97,3 +97,21 @@ def test_the_oracle_predicts_each_scorer() -> None:
         assert value == pytest.approx(p, abs=4 * math.sqrt(p * (1 - p) / n) + 1e-9), name
     assert expected["official"] > expected["lmms_eval"]  # dropping unparsed answers flatters
     assert expected["ours"] != pytest.approx(expected["lmms_eval"], abs=1e-3)  # the parsers differ
+
+
+def test_bundle_text_in_the_system_slot_moves_a_plain_answer() -> None:
+    """Training from a reference protocol: the bundle text sent as a system message is what the
+    world scores, as it scores the agent's."""
+    questions = _questions()
+    model = SimModel(SimConfig(seed=11), questions)
+    best = model.oracle.best_bundle()
+    bare = {q.question_id: lmms_eval_text(q, None) for q in questions}
+    helped = {q.question_id: best.text_for(q.task_type) + "\n" + bare[q.question_id] for q in questions}
+    assert (
+        model.oracle.plain_accuracy(helped, questions)["ours"]
+        > model.oracle.plain_accuracy(bare, questions)["ours"]
+    )
+    q = questions[0]
+    body = _body(q, 0)
+    body["messages"].insert(0, {"role": "system", "content": best.text_for(q.task_type)})
+    assert model.respond(body, None).content in {render_plain(q, x, s) for x in q.letters for s in PlainShape}
