@@ -12,8 +12,8 @@ def test_public_surface_is_pinned() -> None:
     assert skillharness.agent.__all__ == sorted(skillharness.agent.__all__)
     assert set(skillharness.agent.__all__) == {
         "Agent", "AgentConfig", "BundleView", "FrameSource", "InvalidatingChatModel", "Normalized",
-        "Prediction", "PredictionStatus", "StepRole", "SubtitleSource", "TraceSink", "TraceStep",
-        "answer_all", "normalize_answer",
+        "Prediction", "PredictionStatus", "ProtocolName", "StepRole", "SubtitleSource", "TraceSink",
+        "TraceStep", "answer_all", "extract_reference_letter", "normalize_answer",
     }  # fmt: skip
 
 

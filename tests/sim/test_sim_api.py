@@ -19,6 +19,7 @@ def test_public_surface_is_pinned():
         "FaultKind",
         "LatencyConfig",
         "Oracle",
+        "PlainShape",
         "SimConfig",
         "SimServer",
         "World",

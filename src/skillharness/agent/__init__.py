@@ -5,6 +5,7 @@ from skillharness.agent.config import AgentConfig
 from skillharness.agent.loop import Agent
 from skillharness.agent.normalize import Normalized, normalize_answer
 from skillharness.agent.ports import BundleView, FrameSource, InvalidatingChatModel, SubtitleSource, TraceSink
+from skillharness.agent.protocols import ProtocolName, extract_reference_letter
 from skillharness.agent.records import Prediction, PredictionStatus, StepRole, TraceStep
 
 __all__ = [
@@ -16,10 +17,12 @@ __all__ = [
     "Normalized",
     "Prediction",
     "PredictionStatus",
+    "ProtocolName",
     "StepRole",
     "SubtitleSource",
     "TraceSink",
     "TraceStep",
     "answer_all",
+    "extract_reference_letter",
     "normalize_answer",
 ]

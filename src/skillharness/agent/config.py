@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, model_validator
 
+from skillharness.agent.protocols.turn import ProtocolName
 from skillharness.llm.types import SamplingParams
 from skillharness.util.model import StrictModel
 from skillharness.video.config import FramesConfig
@@ -35,6 +37,19 @@ class AgentConfig(StrictModel):
     )
     frames: FramesConfig = Field(
         default_factory=FramesConfig, description="Frame decoding, resizing, JPEG quality and cache."
+    )
+    protocol: ProtocolName = Field(
+        ProtocolName.SKILLHARNESS,
+        description="skillharness (our tool-using agent) or a reference evaluation's single request: "
+        "lmms_eval | vlmevalkit | official (docs/protocols.md).",
+    )
+    protocol_frames: int | None = Field(
+        None, ge=1, description="Frames a reference protocol sends; unset: that reference's default."
+    )
+    protocol_bundle_slot: Literal["none", "system"] = Field(
+        "none",
+        description="Under a reference protocol: 'system' sends the bundle's system prompt and skill "
+        "as a system message (what training evolves); 'none' sends no bundle text.",
     )
 
     @model_validator(mode="after")

@@ -20,11 +20,13 @@ from skillharness.agent.episode import Episode, Verdict
 from skillharness.agent.normalize import normalize_answer
 from skillharness.agent.ports import BundleView, FrameSource, InvalidatingChatModel, SubtitleSource, TraceSink
 from skillharness.agent.prompt import first_user_message, system_message
+from skillharness.agent.protocols import ProtocolName, ReferenceMedia, ReferenceOptions, build_turn
 from skillharness.agent.records import Prediction, PredictionStatus
 from skillharness.agent.tools import ToolBox, available_tools, tool_specs
 from skillharness.data.questions import Question
+from skillharness.errors import ConfigError
 from skillharness.llm.roles import TOOL_SUBMIT_ANSWER, Role
-from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse, ToolCall
+from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse, SamplingParams, ToolCall
 from skillharness.video.frames import uniform_timestamps
 from skillharness.video.types import Frame
 
@@ -98,6 +100,8 @@ class Agent:
                 await self.model.invalidate(request)
 
     async def _converse(self, question: Question, episode: Episode) -> Verdict:
+        if self.config.protocol is not ProtocolName.SKILLHARNESS:
+            return await self._reference_turn(question, episode)
         messages = [
             system_message(self.bundle.system_prompt, self.bundle.skill(question.task_type).render()),
             await self._first_message(question, episode),
@@ -139,6 +143,32 @@ class Agent:
             "StepBudgetExhausted", f"no answer submitted within {self.config.max_steps} turns"
         )
 
+    async def _reference_turn(self, question: Question, episode: Episode) -> Verdict:
+        """A reference protocol's one request (agent/protocols), judged by our strict normalizer."""
+        if not isinstance(self.frames, ReferenceMedia):
+            raise ConfigError(
+                f"agent.protocol {self.config.protocol} needs frames by index from local videos"
+            )
+        system = None
+        if self.config.protocol_bundle_slot == "system":
+            system = system_message(self.bundle.system_prompt, self.bundle.skill(question.task_type).render())
+        options = ReferenceOptions(
+            protocol=self.config.protocol,
+            frames=self.config.protocol_frames,
+            vision=self.config.vision,
+            subtitles=self.config.subtitles and self.subtitles is not None,
+            frames_config=self.config.frames,
+            system=system["content"] if system else None,
+        )
+        turn = await build_turn(question, self.frames, options)
+        episode.duration_s = turn.duration_s
+        episode.frames_used = len(turn.frame_indices)
+        await episode.first_step(
+            {"content": turn.text}, frames_shown=turn.frame_times, subtitles=turn.subtitles
+        )
+        response = await self._ask(list(turn.messages), (), episode, sampling=turn.sampling)
+        return self._verdict(response.content, question)
+
     async def _first_message(self, question: Question, episode: Episode) -> dict[str, Any]:
         episode.duration_s = await self.frames.duration_s(question)
         count = min(self.config.initial_frames, self.config.max_frames)
@@ -166,15 +196,19 @@ class Agent:
         return message
 
     async def _ask(
-        self, messages: list[dict[str, Any]], specs: tuple[dict[str, Any], ...], episode: Episode
+        self,
+        messages: list[dict[str, Any]],
+        specs: tuple[dict[str, Any], ...],
+        episode: Episode,
+        sampling: SamplingParams | None = None,
     ) -> ChatResponse:
         request = ChatRequest(
             model=self.model_name,
             messages=tuple(messages),
             role=Role.AGENT,
-            tools=specs,
-            tool_choice="auto",
-            sampling=self.config.sampling,
+            tools=specs or None,  # a reference turn offers no tools at all
+            tool_choice="auto" if specs else None,
+            sampling=sampling or self.config.sampling,
             sample_idx=episode.sample_idx,
         )
         episode.requests.append(request)  # before the call: a failed call may still have cached

@@ -14,8 +14,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+import numpy as np
+
 from skillharness.agent.prompt import format_seconds
 from skillharness.data.questions import Question
+from skillharness.video import FrameLayout, frame_layout, frames_by_index
 from skillharness.video.frames import FrameSampler
 from skillharness.video.locate import locate_subtitles, locate_video
 from skillharness.video.subtitles import SubtitleLine, Subtitles, load_subtitles
@@ -44,6 +47,7 @@ class LocalVideos:
         self._subtitles: dict[str, Subtitles] = {}
         # (path, size, mtime_ns) -> the probe's future: questions of one video share one probe.
         self._durations: dict[tuple[str, int, int], asyncio.Future[float]] = {}
+        self._layouts: dict[tuple[str, int, int], FrameLayout] = {}
 
     def video_path(self, question: Question) -> Path:
         """The question's video file; DataError naming the folder and the names tried when absent."""
@@ -90,6 +94,27 @@ class LocalVideos:
 
     async def between(self, question: Question, start_s: float, end_s: float, count: int) -> FrameSet:
         return await self._decode(self._sampler.range, self.video_path(question), start_s, end_s, count)
+
+    async def layout(self, question: Question) -> FrameLayout:
+        """Frame count and rate of the question's video (for the reference protocols' index rules)."""
+        path = self.video_path(question)
+        stat = path.stat()
+        key = (str(path), stat.st_size, stat.st_mtime_ns)
+        if key not in self._layouts:  # read once per file identity; questions of a video share it
+            self._layouts[key] = await self._decode(frame_layout, path)
+        return self._layouts[key]
+
+    async def frames_at(
+        self, question: Question, indices: Sequence[int], layout: FrameLayout
+    ) -> list[np.ndarray]:
+        """Full-resolution RGB frames by decoded index (uncached: each protocol encodes its own way)."""
+        return await self._decode(frames_by_index, self.video_path(question), list(indices), layout)
+
+    def subtitle_file(self, question: Question) -> Path | None:
+        return locate_subtitles(self._subtitles_dir, question.videoID)
+
+    async def subtitle_cues(self, question: Question) -> Subtitles:
+        return await self._lines(question)
 
     async def _lines(self, question: Question) -> Subtitles:
         key = question.videoID

@@ -11,11 +11,13 @@ import typer
 from pydantic import TypeAdapter, ValidationError
 from rich.console import Console
 
-from skillharness.commands.summary_table import print_summary
+from skillharness.commands.scores_table import print_scores
 from skillharness.config import load_config
 from skillharness.errors import ConfigError, StoreError
 from skillharness.infer import InferJob, InferResult, load_job, run_inference
+from skillharness.infer.export import write_official_results
 from skillharness.infer.progress import RichProgress
+from skillharness.infer.scoring import score_run
 from skillharness.store import RunProvenance, RunReader, StoreConfig
 
 _POOLS = ("train", "val", "test")
@@ -37,6 +39,12 @@ def infer(
     concurrency: int | None = typer.Option(None, "--concurrency", help="Override agent.concurrency."),
     samples: int | None = typer.Option(None, "--samples", help="Override agent.samples."),
     vision: bool | None = typer.Option(None, "--vision/--no-vision", help="Override agent.vision."),
+    protocol: str | None = typer.Option(
+        None, "--protocol", help="Override agent.protocol: skillharness | lmms_eval | vlmevalkit | official."
+    ),
+    export_official: Path | None = typer.Option(
+        None, "--export-official", help="Also write the answers in the official Video-MME results format."
+    ),
     store: str | None = typer.Option(None, "--store", help="Override store.url."),
     cache: str | None = typer.Option(None, "--cache", help="Override cache.url."),
 ) -> None:
@@ -56,6 +64,7 @@ def infer(
             "agent.concurrency": concurrency,
             "agent.samples": samples,
             "agent.vision": vision,
+            "agent.protocol": protocol,
             "store.url": store,
             "cache.url": cache,
         },
@@ -68,15 +77,19 @@ def infer(
     console = Console()
     console.print(
         f"run [bold]{job.run_id}[/]: {len(job.questions)} questions × {job.agent.samples} sample(s), "
-        f"pool {job.pool or 'all'}, model {job.llm.model}"
+        f"pool {job.pool or 'all'}, model {job.llm.model}, protocol {job.agent.protocol}"
     )
     with RichProgress(console, label=job.run_id) as progress:
         result = asyncio.run(run_inference(job, progress))
-    _report(console, job, result)
+    _report(console, job, result, export_official)
 
 
-def _report(console: Console, job: InferJob, result: InferResult) -> None:
-    print_summary(console, result.summary, result.status_counts, f"run {result.run_id}", job.confidence)
+def _report(console: Console, job: InferJob, result: InferResult, export_official: Path | None) -> None:
+    scores = score_run(job.store, result.run_id, job.questions, job.confidence)
+    print_scores(console, scores, result.status_counts, f"run {result.run_id}", job.confidence)
+    if export_official is not None:
+        write_official_results(export_official, scores.answers)
+        console.print(f"official results format: {export_official}")
     console.print(f"asked {result.asked}, already final {result.skipped}; store: {job.store.url}")
     for role, used in result.usage.items():
         console.print(

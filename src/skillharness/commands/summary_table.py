@@ -9,7 +9,13 @@ from skillharness.infer.summary import Cell
 
 __all__ = ["print_summary"]
 
-_TITLES = {"overall": "Overall", "task_type": "Per task type", "duration": "Per duration"}
+_TITLES = {
+    "overall": "Overall",
+    "task_type": "Per task type",
+    "duration": "Per duration",
+    "domain": "Per domain",
+    "sub_category": "Per sub-category",
+}
 
 
 def _pct(value: float) -> str:

@@ -1,7 +1,8 @@
-"""Accuracy tables with Wilson intervals: overall, per task type, per duration.
+"""Accuracy tables with Wilson intervals: overall, per task type, duration, domain and sub-category.
 
 Unparsed answers count as wrong and are reported as such. The official Video-MME scorer drops
-them from the denominator, which flatters a model that fails to answer; we do not. Infra errors
+them from the denominator, which flatters a model that fails to answer; we do not (its number is
+computed beside ours by :mod:`skillharness.infer.scoring`, where a row may be ``dropped``). Infra errors
 are not answers at all: they are counted and shown, and kept out of the accuracy (a resume
 retries them), so an outage cannot masquerade as a wrong answer (audit P1-4).
 """
@@ -23,8 +24,10 @@ class Scored:
 
     task_type: str
     duration: str
-    status: str  # ok | parse_error | infra_error
+    status: str  # ok | parse_error | infra_error | dropped (a scorer that leaves it out)
     correct: bool
+    domain: str = ""
+    sub_category: str = ""
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,7 @@ class Cell:
     infra_errors: int
     ci_low: float
     ci_high: float
+    dropped: int = 0  # answers a scorer left out of the denominator (the official rule)
 
     @property
     def accuracy(self) -> float:
@@ -55,7 +59,7 @@ def wilson(correct: int, n: int, confidence: float = 0.95) -> tuple[float, float
 
 
 def _cell(label: str, rows: list[Scored], confidence: float) -> Cell:
-    answered = [r for r in rows if r.status != "infra_error"]
+    answered = [r for r in rows if r.status in ("ok", "parse_error")]
     correct = sum(r.correct for r in answered)
     low, high = wilson(correct, len(answered), confidence)
     return Cell(
@@ -63,26 +67,32 @@ def _cell(label: str, rows: list[Scored], confidence: float) -> Cell:
         len(answered),
         correct,
         sum(r.status == "parse_error" for r in answered),
-        len(rows) - len(answered),
+        sum(r.status == "infra_error" for r in rows),
         low,
         high,
+        sum(r.status == "dropped" for r in rows),
     )
 
 
-def summarize(rows: Iterable[Scored], confidence: float = 0.95) -> dict[str, list[Cell]]:
-    """Cells for ``overall``, ``task_type`` and ``duration`` groupings."""
-    items = list(rows)
-    by_task: dict[str, list[Scored]] = defaultdict(list)
-    by_duration: dict[str, list[Scored]] = defaultdict(list)
+_DURATION_ORDER = {"short": 0, "medium": 1, "long": 2}
+
+
+def _grouped(items: list[Scored], field: str, confidence: float) -> list[Cell]:
+    groups: dict[str, list[Scored]] = defaultdict(list)
     for row in items:
-        by_task[row.task_type].append(row)
-        by_duration[row.duration].append(row)
-    order = {"short": 0, "medium": 1, "long": 2}
-    return {
-        "overall": [_cell("all", items, confidence)],
-        "task_type": [_cell(t, by_task[t], confidence) for t in sorted(by_task)],
-        "duration": [
-            _cell(d, by_duration[d], confidence)
-            for d in sorted(by_duration, key=lambda d: (order.get(d, 9), d))
-        ],
-    }
+        groups[getattr(row, field)].append(row)
+    return [
+        _cell(label, groups[label], confidence)
+        for label in sorted(groups, key=lambda d: (_DURATION_ORDER.get(d, 9), d))
+    ]
+
+
+def summarize(rows: Iterable[Scored], confidence: float = 0.95) -> dict[str, list[Cell]]:
+    """Cells for ``overall``, ``task_type`` and ``duration``, and ``domain`` and ``sub_category``
+    when the questions name them (the official Video-MME tables)."""
+    items = list(rows)
+    summary = {"overall": [_cell("all", items, confidence)]}
+    for field in ("task_type", "duration", "domain", "sub_category"):
+        if field in ("task_type", "duration") or any(getattr(row, field) for row in items):
+            summary[field] = _grouped(items, field, confidence)
+    return summary

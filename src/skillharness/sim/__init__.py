@@ -4,7 +4,7 @@ It is a simulator. Its ground truth is a seeded world of hidden insights per tas
 oracle reports the exact expected accuracy of any bundle text on any question set.
 """
 
-from skillharness.sim.config import AnswerShape, FaultConfig, FaultKind, LatencyConfig, SimConfig
+from skillharness.sim.config import AnswerShape, FaultConfig, FaultKind, LatencyConfig, PlainShape, SimConfig
 from skillharness.sim.oracle import BundleText, EditEffect, Oracle
 from skillharness.sim.presets import decisive_world
 from skillharness.sim.runner import SimServer, build_state, run_sim_server
@@ -18,6 +18,7 @@ __all__ = [
     "FaultKind",
     "LatencyConfig",
     "Oracle",
+    "PlainShape",
     "SimConfig",
     "SimServer",
     "World",

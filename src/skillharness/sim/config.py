@@ -22,6 +22,7 @@ __all__ = [
     "FaultKind",
     "JudgeConfig",
     "LatencyConfig",
+    "PlainShape",
     "SimConfig",
     "WorldConfig",
 ]
@@ -51,6 +52,16 @@ class AnswerShape(StrEnum):
     LIST = "list"  # {"answer": ["B"]}
     TWO_LETTERS = "two_letters"  # {"answer": "B, D"}: never correct
     NO_ANSWER = "no_answer"  # a text reply and no submit_answer call: never correct
+
+
+class PlainShape(StrEnum):
+    """How a model writes its answer to a plain request (no tools), e.g. a reference protocol's."""
+
+    LETTER = "letter"  # "C"
+    LETTER_DOT = "letter_dot"  # "C."
+    BEST_ANSWER = "best_answer"  # "The best answer is C"
+    OPTION_TEXT = "option_text"  # "Berries": the option's text without its letter
+    NO_LETTER = "no_letter"  # a sentence that names no option
 
 
 # Shapes that still carry exactly the intended letter; the oracle counts the other two as wrong.
@@ -133,6 +144,16 @@ class AgentConfig(StrictModel):
         },
         description="Relative weights of the awkward shapes (PLAIN here is ignored).",
     )
+    plain_shapes: dict[PlainShape, float] = Field(
+        default_factory=lambda: {
+            PlainShape.LETTER: 0.60,
+            PlainShape.LETTER_DOT: 0.15,
+            PlainShape.BEST_ANSWER: 0.10,
+            PlainShape.OPTION_TEXT: 0.10,
+            PlainShape.NO_LETTER: 0.05,
+        },
+        description="Relative weights of the shapes of a plain-text answer (a request without tools).",
+    )
     subtitles_rate: float = Field(0.5, ge=0, le=1, description="Episodes that call get_subtitles.")
     extra_frames_rate: float = Field(0.3, ge=0, le=1, description="Episodes that call get_frames twice.")
 
@@ -141,6 +162,9 @@ class AgentConfig(StrictModel):
         weights = {k: v for k, v in self.awkward_shapes.items() if k != AnswerShape.PLAIN}
         if any(v < 0 for v in weights.values()) or (self.awkward_rate > 0 and sum(weights.values()) <= 0):
             raise ValueError("awkward_shapes weights must be >= 0 with a positive sum")
+        plain = self.plain_shapes.values()
+        if any(v < 0 for v in plain) or sum(plain) <= 0:
+            raise ValueError("plain_shapes weights must be >= 0 with a positive sum")
         return self
 
 
@@ -177,6 +201,9 @@ class SimConfig(StrictModel):
     max_body_bytes: int = Field(32 * 1024 * 1024, ge=1024, description="Larger request bodies get 413.")
     max_concurrency: int | None = Field(
         None, ge=1, description="Requests processed at once; the rest queue (None = unlimited)."
+    )
+    record_requests: bool = Field(
+        False, description="Keep every chat request body in memory (tests read what a client sent)."
     )
     latency: LatencyConfig = Field(default_factory=LatencyConfig)
     faults: FaultConfig = Field(default_factory=FaultConfig)

@@ -10,7 +10,8 @@ from skillharness.llm.roles import Role
 from skillharness.sim.agent_role import AgentRole
 from skillharness.sim.config import SimConfig
 from skillharness.sim.oracle import Oracle
-from skillharness.sim.prompt import prompt_tokens
+from skillharness.sim.plain import PlainRole
+from skillharness.sim.prompt import first_user_text, prompt_tokens
 from skillharness.sim.roles import RoleBehaviours
 from skillharness.sim.wire import Reply, estimate_tokens
 from skillharness.sim.world import World
@@ -32,11 +33,16 @@ class SimModel:
         self.oracle = Oracle(self.world)
         self.agent = AgentRole(self.world)
         self.behaviours = RoleBehaviours(self.world)
+        self.plain = PlainRole(self.world)
 
     def respond(self, body: dict[str, Any], role: Role | None) -> Reply:
         """What the model says to ``body`` playing ``role`` (None: a plain chat reply)."""
         if role is Role.AGENT:
             return self.agent.respond(body)
         if role is None:
+            # A plain request about one of our questions (a reference protocol's turn): a text answer.
+            question = None if body.get("tools") else self.world.find_question(first_user_text(body))
+            if question is not None:
+                return self.plain.respond(body, question)
             return Reply(PLAIN_REPLY, (), "stop", prompt_tokens(body), estimate_tokens(PLAIN_REPLY))
         return self.behaviours.respond(body, role)

@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import Field
 
 from skillharness.data.questions import Question, slugify
+from skillharness.sim.plain import plain_expectation
 from skillharness.sim.world import World
 from skillharness.skills.bundle import Bundle
 from skillharness.util.model import StrictModel
@@ -134,6 +135,28 @@ class Oracle:
         return EditEffect(
             before=self.expected_accuracy(before, qs), after=self.expected_accuracy(after, qs), n=len(qs)
         )
+
+    def plain_accuracy(
+        self, text: str | Mapping[str, str], questions: Iterable[Question | str] | None = None
+    ) -> dict[str, float]:
+        """Expected accuracy of plain-text answers (requests without tools) under each scorer.
+
+        ``text`` is the instruction text the requests carry (system + first user message), one for
+        all questions or one per question id. ``ours`` and ``lmms_eval`` count an unparsed answer
+        wrong; ``official`` leaves it out, so it is expected correct over expected counted.
+        """
+        rows = [
+            plain_expectation(self.world, q, text if isinstance(text, str) else text[q.question_id])
+            for q in self._questions(questions)
+        ]
+        if not rows:
+            return {"ours": 0.0, "lmms_eval": 0.0, "official": 0.0}
+        answered = sum(r.official_answered for r in rows)
+        return {
+            "ours": sum(r.ours for r in rows) / len(rows),
+            "lmms_eval": sum(r.lmms_eval for r in rows) / len(rows),
+            "official": sum(r.official_correct for r in rows) / answered if answered else 0.0,
+        }
 
     def best_bundle(self, base: BundleLike = "") -> BundleText:
         """``base`` with every insight's canonical wording appended to its task type's skill.

@@ -85,6 +85,8 @@ class ChatCompletions:
             state.stats.status(problem.status)
             await _send_json(send, problem.status, problem.body)
             return
+        if state.config.record_requests:
+            state.recorded.append(body)
         role = role_of_request(body)
         state.stats.role(role.value if role else "none")
         request_no = state.next_request_no()

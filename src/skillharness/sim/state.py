@@ -31,6 +31,7 @@ class SimState:
         self.oracle = oracle
         self.stats = SimStats()
         self.faults = FaultInjector(config.faults, config.seed)
+        self.recorded: list[dict[str, Any]] = []  # request bodies, when config.record_requests
         self._numbers = itertools.count(1)
         self._numbers_lock = threading.Lock()
         self._semaphore: asyncio.Semaphore | None = None

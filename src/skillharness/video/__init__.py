@@ -4,6 +4,7 @@ from skillharness.video._decode import DecoderStats, decoder_stats
 from skillharness.video.cache import FrameCache, default_cache_dir
 from skillharness.video.config import FramesConfig
 from skillharness.video.frames import FrameSampler, range_timestamps, uniform_timestamps, video_duration
+from skillharness.video.indexed import FrameLayout, frame_layout, frames_by_index
 from skillharness.video.locate import locate_subtitles, locate_video
 from skillharness.video.subtitles import SubtitleLine, Subtitles, load_subtitles
 from skillharness.video.types import Frame, FrameSet
@@ -12,6 +13,7 @@ __all__ = [
     "DecoderStats",
     "Frame",
     "FrameCache",
+    "FrameLayout",
     "FrameSampler",
     "FrameSet",
     "FramesConfig",
@@ -19,6 +21,8 @@ __all__ = [
     "Subtitles",
     "decoder_stats",
     "default_cache_dir",
+    "frame_layout",
+    "frames_by_index",
     "load_subtitles",
     "locate_subtitles",
     "locate_video",

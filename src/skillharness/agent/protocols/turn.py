@@ -1,0 +1,176 @@
+"""One reference turn: the single request a reference evaluation would send for a question.
+
+A non-default ``agent.protocol`` replaces the whole agent conversation by this turn: one user
+message, no tools, no system message (unless ``agent.protocol_bundle_slot`` is ``system``), the
+reference's text, frame rule, image encoding, subtitle rule and ``max_tokens``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from skillharness.agent.protocols.frames import linspace_indices, openai_wrapper_indices, vlmevalkit_indices
+from skillharness.agent.protocols.images import jpeg_data_url, png_data_url, thumbnail_jpeg_data_url
+from skillharness.agent.protocols.prompts import lmms_eval_text, official_text, vlmevalkit_texts
+from skillharness.agent.protocols.subtitles import (
+    lmms_eval_subtitles,
+    official_subtitles,
+    vlmevalkit_subtitles,
+)
+from skillharness.data.questions import Question
+from skillharness.llm.types import SamplingParams
+from skillharness.video import FrameLayout, FramesConfig, Subtitles
+
+__all__ = [
+    "REFERENCE_DEFAULTS",
+    "ProtocolName",
+    "ReferenceMedia",
+    "ReferenceOptions",
+    "ReferenceTurn",
+    "build_turn",
+]
+
+
+class ProtocolName(StrEnum):
+    """Whose request the agent sends: ours (the tool-using agent) or a reference evaluation's."""
+
+    SKILLHARNESS = "skillharness"
+    LMMS_EVAL = "lmms_eval"
+    VLMEVALKIT = "vlmevalkit"
+    OFFICIAL = "official"
+
+
+# (frames sent when agent.protocol_frames is unset, max_tokens): lmms-eval's OpenAI wrapper
+# default max_frames_num and task max_new_tokens; VLMEvalKit's Video-MME 8-frame setting and its
+# API wrapper's max_tokens; the official README fixes neither (our choice, see docs/protocols.md).
+REFERENCE_DEFAULTS: dict[ProtocolName, tuple[int, int]] = {
+    ProtocolName.LMMS_EVAL: (10, 16),
+    ProtocolName.VLMEVALKIT: (8, 2048),
+    ProtocolName.OFFICIAL: (32, 16),
+}
+
+
+@runtime_checkable
+class ReferenceMedia(Protocol):
+    """What a reference turn needs of a question's video: frames by index and the subtitle file."""
+
+    async def layout(self, question: Question) -> FrameLayout: ...
+
+    async def frames_at(
+        self, question: Question, indices: Sequence[int], layout: FrameLayout
+    ) -> list[np.ndarray]: ...
+
+    def subtitle_file(self, question: Question) -> Path | None: ...
+
+    async def subtitle_cues(self, question: Question) -> Subtitles: ...
+
+
+@dataclass(frozen=True)
+class ReferenceOptions:
+    """The agent settings a reference turn reads."""
+
+    protocol: ProtocolName
+    frames: int | None  # None: the reference's default count
+    vision: bool
+    subtitles: bool
+    frames_config: FramesConfig
+    system: str | None = None  # the bundle text, when it is given the system slot
+
+
+@dataclass(frozen=True)
+class ReferenceTurn:
+    """The request to send, and what the trace records of it."""
+
+    messages: tuple[dict[str, Any], ...]
+    sampling: SamplingParams
+    text: str
+    frame_indices: tuple[int, ...]
+    frame_times: tuple[float, ...]
+    subtitles: tuple[str, ...]
+    duration_s: float
+
+
+def _text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def _image(url: str, detail: str | None = None) -> dict[str, Any]:
+    image: dict[str, Any] = {"url": url}
+    if detail is not None:
+        image["detail"] = detail
+    return {"type": "image_url", "image_url": image}
+
+
+async def build_turn(question: Question, media: ReferenceMedia, options: ReferenceOptions) -> ReferenceTurn:
+    """The reference request for ``question`` under ``options.protocol`` (not ``skillharness``)."""
+    layout = await media.layout(question)
+    count, max_tokens = REFERENCE_DEFAULTS[options.protocol]
+    count = options.frames or count
+    indices: tuple[int, ...]
+    if options.protocol is ProtocolName.LMMS_EVAL:
+        indices = openai_wrapper_indices(layout.total_frames, count)
+    elif options.protocol is ProtocolName.VLMEVALKIT:
+        indices = vlmevalkit_indices(layout.total_frames, count)
+    else:
+        indices = linspace_indices(layout.total_frames, count)
+    times = tuple(round((i + 0.5) / layout.fps, 6) for i in indices)
+    pixels = await media.frames_at(question, indices, layout) if options.vision else []
+    subtitles = await _subtitles(question, media, options, layout, indices, times)
+    content, text = _content(question, options, pixels, subtitles)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
+    if options.system:
+        messages.insert(0, {"role": "system", "content": options.system})
+    return ReferenceTurn(
+        messages=tuple(messages),
+        sampling=SamplingParams(temperature=0.0, max_tokens=max_tokens),
+        text=text,
+        frame_indices=indices if options.vision else (),
+        frame_times=times if options.vision else (),
+        subtitles=tuple(subtitles.split("\n")) if subtitles else (),
+        duration_s=layout.total_frames / layout.fps,
+    )
+
+
+async def _subtitles(
+    question: Question,
+    media: ReferenceMedia,
+    options: ReferenceOptions,
+    layout: FrameLayout,
+    indices: tuple[int, ...],
+    times: tuple[float, ...],
+) -> str | None:
+    """The subtitle text of the prompt; None selects the reference's subtitle-free prompt."""
+    if not options.subtitles:
+        return None
+    path = media.subtitle_file(question)
+    if path is not None and path.suffix.lower() != ".srt":
+        path = None  # both references look for <videoID>.srt only
+    if options.protocol is ProtocolName.LMMS_EVAL:
+        return lmms_eval_subtitles(path, fps=layout.fps, total_frames=layout.total_frames)
+    if options.protocol is ProtocolName.VLMEVALKIT:
+        return vlmevalkit_subtitles(path, fps=layout.fps, indices=indices)
+    cues = await media.subtitle_cues(question)
+    return official_subtitles(cues, times) if cues else None  # README: no subtitles, no block
+
+
+def _content(
+    question: Question, options: ReferenceOptions, pixels: list[np.ndarray], subtitles: str | None
+) -> tuple[list[dict[str, Any]], str]:
+    """The user message's parts in the reference's order, and its text for the trace."""
+    if options.protocol is ProtocolName.LMMS_EVAL:
+        text = lmms_eval_text(question, subtitles)
+        return [_text(text), *(_image(png_data_url(p)) for p in pixels)], text  # text first
+    if options.protocol is ProtocolName.VLMEVALKIT:
+        system, template, asked = vlmevalkit_texts(question, subtitles)
+        images = [_image(thumbnail_jpeg_data_url(p), detail="low") for p in pixels]
+        return [_text(system), *images, _text(template), _text(asked)], template + asked
+    text = official_text(question, subtitles)
+    frames = options.frames_config
+    images = [_image(jpeg_data_url(p, frames.longest_side, frames.jpeg_quality)) for p in pixels]
+    return [*images, _text(text)], text  # frames, then the prompt

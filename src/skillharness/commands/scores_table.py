@@ -1,0 +1,68 @@
+"""The three scores of a run side by side, one table per grouping (``infer``'s report)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from skillharness.infer.scoring import Parser, RunScores, parser_gap
+from skillharness.infer.summary import Cell
+
+__all__ = ["print_scores"]
+
+_TITLES = {
+    "overall": "Overall",
+    "duration": "Per duration",
+    "domain": "Per domain",
+    "sub_category": "Per sub-category",
+    "task_type": "Per task type",
+}
+_NAMES = {Parser.OURS: "ours", Parser.LMMS_EVAL: "lmms-eval", Parser.OFFICIAL: "official"}
+
+
+def _pct(value: float) -> str:
+    return "-" if value != value else f"{100 * value:.1f}"  # NaN (empty cell) prints as "-"
+
+
+def _score(cell: Cell) -> str:
+    return f"{_pct(cell.accuracy)} ({_pct(cell.ci_low)}–{_pct(cell.ci_high)})"
+
+
+def print_scores(
+    console: Console, scores: RunScores, counts: dict[str, int], title: str, confidence: float = 0.95
+) -> None:
+    """Ours (unparsed wrong), lmms-eval's (unparsed wrong) and the official (unparsed dropped)."""
+    console.print(f"[bold]{title}[/]")
+    ours = scores.tables[Parser.OURS]
+    level = f"{100 * confidence:g}% CI"
+    for grouping in _TITLES:
+        if grouping not in ours:
+            continue
+        table = Table(title=_TITLES[grouping], title_justify="left")
+        table.add_column(grouping.replace("_", " "))
+        table.add_column("n", justify="right")
+        for parser in Parser:
+            table.add_column(f"{_NAMES[parser]} % ({level})", justify="right")
+        for name in ("official n", "parse err %", "infra"):
+            table.add_column(name, justify="right")
+        rows = {parser: {c.label: c for c in scores.tables[parser][grouping]} for parser in Parser}
+        for cell in ours[grouping]:
+            official = rows[Parser.OFFICIAL][cell.label]
+            table.add_row(
+                cell.label,
+                str(cell.n),
+                *(_score(rows[parser][cell.label]) for parser in Parser),
+                str(official.n),
+                _pct(cell.parse_rate),
+                str(cell.infra_errors),
+            )
+        console.print(table)
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
+    console.print(
+        f"predictions by status: {statuses}. ours: our strict normalizer, unparsed counts as wrong; "
+        "lmms-eval: its extractor, unparsed counts as wrong; official: its extractor, unparsed "
+        "answers are dropped from the denominator ('official n'). Infra errors are not answers "
+        "(resume the run to retry them)."
+    )
+    if (gap := parser_gap(scores)) is not None:
+        console.print(f"[yellow]note:[/] {gap}")

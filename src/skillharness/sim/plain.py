@@ -1,0 +1,100 @@
+"""Plain requests: a question asked without tools (a reference protocol's one turn) gets text.
+
+The model intends the right letter with the world's probability for the request's instruction
+text (system messages + first user message: a bundle given the system slot still helps), then
+writes its answer in one of the shapes real models give: ``"C"``, ``"C."``, ``"The best answer is
+C"``, the option's text (``"Berries"``) or a sentence that names no option. The three scorers
+read those shapes differently (the reference extractor reads ``"Berries"`` as ``B``, whatever the
+options say), and :func:`plain_expectation` gives each scorer's exact expected result.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from skillharness.agent import extract_reference_letter, normalize_answer
+from skillharness.data.questions import Question
+from skillharness.sim.config import PlainShape
+from skillharness.sim.draw import digest, rng_for, uniform, weighted_choice
+from skillharness.sim.prompt import instruction_text, prompt_tokens, sample_index
+from skillharness.sim.wire import Reply, estimate_tokens
+from skillharness.sim.world import World
+
+__all__ = ["NO_LETTER_TEXT", "PlainExpectation", "PlainRole", "plain_expectation", "render_plain"]
+
+NO_LETTER_TEXT = "I am not sure; the video does not show enough to tell."
+_PREFIX = re.compile(r"^\s*[A-Z][.)]\s*")
+
+
+def render_plain(question: Question, letter: str, shape: PlainShape) -> str:
+    """The text a model answering ``letter`` writes in ``shape``."""
+    if shape is PlainShape.LETTER:
+        return letter
+    if shape is PlainShape.LETTER_DOT:
+        return f"{letter}."
+    if shape is PlainShape.BEST_ANSWER:
+        return f"The best answer is {letter}"
+    if shape is PlainShape.OPTION_TEXT:
+        option = question.options[question.letters.index(letter)]
+        return _PREFIX.sub("", option).rstrip(".").strip()
+    return NO_LETTER_TEXT
+
+
+@dataclass(frozen=True)
+class PlainExpectation:
+    """Expected values for one question: P(right) per scorer, and P(counted) for the official one."""
+
+    ours: float
+    lmms_eval: float
+    official_correct: float
+    official_answered: float
+
+
+def _reads(question: Question, text: str) -> tuple[bool, bool, bool]:
+    """(ours right, reference right, reference read a letter) for one answer text."""
+    ours = normalize_answer(text, question.letters, question.options).letter == question.answer
+    letter = extract_reference_letter(text)
+    return ours, letter == question.answer, letter != ""
+
+
+def plain_expectation(world: World, question: Question, text: str) -> PlainExpectation:
+    """The exact expectation of each scorer for ``question`` asked with instruction ``text``."""
+    p = world.p_intended(question, text)
+    weights = world.config.agent.plain_shapes
+    total = sum(weights.values())
+    wrong = [x for x in question.letters if x != question.answer]
+    sums = [0.0, 0.0, 0.0]
+    for shape, weight in weights.items():
+        right = _reads(question, render_plain(question, question.answer, shape))
+        others = [_reads(question, render_plain(question, x, shape)) for x in wrong]
+        for k in range(3):
+            miss = sum(o[k] for o in others) / len(others) if others else 0.0
+            sums[k] += weight / total * (p * right[k] + (1 - p) * miss)
+    return PlainExpectation(sums[0], sums[1], sums[1], sums[2])
+
+
+class PlainRole:
+    """Answers plain requests about the world's questions."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+
+    def respond(self, body: dict[str, Any], question: Question) -> Reply:
+        text = instruction_text(body)
+        key = (
+            self.world.config.seed,
+            "plain",
+            question.question_id,
+            digest(text),
+            sample_index(body),
+            body.get("temperature"),
+            body.get("seed"),
+        )
+        correct = uniform(*key, "correct") < self.world.p_intended(question, text)
+        others = [x for x in question.letters if x != question.answer] or list(question.letters)
+        letter = question.answer if correct else rng_for(*key, "letter").choice(others)
+        shapes = list(self.world.config.agent.plain_shapes.items())
+        content = render_plain(question, letter, weighted_choice(shapes, uniform(*key, "shape")))
+        return Reply(content, (), "stop", prompt_tokens(body), estimate_tokens(content))

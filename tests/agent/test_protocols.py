@@ -1,0 +1,258 @@
+"""Reference protocols against fixtures captured by running the references' own rules.
+
+``fixtures/protocols/captured.json`` holds what the reference functions (lmms-eval's videomme
+utils and OpenAI wrapper, VLMEvalKit's Video-MME dataset, the official scorer's extractor) return
+for the question and ``sample.srt`` beside it; see docs/protocols.md for the sources.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from agent_support import question, write_video
+from PIL import Image
+
+from skillharness.agent import Agent, AgentConfig, StepRole
+from skillharness.agent.protocols import ProtocolName, ReferenceOptions, build_turn, extract_reference_letter
+from skillharness.agent.protocols.frames import (
+    linspace_indices,
+    openai_wrapper_indices,
+    vlmevalkit_fps_indices,
+    vlmevalkit_indices,
+)
+from skillharness.agent.protocols.prompts import lmms_eval_text, official_text, vlmevalkit_texts
+from skillharness.agent.protocols.subtitles import (
+    LMMS_EVAL_NO_SUBTITLES,
+    lmms_eval_subtitles,
+    vlmevalkit_subtitles,
+)
+from skillharness.agent.video import LocalVideos
+from skillharness.data.questions import Question
+from skillharness.errors import DataError
+from skillharness.llm.types import ChatRequest, ChatResponse, SamplingParams, Usage
+from skillharness.skills.bundle import Bundle
+from skillharness.store import RunLog, RunReader
+from skillharness.video import FrameSampler, FramesConfig
+
+FIXTURES = Path(__file__).parent / "fixtures" / "protocols"
+CAPTURED = json.loads((FIXTURES / "captured.json").read_text())
+SRT = FIXTURES / "sample.srt"
+
+
+def _question(video: str = "cook") -> Question:
+    doc = CAPTURED["question"]
+    return Question(
+        video_id="001",
+        duration="short",
+        videoID=video,
+        question_id="001-1",
+        task_type="Object Recognition",
+        question=doc["question"],
+        options=tuple(doc["options"]),
+        answer="B",
+    )
+
+
+@pytest.mark.parametrize("total", sorted(CAPTURED["indices"]["openai_wrapper"], key=int))
+def test_openai_wrapper_indices_match_lmms_eval(total: str) -> None:
+    assert list(openai_wrapper_indices(int(total), 10)) == CAPTURED["indices"]["openai_wrapper"][total]
+
+
+@pytest.mark.parametrize("total", sorted(CAPTURED["indices"]["linspace32"], key=int))
+def test_linspace_indices_match_numpy_rule(total: str) -> None:
+    assert list(linspace_indices(int(total), 32)) == CAPTURED["indices"]["linspace32"][total]
+
+
+@pytest.mark.parametrize("total", sorted(CAPTURED["indices"]["vlmevalkit8"], key=int))
+def test_vlmevalkit_indices_match(total: str) -> None:
+    assert list(vlmevalkit_indices(int(total), 8)) == CAPTURED["indices"]["vlmevalkit8"][total]
+
+
+def test_vlmevalkit_fps_rule_and_bad_input() -> None:
+    assert vlmevalkit_fps_indices(100, 25.0, 1.0) == (0, 25, 50, 75)
+    with pytest.raises(DataError, match="zero frames"):
+        linspace_indices(10, 0)
+    with pytest.raises(DataError, match="nothing to sample"):
+        vlmevalkit_indices(0, 8)
+
+
+@pytest.mark.parametrize("key", sorted(CAPTURED["lmms_eval_subtitles"]))
+def test_lmms_eval_subtitle_rule(key: str) -> None:
+    fps, total = key.split(":")
+    chosen = lmms_eval_subtitles(SRT, fps=float(fps), total_frames=int(total))
+    assert chosen == CAPTURED["lmms_eval_subtitles"][key]
+
+
+def test_lmms_eval_without_a_subtitle_file(tmp_path: Path) -> None:
+    assert lmms_eval_subtitles(tmp_path / "none.srt", fps=25.0, total_frames=100) == LMMS_EVAL_NO_SUBTITLES
+    assert lmms_eval_subtitles(None, fps=25.0, total_frames=100) == "No subtitles available"
+
+
+def test_lmms_eval_malformed_timing_names_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.srt"
+    bad.write_text("1\n00:00:01.000 --> 00:00:02,000\ntext\n")
+    with pytest.raises(DataError, match=r"bad\.srt"):
+        lmms_eval_subtitles(bad, fps=25.0, total_frames=100)
+
+
+@pytest.mark.parametrize("key", sorted(CAPTURED["vlmevalkit_subtitles"]))
+def test_vlmevalkit_subtitle_rule(key: str) -> None:
+    fps, total = key.split(":")
+    indices = vlmevalkit_indices(int(total), 8)
+    assert vlmevalkit_subtitles(SRT, fps=float(fps), indices=indices) == CAPTURED["vlmevalkit_subtitles"][key]
+
+
+def test_rendered_prompts_match_the_references() -> None:
+    question = _question()
+    texts = CAPTURED["lmms_eval_text"]
+    assert lmms_eval_text(question, None) == texts["nosub"]
+    subs = lmms_eval_subtitles(SRT, fps=10.0, total_frames=200)
+    assert lmms_eval_text(question, subs) == texts["sub"]
+    assert lmms_eval_text(question, LMMS_EVAL_NO_SUBTITLES) == texts["missing"]
+    assert list(vlmevalkit_texts(question, None)) == CAPTURED["vlmevalkit_texts"]["nosub"]
+    vsubs = vlmevalkit_subtitles(SRT, fps=10.0, indices=vlmevalkit_indices(200, 8))
+    assert list(vlmevalkit_texts(question, vsubs)) == CAPTURED["vlmevalkit_texts"]["sub"]
+
+
+def test_official_prompt_is_the_readme_example_shape() -> None:
+    text = official_text(_question(), None)
+    assert text.startswith(
+        "Select the best answer to the following multiple-choice question based on the video."
+    )
+    assert text.endswith("D. Nothing at all.\nThe best answer is:")
+    assert official_text(_question(), "hello").startswith(
+        "This video's subtitles are listed below:\nhello\nSelect"
+    )
+
+
+@pytest.mark.parametrize("response", sorted(CAPTURED["extract"]))
+def test_reference_extractor(response: str) -> None:
+    assert extract_reference_letter(response) == CAPTURED["extract"][response]
+
+
+@pytest.fixture(scope="module")
+def cook_media(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("cook")
+    write_video(root / "videos" / "cook.mp4", seconds=20.0, fps=10, size=(96, 64))
+    (root / "subtitles").mkdir()
+    (root / "subtitles" / "cook.srt").write_bytes(SRT.read_bytes())
+    return root
+
+
+def _options(
+    protocol: ProtocolName, *, subtitles: bool = True, system: str | None = None
+) -> ReferenceOptions:
+    return ReferenceOptions(protocol, None, True, subtitles, FramesConfig(longest_side=48), system)
+
+
+def _source(root: Path, tmp_path: Path) -> LocalVideos:
+    sampler = FrameSampler(FramesConfig(cache_dir=tmp_path / "frames"))
+    return LocalVideos(sampler, root / "videos", root / "subtitles")
+
+
+def _decoded(url: str, mime: str) -> Image.Image:
+    prefix = f"data:{mime};base64,"
+    assert url.startswith(prefix)
+    return Image.open(io.BytesIO(base64.b64decode(url[len(prefix) :])))
+
+
+async def test_lmms_eval_turn_is_the_reference_request(cook_media: Path, tmp_path: Path) -> None:
+    turn = await build_turn(_question(), _source(cook_media, tmp_path), _options(ProtocolName.LMMS_EVAL))
+    assert len(turn.messages) == 1
+    assert turn.messages[0]["role"] == "user"
+    content = turn.messages[0]["content"]
+    assert content[0] == {"type": "text", "text": CAPTURED["lmms_eval_text"]["sub"]}  # text first
+    assert list(turn.frame_indices) == list(openai_wrapper_indices(200, 10))
+    images = [part["image_url"]["url"] for part in content[1:]]
+    assert len(images) == 10
+    assert all(_decoded(url, "image/png").size == (96, 64) for url in images)  # full resolution
+    assert turn.sampling.max_tokens == 16
+    assert turn.sampling.temperature == 0.0
+
+
+async def test_lmms_eval_turn_without_subtitles_and_with_a_bundle_slot(
+    cook_media: Path, tmp_path: Path
+) -> None:
+    options = _options(ProtocolName.LMMS_EVAL, subtitles=False, system="evolving text")
+    turn = await build_turn(_question(), _source(cook_media, tmp_path), options)
+    assert turn.messages[0] == {"role": "system", "content": "evolving text"}
+    assert turn.messages[1]["content"][0]["text"] == CAPTURED["lmms_eval_text"]["nosub"]
+
+
+async def test_vlmevalkit_turn_puts_frames_between_its_texts(cook_media: Path, tmp_path: Path) -> None:
+    turn = await build_turn(_question(), _source(cook_media, tmp_path), _options(ProtocolName.VLMEVALKIT))
+    content = turn.messages[0]["content"]
+    kinds = [part["type"] for part in content]
+    assert kinds == ["text"] + ["image_url"] * 8 + ["text", "text"]
+    assert [content[0]["text"], content[-2]["text"], content[-1]["text"]] == CAPTURED["vlmevalkit_texts"][
+        "sub"
+    ]
+    assert all(part["image_url"]["detail"] == "low" for part in content[1:9])
+    assert turn.sampling.max_tokens == 2048
+
+
+async def test_official_turn_sends_frames_then_the_readme_prompt(cook_media: Path, tmp_path: Path) -> None:
+    turn = await build_turn(_question(), _source(cook_media, tmp_path), _options(ProtocolName.OFFICIAL))
+    content = turn.messages[0]["content"]
+    assert [part["type"] for part in content] == ["image_url"] * 32 + ["text"]
+    assert max(_decoded(content[0]["image_url"]["url"], "image/jpeg").size) == 48
+    assert content[-1]["text"].startswith("This video's subtitles are listed below:\nWelcome to the kitchen.")
+
+
+@dataclass
+class _Recorder:
+    replies: list[str]
+    requests: list[ChatRequest] = field(default_factory=list)
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        self.requests.append(request)
+        return ChatResponse(
+            content=self.replies.pop(0),
+            finish_reason="stop",
+            usage=Usage(prompt_tokens=5, completion_tokens=1),
+        )
+
+
+@pytest.mark.parametrize(
+    ("reply", "status", "answer"), [("B", "ok", "B"), ("I am not sure.", "parse_error", None)]
+)
+async def test_agent_under_lmms_eval_sends_one_plain_turn(
+    videos: LocalVideos,
+    bundle: Bundle,
+    run_log: RunLog,
+    store_url: str,
+    reply: str,
+    status: str,
+    answer: str | None,
+) -> None:
+    model = _Recorder([reply])
+    config = AgentConfig(protocol=ProtocolName.LMMS_EVAL, protocol_frames=4)
+    agent = Agent(model, "sim-vl", bundle, videos, videos, config)
+    prediction = await agent.answer(question("q1"), run_id="run-1", sample_idx=0, sink=run_log)
+    (request,) = model.requests
+    assert request.tools is None
+    assert request.tool_choice is None
+    assert [m["role"] for m in request.messages] == ["user"]  # no system message, no bundle text
+    assert bundle.system_prompt not in json.dumps(request.messages)
+    assert request.sampling == SamplingParams(temperature=0.0, max_tokens=16)
+    assert prediction.status.value == status, prediction.error_message
+    assert prediction.answer == answer
+    await run_log.flush()
+    with RunReader(store_url) as reader:
+        steps = reader.trace("run-1", "q1")
+    assert [s.role for s in steps] == [StepRole.USER, StepRole.ASSISTANT]
+    assert steps[1].content == reply  # the raw text the reference scorers read
+    assert steps[0].content.startswith("This video's subtitles are listed below: \n")
+
+
+def test_vlmevalkit_with_subtitles_on_but_no_file_keeps_its_subtitle_template(tmp_path: Path) -> None:
+    assert vlmevalkit_subtitles(tmp_path / "none.srt", fps=25.0, indices=(1, 2)) == ""
+    _, template, _ = vlmevalkit_texts(_question(), "")
+    assert template.startswith(
+        "\nThese are the frames of a video. This video's subtitles are listed below:\n\n"
+    )

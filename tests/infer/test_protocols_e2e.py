@@ -1,0 +1,140 @@
+"""``infer --protocol lmms_eval`` against the simulator: the requests are lmms-eval's, byte for
+byte; the report shows three scores with per-domain and per-sub-category tables; the official
+export, scored by a re-implementation of the official script's documented rule, gives our
+"official" number."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from infer_support import Bench, write_config
+from PIL import Image
+
+from cli_support import run_cli as cli
+from skillharness.agent.protocols.frames import openai_wrapper_indices
+from skillharness.agent.protocols.prompts import lmms_eval_text
+from skillharness.agent.protocols.subtitles import lmms_eval_subtitles
+from skillharness.data.loader import load_questions
+from skillharness.data.questions import Question
+from skillharness.infer.scoring import Parser, score_run
+from skillharness.sim import LatencyConfig, SimConfig, SimServer
+from skillharness.video import frame_layout, locate_subtitles, locate_video
+
+
+@pytest.fixture
+def recording_sim(bench: Bench) -> Iterator[SimServer]:
+    config = SimConfig(
+        seed=3, record_requests=True, latency=LatencyConfig(ttft_s=0.0, per_token_s=0.0, jitter_s=0.0)
+    )
+    with SimServer(config, questions=bench.questions) as server:
+        yield server
+
+
+def _official_rule(results: list[dict]) -> tuple[int, int]:
+    """The official scorer's rule, re-written from its documentation and source: strip the answer
+    prefixes (two of them joined literals), no letter in more than ten words is no answer, else the
+    first capital A-D; only answers with a letter count, per video, per question."""
+    prefixes = [
+        "The best answer is",
+        "The correct answer is",
+        "The answer is",
+        "The answer",
+        "The best option is" + "The correct option is",
+        "Best answer:" + "Best option:",
+    ]
+    correct = answered = 0
+    for video in results:
+        for question in video["questions"]:
+            text = question["response"].strip()
+            for prefix in prefixes:
+                text = text.replace(prefix, "")
+            found = re.search(r"[ABCD]", text)
+            letter = "" if found is None else found.group(0)
+            if letter:
+                answered += 1
+                correct += letter == question["answer"]
+    return correct, answered
+
+
+def _expected_text(bench: Bench, question: Question) -> str:
+    video = locate_video(bench.root / "videos", question.videoID)
+    layout = frame_layout(video)
+    subtitles = lmms_eval_subtitles(
+        locate_subtitles(bench.root / "subtitles", question.videoID),
+        fps=layout.fps,
+        total_frames=layout.total_frames,
+    )
+    return lmms_eval_text(question, subtitles)
+
+
+def test_infer_under_lmms_eval_protocol(tmp_path: Path, bench: Bench, recording_sim: SimServer) -> None:
+    config = write_config(tmp_path / "exp.yaml", bench, recording_sim)
+    export = tmp_path / "official.json"
+    args = ["--config", str(config), "--protocol", "lmms_eval", "--pool", "all", "--run-id", "ref-1"]
+    wide = {**os.environ, "COLUMNS": "220"}  # table headers on one line
+    done = cli("infer", *args, "--export-official", str(export), env=wide)
+    assert done.returncode == 0, done.stderr
+    questions = load_questions(bench.questions)
+    by_text = {_expected_text(bench, q): q for q in questions}
+
+    bodies = recording_sim.state.recorded
+    assert len(bodies) == len(questions)
+    for body in bodies:
+        assert "tools" not in body
+        assert "tool_choice" not in body
+        assert (body["max_tokens"], body["temperature"]) == (16, 0.0)
+        (message,) = body["messages"]  # one turn, no system message
+        assert message["role"] == "user"
+        text, *images = message["content"]
+        question = by_text[text["text"]]  # byte for byte the text lmms-eval renders
+        layout = frame_layout(locate_video(bench.root / "videos", question.videoID))
+        assert len(images) == len(openai_wrapper_indices(layout.total_frames, 10))
+        first = images[0]["image_url"]["url"]
+        assert first.startswith("data:image/png;base64,")
+        png = Image.open(io.BytesIO(base64.b64decode(first.split(",", 1)[1])))
+        assert png.format == "PNG"
+
+    out = done.stdout
+    for needle in (
+        "Per domain",
+        "Per sub-category",
+        "Per task type",
+        "Per duration",
+        "ours %",
+        "lmms-eval %",
+    ):
+        assert needle in out
+    assert "official %" in out
+    assert "protocol lmms_eval" in out
+
+    scores = score_run(f"sqlite:///{tmp_path / 'runs.sqlite'}", "ref-1", questions)
+    results = json.loads(export.read_text())
+    assert sum(len(v["questions"]) for v in results) == len(questions)
+    correct, answered = _official_rule(results)
+    official = scores.overall(Parser.OFFICIAL)
+    assert (official.correct, official.n) == (correct, answered)
+    assert official.dropped == len(questions) - answered
+    assert scores.overall(Parser.LMMS_EVAL).n == len(questions)  # everything stays in its denominator
+
+    # The protocol is part of the run's config hash: resuming under another one is refused.
+    other = cli(
+        "infer",
+        "--config",
+        str(config),
+        "--protocol",
+        "official",
+        "--pool",
+        "all",
+        "--run-id",
+        "ref-1",
+        "--resume",
+    )
+    assert other.returncode != 0
+    assert "config" in other.stderr.lower()
