@@ -15,6 +15,7 @@ import hashlib
 import random
 from collections.abc import Iterable
 
+from skillharness.errors import ConfigError
 from skillharness.skills import EditTarget
 from skillharness.train.records import CasePack, Cause, Diagnosis
 
@@ -46,7 +47,7 @@ def build_case_packs(
     ``salt`` varies the choice between steps (e.g. ``"e1s3"``); the input order does not matter.
     """
     if max_cases < 1:
-        raise ValueError(f"max_cases must be at least 1, got {max_cases}")
+        raise ConfigError(f"train.casepack.max_cases must be at least 1, got {max_cases}", key="max_cases")
     grouped: dict[str, list[Diagnosis]] = {}
     targets: dict[str, EditTarget] = {}
     for diagnosis in diagnoses:
