@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from skillharness.agent import Prediction
@@ -46,6 +46,23 @@ class _Recording:
         with self.log.lock:
             self.log.bodies.append((role, json.loads(json.dumps(body))))
         return self.inner.respond(body, role)
+
+
+class _Garbling:
+    def __init__(self, inner: Any, count: int) -> None:
+        self.inner, self.left, self.lock = inner, count, threading.Lock()
+
+    def respond(self, body: dict[str, Any], role: Role | None) -> Reply:
+        reply = self.inner.respond(body, role)
+        with self.lock:
+            garble = role is Role.JUDGE and self.left > 0
+            self.left -= garble
+        return replace(reply, content="I think it is a defect, probably.") if garble else reply
+
+
+def garble_judge_replies(sim: SimServer, count: int) -> None:
+    """The simulator's next ``count`` judge replies are prose, not the judge's JSON object."""
+    sim.state.responder = _Garbling(sim.state.responder, count)
 
 
 def record_requests(sim: SimServer) -> RequestLog:

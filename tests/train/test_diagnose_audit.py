@@ -20,6 +20,7 @@ from diagnose_support import (
     NO_RETRY_LLM,
     QUIET_AGENT,
     SAMPLES,
+    garble_judge_replies,
     record_requests,
     rollout,
     user_text,
@@ -224,3 +225,22 @@ async def test_p2_3_diagnoses_upsert_without_duplicates(tmp_path: Path, bench: B
     assert [d.target for d in second.diagnoses] == [d.target for d in first.diagnoses]
     assert len(first.diagnoses) == sum(1 for p in predictions if p.correct is not True)
     assert SAMPLES > 1
+
+
+async def test_an_unparseable_judge_reply_is_asked_again_not_replayed_from_the_cache(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    path = _config(tmp_path, bench, sim, diagnosis={"max_excluded_share": 1.0})
+    async with train_context(path) as ctx:
+        bundle = Bundle.load(bench.bundle)
+        run_id, predictions = await rollout(ctx, bundle)
+        garble_judge_replies(sim, 1)
+        first = await diagnose(ctx, bundle, run_id, predictions)
+        assert first.counts["judge_failed"] == 1
+        failed = next(d for d in first.diagnoses if d.cause is Cause.JUDGE_FAILED)
+        assert "unusable reply" in failed.reason
+        sim.reset_stats()
+        second = await diagnose(ctx, bundle, run_id, predictions)
+    assert second.judge_calls == 1
+    assert sim.stats()["roles"].get("judge") == 1  # asked the model, not the response cache
+    assert second.counts["judge_failed"] == 0

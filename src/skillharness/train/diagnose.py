@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from skillharness.agent import Prediction, TraceStep
+from skillharness.agent import InvalidatingChatModel, Prediction, TraceStep
 from skillharness.data.questions import Question
 from skillharness.errors import DataError, ExcludedShareError
 from skillharness.llm.types import SamplingParams
@@ -27,7 +27,7 @@ from skillharness.train.caller import RoleCaller
 from skillharness.train.context import TrainContext
 from skillharness.train.prompt_specs import CaseView
 from skillharness.train.records import Case, Cause, Diagnosis
-from skillharness.train.replies import JudgeReply, parse_reply
+from skillharness.train.replies import JudgeReply, ReplyRefusal, parse_reply
 from skillharness.train.trace_summary import summarize_trace, trace_spans, video_duration_s
 from skillharness.train.waterfall import Finding, c1_from_prediction, c2_from_trace, judge_finding
 
@@ -172,8 +172,12 @@ class _Judging:
             self.hits += 1
             return Finding(Cause(row.cause), _target_of(row.target), row.reason)
         self.calls += 1
-        answer = await self.ctx.caller.ask(self.judge.template, self.variables(case, summary))
+        caller = self.ctx.caller
+        answer = await caller.ask(self.judge.template, self.variables(case, summary))
         reply = parse_reply(JudgeReply, answer.text) if answer.text is not None else None
+        if isinstance(reply, ReplyRefusal) and isinstance(caller.model, InvalidatingChatModel):
+            # An unusable reply must not be replayed from the response cache when the case is retried.
+            await caller.model.invalidate(caller.request(answer.prompt))
         return judge_finding(
             reply,
             error=answer.error,
