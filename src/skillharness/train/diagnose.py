@@ -212,6 +212,24 @@ def _cases(
     return cases
 
 
+def _settle(cases: Sequence[Case], bundle: Bundle) -> tuple[dict[int, Diagnosis], list[DiagnosisRow]]:
+    """C1 and C2 over ``cases``: what they settle (by index), and the rows to store for it."""
+    tools = tuple(bundle.tools)
+    settled: dict[int, Diagnosis] = {}
+    rows: list[DiagnosisRow] = []
+    for index, case in enumerate(cases):
+        p = case.prediction
+        finding = c1_from_prediction(p, case.trace) or c2_from_trace(p, case.trace, tools)
+        if finding is None:
+            continue
+        d = Diagnosis(case, finding.cause, finding.target, finding.reason, summarize_trace(case.trace))
+        settled[index] = d
+        if finding.cause is not Cause.INFRA:  # infra is asked again, never diagnosed
+            relevant = bundle.relevant_hash(case.question.task_type)
+            rows.append(_row(diagnosis_fingerprint(p.key, relevant, None), d))
+    return settled, rows
+
+
 async def run_waterfall(
     ctx: TrainContext, bundle: Bundle, run_id: str, predictions: Sequence[Prediction]
 ) -> DiagnosisReport:
@@ -224,18 +242,7 @@ async def run_waterfall(
     stored = await asyncio.to_thread(ctx.store.select, DiagnosisRow, run_id=run_id) if cases else []
     judging = _Judging(ctx, bundle, judge, {row.fingerprint: row for row in stored})
     limit = asyncio.Semaphore(max(1, ctx.session.agent_config.concurrency))
-    tools = tuple(bundle.tools)
-    settled: dict[int, Diagnosis] = {}
-    rows: list[DiagnosisRow] = []
-    for index, case in enumerate(cases):
-        p = case.prediction
-        finding = c1_from_prediction(p, case.trace) or c2_from_trace(p, case.trace, tools)
-        if finding is not None:
-            d = Diagnosis(case, finding.cause, finding.target, finding.reason, summarize_trace(case.trace))
-            settled[index] = d
-            if finding.cause is not Cause.INFRA:  # infra is asked again, never diagnosed
-                relevant = bundle.relevant_hash(case.question.task_type)
-                rows.append(_row(diagnosis_fingerprint(p.key, relevant, None), d))
+    settled, rows = _settle(cases, bundle)
     await ctx.store.aupsert(rows)
 
     async def judged(case: Case) -> Diagnosis:
