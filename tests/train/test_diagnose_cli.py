@@ -84,7 +84,9 @@ async def test_diagnose_prints_the_waterfall_and_truth_and_judges_once(
     assert len(rows) == wrong  # one row per diagnosed case, after two calls
 
 
-def test_diagnose_refuses_a_bundle_the_run_did_not_use(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
+def test_diagnose_refuses_another_bundle_a_test_pool_run_and_an_unknown_run(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
     path = write_train_config(tmp_path, bench, sim)
 
     async def make_run() -> None:
@@ -100,6 +102,11 @@ def test_diagnose_refuses_a_bundle_the_run_did_not_use(tmp_path: Path, bench: Be
     done = run_cli("diagnose", "--config", str(path), "--run", "base.val", "--bundle", str(other), env=_env())
     assert done.returncode == 2
     assert "not the one run 'base.val' answered with" in done.stderr
+    infer = run_cli("infer", "--config", str(path), "--pool", "test", "--run-id", "held", env=_env())
+    assert infer.returncode == 0, infer.stderr
+    sealed = run_cli("diagnose", "--config", str(path), "--run", "held", env=_env())
+    assert sealed.returncode == 2
+    assert "never reads the sealed holdout" in sealed.stderr
     missing = run_cli("diagnose", "--config", str(path), "--run", "nope", env=_env())
     assert missing.returncode == 2
     assert "no run 'nope'" in missing.stderr
