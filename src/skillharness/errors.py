@@ -17,7 +17,8 @@ errors (the endpoint, the disk or the store misbehaved)::
         │       └── AuthError        names the endpoint and the env var, never the key
         ├── InfraError               frames, disk, store: the question could not be asked
         ├── StoreError               run store schema/version/readonly problems
-        └── CacheError               cache backend problems (never a corrupt entry: that is a miss)
+        ├── CacheError               cache backend problems (never a corrupt entry: that is a miss)
+        └── ExcludedShareError       a diagnosis excluded too many wrong answers to go on
 
 Third-party exceptions are translated at the layer boundary (``raise X(...) from exc``).
 """
@@ -110,3 +111,11 @@ class CircuitOpenError(TransientLLMError):
 
 class GateError(RunError):
     """A gate was misused: fed after its decision, past its budget, or with a malformed outcome."""
+
+
+class ExcludedShareError(RunError):
+    """Too many wrong answers of a rollout could not be diagnosed (infra, degraded, failed judge).
+
+    ``context`` holds ``counts`` (by cause, plus ``wrong``), ``excluded``, ``share`` and ``limit``:
+    a training step never continues on evidence that thin.
+    """

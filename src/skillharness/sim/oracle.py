@@ -186,7 +186,8 @@ def oracle_http(oracle: Oracle, payload: Mapping[str, Any]) -> dict[str, Any]:
 
     ``payload``: ``text`` (one text for every question) or ``bundle`` (a BundleText object),
     optionally ``after`` (another bundle: report the edit's effect), ``question_ids`` (list or
-    comma-separated; default all) and ``task_type`` (filter).
+    comma-separated; default all), ``task_type`` (filter) and ``missing`` (true: add, per question,
+    the ids of its needed insights absent from its bundle text: the diagnosis's truth).
     """
     if not isinstance(payload, Mapping):
         raise ValueError("the oracle request must be a JSON object")
@@ -203,6 +204,12 @@ def oracle_http(oracle: Oracle, payload: Mapping[str, Any]) -> dict[str, Any]:
         "per_task_type": oracle.per_task_type(before, questions),
         "simulator": True,
     }
+    if payload.get("missing"):
+        texts = _as_bundle(before)
+        answer["missing"] = {
+            q.question_id: [r.id for r in oracle.world.missing_insights(q, texts.text_for(q.task_type))]
+            for q in questions
+        }
     if payload.get("after") is not None:
         effect = oracle.edit_effect(before, payload["after"], questions)
         answer.update(after=effect.after, delta=effect.delta)

@@ -20,9 +20,9 @@ from skillharness.store.config import StoreConfig
 from skillharness.store.engine import StoreLocation, create_store_engine, parse_store_url
 from skillharness.store.ledger import LedgerRecord, select_records
 from skillharness.store.migrations import migrate
-from skillharness.store.records import Prediction, PredictionStatus, RunProvenance
-from skillharness.store.rows import now_iso, prediction_of
-from skillharness.store.schema import predictions, runs
+from skillharness.store.records import Prediction, PredictionStatus, RunProvenance, TraceStep
+from skillharness.store.rows import now_iso, prediction_of, trace_of
+from skillharness.store.schema import predictions, runs, traces
 from skillharness.store.upsert import upsert_statement
 from skillharness.store.writer import RunLog
 
@@ -79,6 +79,30 @@ class RunStore:
         with self._engine.connect() as conn:
             found = [prediction_of(row) for row in conn.execute(query).mappings()]
         return {(p.question_id, p.sample_idx): p for p in found}
+
+    def traces(
+        self, run_id: str, keys: Iterable[tuple[str, int]] | None = None
+    ) -> dict[tuple[str, int], tuple[TraceStep, ...]]:
+        """Trace steps of ``run_id`` by ``(question_id, sample_idx)``, in step order.
+
+        ``keys`` limits the read to those samples (None: every sample of the run); a sample with no
+        stored step is absent from the result.
+        """
+        query = select(traces).where(traces.c.run_id == run_id)
+        wanted = None if keys is None else set(keys)
+        if wanted is not None:
+            query = query.where(traces.c.question_id.in_(sorted({qid for qid, _ in wanted})))
+        query = query.order_by(traces.c.question_id, traces.c.sample_idx, traces.c.step_idx)
+        found: dict[tuple[str, int], list[TraceStep]] = {}
+        try:
+            with self._engine.connect() as conn:
+                for row in conn.execute(query).mappings():
+                    key = (row["question_id"], row["sample_idx"])
+                    if wanted is None or key in wanted:
+                        found.setdefault(key, []).append(trace_of(row))
+        except SQLAlchemyError as exc:
+            raise StoreError(f"reading the traces of {run_id!r} failed: {exc}") from exc
+        return {key: tuple(steps) for key, steps in found.items()}
 
     def upsert(self, records: Iterable[LedgerRecord]) -> None:
         """Write ledger records in one transaction; a record with a stored key replaces it."""

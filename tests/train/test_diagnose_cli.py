@@ -1,0 +1,112 @@
+"""`skillharness diagnose` on a finished run: the waterfall, the simulator truth, one judge call per case."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from diagnose_support import EXACT_JUDGE, QUIET_AGENT
+from train_support import train_context, write_train_config
+
+from bench_support import Bench, make_bench
+from cli_support import run_cli
+from skillharness.sim import SimConfig, SimServer
+from skillharness.skills import Bundle
+from skillharness.store import DiagnosisRow, RunKind, RunReader
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
+    return make_bench(tmp_path_factory.mktemp("diagnose-cli-bench"))
+
+
+@pytest.fixture
+def sim(bench: Bench) -> Iterator[SimServer]:
+    config = SimConfig.model_validate({"seed": 6, "agent": QUIET_AGENT, "judge": EXACT_JUDGE})
+    with SimServer(config, questions=bench.questions) as server:
+        yield server
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("SKILLHARNESS_")}
+
+
+async def test_diagnose_prints_the_waterfall_and_truth_and_judges_once(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    agent = {"vision": True, "initial_frames": 4}
+    path = write_train_config(
+        tmp_path, bench, sim, agent=agent, train={"diagnosis": {"max_excluded_share": 1.0}}
+    )
+    async with train_context(path, run_id="base") as ctx:
+        draws = [(q, s) for q in ctx.val_questions for s in range(3)]
+        predictions = await ctx.rollout(
+            Bundle.load(bench.bundle), draws, "val", kind=RunKind.INFER, pool="val"
+        )
+    run_id = "base.val"
+    wrong = sum(p.correct is not True for p in predictions)
+
+    sim.reset_stats()
+    first = await asyncio.to_thread(
+        run_cli, "diagnose", "--config", str(path), "--run", run_id, "--json", env=_env()
+    )
+    assert first.returncode == 0, first.stderr
+    doc = json.loads(first.stdout)
+    assert doc["waterfall"]["all"]["wrong"] == wrong > 0
+    judged = sum(doc["waterfall"]["all"][k] for k in ("defect", "lapse", "uncertain", "judge_failed"))
+    assert doc["judge_calls"] == judged > 0
+    assert sim.stats()["roles"].get("judge") == judged
+    per_type = [row for name, row in doc["waterfall"].items() if name != "all"]
+    assert sum(row["wrong"] for row in per_type) == wrong
+    truth = doc["truth"]
+    assert truth is not None
+    assert truth["n"] == doc["waterfall"]["all"]["defect"] + doc["waterfall"]["all"]["lapse"]
+    # A noiseless judge reads the same skill text the truth is computed from: it is never wrong.
+    assert truth["false_positive"] == truth["false_negative"] == 0
+
+    sim.reset_stats()
+    second = await asyncio.to_thread(run_cli, "diagnose", "--config", str(path), "--run", run_id, env=_env())
+    assert second.returncode == 0, second.stderr
+    assert "no judge call" in second.stdout
+    assert "fingerprint hits" in second.stdout
+    assert "simulator truth over" in second.stdout
+    for title in ("task type", "wrong", "infra", "parse", "tool", "degraded", "defect", "lapse", "uncertain"):
+        assert title in second.stdout
+    assert sim.stats()["roles"].get("judge") is None
+
+    with RunReader(f"sqlite:///{tmp_path / 'runs.sqlite'}") as reader:
+        rows = reader.ledger(DiagnosisRow, run_id=run_id)
+        assert reader.run(run_id).n_ok + reader.run(run_id).n_parse_error == len(predictions)
+    assert len(rows) == wrong  # one row per diagnosed case, after two calls
+
+
+def test_diagnose_refuses_another_bundle_a_test_pool_run_and_an_unknown_run(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    path = write_train_config(tmp_path, bench, sim)
+
+    async def make_run() -> None:
+        async with train_context(path, run_id="base") as ctx:
+            await ctx.rollout(
+                Bundle.load(bench.bundle), [(ctx.val_questions[0], 0)], "val", kind=RunKind.INFER, pool="val"
+            )
+
+    asyncio.run(make_run())
+    other = tmp_path / "other-bundle"
+    Bundle.load(bench.bundle).save(other)
+    (other / "system.md").write_text("A different system prompt.\n")
+    done = run_cli("diagnose", "--config", str(path), "--run", "base.val", "--bundle", str(other), env=_env())
+    assert done.returncode == 2
+    assert "not the one run 'base.val' answered with" in done.stderr
+    infer = run_cli("infer", "--config", str(path), "--pool", "test", "--run-id", "held", env=_env())
+    assert infer.returncode == 0, infer.stderr
+    sealed = run_cli("diagnose", "--config", str(path), "--run", "held", env=_env())
+    assert sealed.returncode == 2
+    assert "never reads the sealed holdout" in sealed.stderr
+    missing = run_cli("diagnose", "--config", str(path), "--run", "nope", env=_env())
+    assert missing.returncode == 2
+    assert "no run 'nope'" in missing.stderr
