@@ -5,13 +5,19 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import threading
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
+from train_support import train_context, write_train_config
+
+from bench_support import make_bench
 from skillharness.errors import TransientLLMError
 from skillharness.llm.roles import Role
 from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse
-from skillharness.sim import SimServer
+from skillharness.sim import SimConfig, SimServer
+from skillharness.sim.config import EvolveConfig as SimEvolveConfig
 from skillharness.skills import Bundle, EditTarget
 from skillharness.store import RunKind
 from skillharness.train.context import TrainContext
@@ -138,3 +144,36 @@ def best_task_type(cases: list[Case], sim: SimServer, bundle: Bundle) -> str:
         if sim.world.missing_insights(q, bundle.skill(q.task_type).render()):
             counts[q.task_type] = counts.get(q.task_type, 0) + 1
     return min(counts, key=lambda t: (-counts[t], t))
+
+
+@dataclass(frozen=True)
+class Env:
+    """A training context over a small bench and a simulator, with a defect pack of one task type."""
+
+    runner: LoopThread
+    sim: SimServer
+    ctx: TrainContext
+    bundle: Bundle
+    cases: list[Case]
+    task_type: str
+    pack: CasePack
+
+
+def evolve_env(base: Path) -> Iterator[Env]:
+    """Build an :class:`Env` under ``base`` (a generator: use it as a module fixture's body)."""
+    bench = make_bench(base / "bench")
+    # Every proposed edit states an insight of the cases' task type: the oracle can tell its worth.
+    sim_config = SimConfig(seed=3, evolve=SimEvolveConfig(insight_rate=1.0, harmful_rate=0.0))
+    with SimServer(sim_config, questions=bench.questions) as sim:
+        runner = LoopThread()
+        manager = train_context(write_train_config(base / "exp", bench, sim), run_id="evolve-test")
+        ctx = runner.run(manager.__aenter__())
+        try:
+            bundle = Bundle.load(bench.bundle)
+            cases = runner.run(wrong_cases(ctx, bundle))
+            task_type = best_task_type(cases, sim, bundle)
+            pack = defect_pack(cases, task_type, sim, bundle)
+            yield Env(runner, sim, ctx, bundle, cases, task_type, pack)
+        finally:
+            runner.run(manager.__aexit__(None, None, None))
+            runner.close()

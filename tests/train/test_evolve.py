@@ -4,64 +4,30 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
 from evolve_support import (
-    LoopThread,
+    Env,
     RecordingModel,
     ScriptedModel,
-    best_task_type,
-    defect_pack,
+    evolve_env,
     user_text,
     with_evolve,
     with_model,
-    wrong_cases,
 )
-from train_support import train_context, write_train_config
 
-from bench_support import make_bench
 from skillharness.data import slugify
 from skillharness.llm.roles import Role
-from skillharness.sim import SimConfig, SimServer
-from skillharness.sim.config import EvolveConfig as SimEvolveConfig
 from skillharness.skills import Bundle, EditTarget, MomentumUpdate, RefusalReason
 from skillharness.train.context import TrainContext
 from skillharness.train.evolve import EvolveRefusal, evolve, evolve_all, remember_refusal
 from skillharness.train.evolve_prompts import render_evolve_prompts
-from skillharness.train.records import Candidate, Case, CasePack, Refused, RejectedEdit
-
-
-@dataclass(frozen=True)
-class Env:
-    runner: LoopThread
-    sim: SimServer
-    ctx: TrainContext
-    bundle: Bundle
-    cases: list[Case]
-    task_type: str
-    pack: CasePack
+from skillharness.train.records import Candidate, CasePack, Refused, RejectedEdit
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
-    base = tmp_path_factory.mktemp("evolve")
-    bench = make_bench(base / "bench")
-    # Every proposed edit states an insight of the cases' task type: the oracle can tell its worth.
-    sim_config = SimConfig(seed=3, evolve=SimEvolveConfig(insight_rate=1.0, harmful_rate=0.0))
-    with SimServer(sim_config, questions=bench.questions) as sim:
-        runner = LoopThread()
-        manager = train_context(write_train_config(base / "exp", bench, sim), run_id="evolve-test")
-        ctx = runner.run(manager.__aenter__())
-        try:
-            bundle = Bundle.load(bench.bundle)
-            cases = runner.run(wrong_cases(ctx, bundle))
-            task_type = best_task_type(cases, sim, bundle)
-            pack = defect_pack(cases, task_type, sim, bundle)
-            yield Env(runner, sim, ctx, bundle, cases, task_type, pack)
-        finally:
-            runner.run(manager.__aexit__(None, None, None))
-            runner.close()
+    yield from evolve_env(tmp_path_factory.mktemp("evolve"))
 
 
 def scripted(
