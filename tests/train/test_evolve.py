@@ -18,11 +18,18 @@ from evolve_support import (
 
 from skillharness.data import slugify
 from skillharness.llm.roles import Role
-from skillharness.skills import Bundle, EditTarget, MomentumUpdate, RefusalReason
+from skillharness.skills import Bundle, EditSet, EditTarget, MomentumUpdate, RefusalReason, initial_bundle
 from skillharness.train.context import TrainContext
-from skillharness.train.evolve import EvolveRefusal, evolve, evolve_all, remember_refusal
+from skillharness.train.evolve import (
+    EvolveRefusal,
+    evolve,
+    evolve_all,
+    remember,
+    remember_refusal,
+    remember_rejection,
+)
 from skillharness.train.evolve_prompts import render_evolve_prompts
-from skillharness.train.records import Candidate, CasePack, Refused, RejectedEdit
+from skillharness.train.records import Candidate, CasePack, GateOutcome, GateReason, Refused, RejectedEdit
 
 
 @pytest.fixture(scope="module")
@@ -227,3 +234,19 @@ def test_dry_run_renders_every_pack_without_a_call_and_evolve_all_keeps_pack_ord
     results = env.runner.run(evolve_all(ctx, env.bundle, packs))
     assert [r.target for r in results] == [p.target for p in packs]
     assert len(recorder.of_role(Role.EVOLVE)) == 9
+
+
+def test_gate_rejections_are_remembered_with_their_reason_and_memory_is_capped() -> None:
+    edit_set = EditSet(skill_update_mode="rewrite", edits=(), body="- A rule.\n", rationale="why")
+    bundle = initial_bundle()
+    target = EditTarget.system()
+    candidate = Candidate(target, edit_set, bundle, "before", "after", "only")
+    outcome = GateOutcome(reason=GateReason.REJECT_INERTIA, detail="no evidence\neither way after 24 draws")
+    entry = remember_rejection(candidate, outcome)
+    assert entry.outcome == "reject_inertia: no evidence either way after 24 draws"
+    assert EditSet.model_validate_json(entry.edits_json) == edit_set
+    memory: tuple[RejectedEdit, ...] = ()
+    for i in range(7):
+        memory = remember(memory, entry.model_copy(update={"rationale": str(i)}), 5)
+    assert [m.rationale for m in memory] == ["2", "3", "4", "5", "6"]
+    assert remember(memory, entry, 0) == ()

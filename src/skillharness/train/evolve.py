@@ -30,10 +30,10 @@ from skillharness.train.evolve_prompts import (
     target_text,
 )
 from skillharness.train.prompt_specs import EditSetView
-from skillharness.train.records import Candidate, CasePack, GateReason, Refused, RejectedEdit
+from skillharness.train.records import Candidate, CasePack, GateOutcome, GateReason, Refused, RejectedEdit
 from skillharness.train.replies import RankReply, ReplyRefusal, parse_reply
 
-__all__ = ["EvolveRefusal", "evolve", "evolve_all", "remember_refusal"]
+__all__ = ["EvolveRefusal", "evolve", "evolve_all", "remember", "remember_refusal", "remember_rejection"]
 
 _DETAIL_CHARS = 600
 
@@ -132,6 +132,20 @@ def remember_refusal(refused: Refused) -> RejectedEdit:
         edits_json=edit_set.model_dump_json() if edit_set else "null",
         outcome=_one_line(f"{GateReason.REJECT_INVALID.value}: {refused.reason}: {refused.detail}"),
     )
+
+
+def remember_rejection(candidate: Candidate, outcome: GateOutcome) -> RejectedEdit:
+    """The memory entry of a candidate the gate rejected (gate reason and a one-line detail)."""
+    return RejectedEdit(
+        rationale=candidate.edit_set.rationale,
+        edits_json=candidate.edit_set.model_dump_json(),
+        outcome=_one_line(f"{outcome.reason.value}: {outcome.detail}")[:_DETAIL_CHARS],
+    )
+
+
+def remember(memory: Sequence[RejectedEdit], entry: RejectedEdit, limit: int) -> tuple[RejectedEdit, ...]:
+    """A target's rejection memory with ``entry`` added, oldest dropped beyond ``limit``."""
+    return (*memory, entry)[-limit:] if limit > 0 else ()
 
 
 # --- one proposal -----------------------------------------------------------------------------
