@@ -89,8 +89,9 @@ class Candidate:
     bundle: Bundle
     document_before: str
     document_after: str
-    choice: str  # "only" | "rank" | "rank_fallback" (the rank reply failed: first valid taken)
+    choice: str  # "only" | "first" (rank off) | "rank" | "rank_fallback" (rank failed: first valid taken)
     evidence_ids: frozenset[str] = frozenset()
+    choice_detail: str = ""  # the rank's reason, or why the rank fell back
 
 
 @dataclass(frozen=True)
