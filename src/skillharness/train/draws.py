@@ -23,8 +23,9 @@ import numpy as np
 
 from skillharness.data import Question
 from skillharness.infer import Draw
+from skillharness.llm import SamplingParams
 
-__all__ = ["DrawPlan", "gate_budget", "plan_draws", "plan_guard_draws"]
+__all__ = ["DrawPlan", "draw_temperature", "gate_budget", "plan_draws", "plan_guard_draws"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,18 @@ class DrawPlan:
     distinct: int  # distinct questions the claim rests on
     budget: int  # observation budget of the ladder (ties included, INFRA excluded)
     with_replacement: bool
+
+
+def draw_temperature(sampling: SamplingParams) -> float:
+    """The temperature the draw plan assumes: 0 unless two sample indices are independent draws.
+
+    With a fixed request ``seed`` a real server answers every sample index of a prompt alike
+    (only the simulator reads the sample index), so such samples are replays: the gate then
+    draws each question at most once, as at temperature 0.
+    """
+    if sampling.seed is not None:
+        return 0.0
+    return sampling.temperature or 0.0
 
 
 def gate_budget(distinct: int, *, temperature: float, n_max: int) -> int:

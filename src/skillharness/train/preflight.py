@@ -23,6 +23,7 @@ from skillharness.errors import ConfigError, SkillharnessError
 from skillharness.infer.runner import InferSettings, check_media, load_bundle
 from skillharness.train.config import GateConfig, TrainConfig
 from skillharness.train.coverage import ClassCoverage, TrainedClasses, class_coverage, trained_classes
+from skillharness.train.draws import draw_temperature
 from skillharness.train.preflight_probes import cache_problems, endpoint_problems, salt_note, store_problems
 from skillharness.train.templates import check_templates
 
@@ -245,7 +246,7 @@ def _gate(config: PreflightSettings, inputs: _Inputs, out: _Collector) -> str | 
     if inputs.questions is None or inputs.pools is None:
         out.skipped["gate"] = "needs the questions and pools (see data)"
         return None
-    temperature = config.agent.sampling.temperature or 0.0
+    temperature = draw_temperature(config.agent.sampling)
     coverage = class_coverage(inputs.questions, inputs.pools, config.train.gate, temperature)
     classes = inputs.classes = trained_classes(config.train, coverage)
     if classes.unknown:
@@ -283,7 +284,10 @@ def _draw_mode(temperature: float, gate: GateConfig) -> str:
         return (
             f"temperature {temperature:g}: fresh samples with replacement, budget n_max={gate.n_max} per gate"
         )
-    return "temperature 0: each val question at most once per gate, budget = distinct val questions"
+    return (
+        "temperature 0 (or a fixed sampling seed): each val question at most once per gate, "
+        "budget = distinct val questions"
+    )
 
 
 def _unreachable(c: ClassCoverage, gate: GateConfig) -> str:

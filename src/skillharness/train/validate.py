@@ -32,13 +32,15 @@ from skillharness.store import GateObservationRow, RunKind
 from skillharness.train.baseline_cache import BaselineCache
 from skillharness.train.config import GateConfig
 from skillharness.train.context import TrainContext
-from skillharness.train.draws import DrawPlan, plan_draws, plan_guard_draws
+from skillharness.train.draws import DrawPlan, draw_temperature, plan_draws, plan_guard_draws
 from skillharness.train.gate import (
     Decision,
     DecisionKind,
     Ladder,
     PairedOutcome,
+    WithoutReplacement,
     gate_alpha,
+    make_bet_strategy,
     mcnemar_guard,
     reachability,
 )
@@ -217,7 +219,7 @@ async def _guard(
             _pool(ctx, (task_type,), candidate.evidence_ids),
             seed=ctx.config.seed,
             gate_index=gate_index,
-            temperature=ctx.temperature,
+            temperature=draw_temperature(ctx.session.agent_config.sampling),
             n=gate.guard_draws,
             used=plan.draws,
             label=task_type,
@@ -251,7 +253,7 @@ async def validate(
         _pool(ctx, scope.classes, candidate.evidence_ids),
         seed=ctx.config.seed,
         gate_index=gate_index,
-        temperature=ctx.temperature,
+        temperature=draw_temperature(ctx.session.agent_config.sampling),
         n_max=gate_config.n_max,
     )
     evidence: dict[str, Any] = {
@@ -267,7 +269,10 @@ async def validate(
             f"observations can be drawn ({plan.distinct} distinct val questions); nothing was asked"
         )
         return GateOutcome(GateReason.REJECT_INERTIA, detail, None, alpha=alpha, evidence=evidence)
-    ladder = Ladder(gate_config, plan.budget, label=scope.label)
+    strategy = make_bet_strategy(gate_config.bet_strategy, gate_config.bet_cap)
+    if not plan.with_replacement:  # a finite population: bet only while the running sum is >= 0
+        strategy = WithoutReplacement(strategy)
+    ladder = Ladder(gate_config, plan.budget, label=scope.label, strategy=strategy)
     arms = _Arms(ctx, incumbent, candidate.bundle, gate_index)
     decision, used = await _run_ladder(ctx, arms, ladder, plan, gate_index)
     if decision is None:  # cannot happen: a reachable plan holds at least one stage
