@@ -46,7 +46,15 @@ from skillharness.train.gate import (
 )
 from skillharness.train.records import Candidate, GateOutcome, GateReason
 
-__all__ = ["GUARD_DRAW_BASE", "GateScope", "gate_alpha_for", "gate_scope", "validate"]
+__all__ = [
+    "GUARD_DRAW_BASE",
+    "GateScope",
+    "draw_plan",
+    "gate_alpha_for",
+    "gate_scope",
+    "paired_outcomes",
+    "validate",
+]
 
 GATE_POOL = "val"
 # Guard observations share the gate's table; their draw indexes start here, far past any target
@@ -142,6 +150,29 @@ class _Arms:
                 for i, v in zip(cand_bad, await self._candidate([draws[i] for i in cand_bad]), strict=True):
                     cand[i] = v
         return [PairedOutcome(c, i) for c, i in zip(cand, inc, strict=True)]
+
+
+def draw_plan(ctx: TrainContext, candidate: Candidate, gate_index: int) -> tuple[GateScope, DrawPlan]:
+    """The scope and the deterministic draw plan of ``candidate``'s gate number ``gate_index``."""
+    scope = gate_scope(ctx, candidate.target)
+    plan = plan_draws(
+        _pool(ctx, scope.classes, candidate.evidence_ids),
+        seed=ctx.config.seed,
+        gate_index=gate_index,
+        temperature=draw_temperature(ctx.session.agent_config.sampling),
+        n_max=ctx.config.gate.n_max,
+    )
+    return scope, plan
+
+
+async def paired_outcomes(
+    ctx: TrainContext, incumbent: Bundle, candidate: Bundle, draws: Sequence[Draw], *, gate_index: int
+) -> list[PairedOutcome]:
+    """Paired outcomes of ``draws`` exactly as a gate gets them (cache, fresh samples, INFRA retries).
+
+    For other acceptance rules run on the same pipeline (``benchmarks/gate.py``); writes no ledger row.
+    """
+    return await _Arms(ctx, incumbent, candidate, gate_index).outcomes(draws)
 
 
 def _rows(
@@ -248,14 +279,7 @@ async def validate(
 ) -> GateOutcome:
     """Test ``candidate`` against ``incumbent`` at level ``alpha`` (the loop's spent level)."""
     gate_config = ctx.config.gate.model_copy(update={"alpha": alpha, "alpha_spending": "none"})
-    scope = gate_scope(ctx, candidate.target)
-    plan = plan_draws(
-        _pool(ctx, scope.classes, candidate.evidence_ids),
-        seed=ctx.config.seed,
-        gate_index=gate_index,
-        temperature=draw_temperature(ctx.session.agent_config.sampling),
-        n_max=gate_config.n_max,
-    )
+    scope, plan = draw_plan(ctx, candidate, gate_index)
     evidence: dict[str, Any] = {
         "classes": list(scope.classes),
         "distinct_questions": plan.distinct,
