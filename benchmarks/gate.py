@@ -1,9 +1,10 @@
 """Benchmark: false-accept rate and power of our gate against two baseline acceptance rules.
 
-Run: ``.venv/bin/python benchmarks/gate.py`` (a few seconds on one core). Every rule sees the
-same seeded draws. Effects are accuracy gains ``delta = p_plus - p_minus`` at a discordance of
-0.3 (``p_plus + p_minus``); ``delta = 0`` is the null, where any accept is a false accept. The
-table goes to ``docs/benchmarks.md`` under ``## gate``.
+Run: ``.venv/bin/python benchmarks/gate.py`` (a few seconds on one core). With ``--in-loop``, the
+false-accept figure inside the loop instead, against the simulator (see ``gate_in_loop.py``).
+Every rule sees the same seeded draws. Effects are accuracy gains ``delta = p_plus - p_minus`` at
+a discordance of 0.3 (``p_plus + p_minus``); ``delta = 0`` is the null, where any accept is a false
+accept. The table goes to ``docs/benchmarks.md`` under ``## gate``.
 """
 
 from __future__ import annotations
@@ -112,6 +113,11 @@ def write_section(text: str) -> None:
 
 
 def main() -> None:
+    if "--in-loop" in sys.argv[1:]:  # the in-loop figure: validate() against the simulator
+        from gate_in_loop import main as in_loop
+
+        in_loop(sys.argv[1:])
+        return
     start = time.perf_counter()
     body: list[str] = []
     for budget in BUDGETS:

@@ -93,3 +93,32 @@ def test_plan_lists_a_class_that_has_no_val_question_at_all(app: typer.Typer, tm
     out = _run(app, "gate", "plan", "--manifest", str(manifest), "--runs", "100", "--effects", "0.2")
     rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
     assert "NO" in rows["Temporal Perception"]
+
+
+def test_plan_models_both_temperature_modes_and_warns_about_few_questions(app: typer.Typer) -> None:
+    args = (
+        "gate",
+        "plan",
+        "--units",
+        "Object Reasoning=30,OCR Problems=6",
+        "--runs",
+        "200",
+        "--budget",
+        "64",
+    )
+    greedy = _run(app, *args, "--effects", "0.2")
+    sampled = _run(app, *args, "--effects", "0.2", "--temperature", "0.7")
+
+    def rows(out: str) -> dict[str, list[str]]:
+        lines = [line for line in out.splitlines() if line.count("│") > 3]
+        return {c[0]: c for c in ([x.strip() for x in line.split("│")[1:-1]] for line in lines)}
+
+    # Temperature 0: 6 questions, 6 observations, never 8 wins. Sampling: 64 fresh draws of the same 6.
+    assert rows(greedy)["OCR Problems"][1:4] == ["6 !", "6", "NO"]
+    assert rows(sampled)["OCR Problems"][1:4] == ["6 !", "64", "yes"]
+    assert rows(greedy)["Object Reasoning"][1:4] == ["30", "30", "yes"]
+    assert float(rows(sampled)["OCR Problems"][5]) > 0.2  # a +20-point edit has power once sampled
+    for out in (greedy, sampled):
+        assert "fewer than 20 distinct val questions" in out
+        assert "OCR Problems (6)" in out
+        assert "Object Reasoning (30)" not in out

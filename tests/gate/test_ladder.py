@@ -56,6 +56,23 @@ def test_p1_4_infra_is_neither_a_win_nor_a_loss() -> None:
     assert decision.next_request == 2  # the first stage still needs two observations
 
 
+def test_a_stage_of_only_infra_leaves_the_gate_undecided_and_asks_it_again() -> None:
+    gate = Ladder(GateConfig(n_max=20, first_stage=4), drawable=20)
+    # An outage as the very first stage used to raise numpy's "argmax of an empty sequence".
+    outage = gate.feed([INFRA, None, PairedOutcome(None, True), PairedOutcome(False, None)])
+    assert outage.kind is DecisionKind.CONTINUE
+    assert (outage.n, outage.infra, outage.stage, outage.wealth) == (0, 4, 0, 1.0)
+    assert outage.next_request == gate.next_request == 4  # the same stage, asked again
+    first = gate.feed([1, 1, 0, 1])
+    assert (first.kind, first.n, first.infra, first.stage) == (DecisionKind.CONTINUE, 4, 4, 1)
+    # An outage after some evidence keeps that evidence and the stage still owed.
+    again = gate.feed([INFRA] * 3)
+    assert again.kind is DecisionKind.CONTINUE
+    assert (again.n, again.wins, again.infra, again.next_request) == (4, 3, 7, first.next_request)
+    assert again.wealth == first.wealth
+    assert gate.wealth_path()[0][-1] == pytest.approx(first.wealth)
+
+
 def test_paired_outcomes_map_to_wins_losses_and_ties() -> None:
     assert PairedOutcome(True, False).d == 1
     assert PairedOutcome(False, True).d == -1

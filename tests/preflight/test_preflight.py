@@ -234,3 +234,35 @@ def test_p0_3_class_without_train_questions_is_a_second_problem(
     assert len(messages) == 2
     assert any("acceptance is unreachable" in m for m in messages)
     assert any("no train question" in m for m in messages)
+
+
+def test_p1_1_sampling_draws_with_replacement_and_warns_about_few_questions(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    for name in ("t0", "t07", "quiet"):
+        (tmp_path / name).mkdir()
+    # At temperature 0 the 1-question class cannot be accepted: one draw of it is all there is.
+    greedy = _preflight(tmp_path / "t0", bench, sim, train={"task_types": [*REACHABLE, UNREACHABLE]})
+    assert _messages(greedy, "gate")
+    # Sampling, each draw is a fresh sample: the budget is n_max, so the gate can accept...
+    sampled = _preflight(
+        tmp_path / "t07",
+        bench,
+        sim,
+        agent={"sampling": {"temperature": 0.7}},
+        train={"task_types": [*REACHABLE, UNREACHABLE]},
+    )
+    assert sampled.ok, sampled.problems
+    gate = {r.check: r.message for r in sampled.passed}["gate"]
+    assert "with replacement" in gate
+    # ...but its accepts would be claims about one question, and the report says so.
+    assert "WARNING: fewer than train.gate.min_distinct=20" in gate
+    assert f"{UNREACHABLE} (1)" in gate
+    quiet = _preflight(
+        tmp_path / "quiet",
+        bench,
+        sim,
+        agent={"sampling": {"temperature": 0.7}},
+        train={"gate": {"min_distinct": 1}},
+    )
+    assert "WARNING" not in {r.check: r.message for r in quiet.passed}["gate"]

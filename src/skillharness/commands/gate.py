@@ -11,6 +11,7 @@ from rich.table import Table
 
 from skillharness.errors import ConfigError, SplitError
 from skillharness.train.config import GateConfig
+from skillharness.train.draws import gate_budget
 from skillharness.train.gate import (
     EProcessGate,
     FixedNStandardError,
@@ -97,18 +98,31 @@ def plan(
     ),
     runs: int = typer.Option(2000, "--runs", min=100, help="Simulated gates per power estimate."),
     seed: int = _SEED,
+    temperature: float = typer.Option(
+        0.0,
+        "--temperature",
+        min=0.0,
+        help="The agent's sampling temperature: 0 draws each val question at most once per gate "
+        "(budget = distinct questions); above 0 draws fresh samples with replacement (budget = --budget).",
+    ),
+    min_distinct: int = typer.Option(
+        20, "--min-distinct", min=1, help="Warn for classes with fewer distinct val questions."
+    ),
 ) -> None:
     """Per class: can the gate accept at all, how many wins it needs, and its power."""
     if bool(units) == (manifest is not None):
         raise ConfigError("give exactly one of --units or --manifest", field="--units/--manifest")
-    drawable = read_manifest_val_counts(manifest) if manifest else parse_units(units, questions_per_unit)
+    distinct = read_manifest_val_counts(manifest) if manifest else parse_units(units, questions_per_unit)
+    drawable = {k: gate_budget(n, temperature=temperature, n_max=budget) for k, n in distinct.items()}
     config = _config(alpha=alpha, bet_cap=bet_cap, n_max=budget, bet_strategy=strategy)
     deltas = _floats(effects, "--effects")
     plans = plan_classes(drawable, config, effects=deltas, discordance=discordance, runs=runs, seed=seed)
+    mode = "with replacement" if temperature > 0 else "each question once"
     table = Table(
-        title=f"gate plan: alpha={alpha:g}, bet cap={bet_cap:g}, budget={budget}, strategy={strategy}"
+        title=f"gate plan: alpha={alpha:g}, bet cap={bet_cap:g}, budget={budget}, strategy={strategy}, "
+        f"temperature={temperature:g} ({mode})"
     )
-    for column in ("class", "obs", "reachable", "min wins"):
+    for column in ("class", "distinct", "obs", "reachable", "min wins"):
         table.add_column(column, justify="left" if column == "class" else "right")
     for delta in deltas:
         table.add_column(f"P(acc) Δ={delta:g}", justify="right")
@@ -116,6 +130,7 @@ def plan(
         verdict = "yes" if p.reach.reachable else "[red]NO[/red]"
         table.add_row(
             p.label,
+            str(distinct[p.label]) + (" [yellow]![/yellow]" if distinct[p.label] < min_distinct else ""),
             str(p.reach.drawable),
             verdict,
             str(p.reach.min_wins),
@@ -124,9 +139,17 @@ def plan(
     console = Console()
     console.print(table)
     console.print(
-        f"obs = min(drawable, budget); P(acc) = power at discordance {discordance:g} "
-        f"(p+ = (r+Δ)/2, p- = (r-Δ)/2), {runs} seeded simulated gates each."
+        "distinct = val questions the claim rests on; obs = the gate's budget "
+        f"({'--budget' if temperature > 0 else 'min(distinct, --budget)'}); P(acc) = power at discordance "
+        f"{discordance:g} (p+ = (r+Δ)/2, p- = (r-Δ)/2), {runs} seeded simulated gates each."
     )
+    few = [f"{label} ({n})" for label, n in distinct.items() if n < min_distinct]
+    if few:
+        console.print(
+            f"[yellow]warning[/yellow]: fewer than {min_distinct} distinct val questions (!): "
+            f"{', '.join(few)}. Their accepts are claims about very few questions; only the holdout "
+            "can say whether they generalize."
+        )
 
 
 @gate_app.command("simulate")

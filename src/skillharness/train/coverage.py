@@ -5,6 +5,13 @@ at least ``min_wins`` drawable observations, see :mod:`skillharness.train.gate.r
 when the train pool holds none of its questions (nothing to learn from). With
 ``train.task_types`` unset the run trains every class of the questions file except the micro
 ones; a class named explicitly must be trainable, or preflight refuses the run.
+
+The drawable observations depend on the sampling temperature (see :mod:`skillharness.train.draws`):
+at temperature 0 each val question is drawn at most once, so the gate's budget is the class's
+distinct val questions; above 0 draws are fresh samples with replacement and the budget is
+``n_max``, whatever the class size. Either way the claim rests on ``val`` distinct questions,
+and a class with fewer than ``gate.min_distinct`` is flagged: only the holdout can say whether
+its accepts generalize.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from dataclasses import dataclass
 from skillharness.data.pools import FrozenPools
 from skillharness.data.questions import Question
 from skillharness.train.config import GateConfig, TrainConfig
+from skillharness.train.draws import gate_budget
 from skillharness.train.gate import reachability_for
 
 __all__ = ["ClassCoverage", "TrainedClasses", "class_coverage", "trained_classes"]
@@ -29,7 +37,9 @@ class ClassCoverage:
     train: int
     val: int
     min_val: int  # fewest val questions with which the class's gate can accept at all
-    reachable: bool  # the gate can accept with ``val`` drawable observations (budget included)
+    reachable: bool  # the gate can accept with ``drawable`` observations
+    drawable: int = 0  # the gate's observation budget (distinct val questions at temperature 0)
+    few_distinct: bool = False  # fewer distinct val questions than gate.min_distinct
 
     @property
     def micro(self) -> bool:
@@ -39,7 +49,12 @@ class ClassCoverage:
         """Why the class is micro ("" when it is not)."""
         reasons = []
         if not self.reachable:
-            reasons.append(f"{self.val} val question(s) < {self.min_val} needed for its gate to accept")
+            have = (
+                f"{self.val} val question(s)"
+                if self.val in (0, self.drawable)
+                else f"a budget of {self.drawable} observation(s)"
+            )
+            reasons.append(f"{have} < {self.min_val} needed for its gate to accept")
         if self.train == 0:
             reasons.append("no train question to learn from")
         return "; ".join(reasons)
@@ -60,17 +75,27 @@ class TrainedClasses:
 
 
 def class_coverage(
-    questions: Sequence[Question], pools: FrozenPools, gate: GateConfig
+    questions: Sequence[Question], pools: FrozenPools, gate: GateConfig, temperature: float = 0.0
 ) -> dict[str, ClassCoverage]:
-    """Coverage of every task type of ``questions`` (sorted by name) under ``pools`` and ``gate``."""
+    """Coverage of every task type of ``questions`` (sorted by name) under ``pools`` and ``gate``.
+
+    ``temperature`` is the agent's sampling temperature: it decides the gate's draw mode.
+    """
     by_id = {q.question_id: q.task_type for q in questions}
     train = Counter(by_id[qid] for qid in pools.questions.get("train", ()) if qid in by_id)
     val = Counter(by_id[qid] for qid in pools.questions.get("val", ()) if qid in by_id)
     result = {}
     for task_type in sorted(set(by_id.values())):
-        reach = reachability_for(gate, val[task_type])
+        drawable = gate_budget(val[task_type], temperature=temperature, n_max=gate.n_max)
+        reach = reachability_for(gate, drawable)
         result[task_type] = ClassCoverage(
-            task_type, train[task_type], val[task_type], reach.min_wins, reach.reachable
+            task_type,
+            train[task_type],
+            val[task_type],
+            reach.min_wins,
+            reach.reachable,
+            drawable=reach.drawable,
+            few_distinct=val[task_type] < gate.min_distinct,
         )
     return result
 

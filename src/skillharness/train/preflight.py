@@ -23,6 +23,7 @@ from skillharness.errors import ConfigError, SkillharnessError
 from skillharness.infer.runner import InferSettings, check_media, load_bundle
 from skillharness.train.config import GateConfig, TrainConfig
 from skillharness.train.coverage import ClassCoverage, TrainedClasses, class_coverage, trained_classes
+from skillharness.train.draws import draw_temperature
 from skillharness.train.preflight_probes import cache_problems, endpoint_problems, salt_note, store_problems
 from skillharness.train.templates import check_templates
 
@@ -245,7 +246,8 @@ def _gate(config: PreflightSettings, inputs: _Inputs, out: _Collector) -> str | 
     if inputs.questions is None or inputs.pools is None:
         out.skipped["gate"] = "needs the questions and pools (see data)"
         return None
-    coverage = class_coverage(inputs.questions, inputs.pools, config.train.gate)
+    temperature = draw_temperature(config.agent.sampling)
+    coverage = class_coverage(inputs.questions, inputs.pools, config.train.gate, temperature)
     classes = inputs.classes = trained_classes(config.train, coverage)
     if classes.unknown:
         out.fail(
@@ -263,7 +265,29 @@ def _gate(config: PreflightSettings, inputs: _Inputs, out: _Collector) -> str | 
     trained = ", ".join(f"{c.task_type} (val {c.val})" for c in classes.trained)
     excluded = "; ".join(f"{c.task_type}: {c.reason()}" for c in classes.excluded_micro)
     source = "train.task_types" if classes.explicit else "all non-micro task types"
-    return f"trained ({source}): {trained}" + (f"; micro classes left out: {excluded}" if excluded else "")
+    summary = f"trained ({source}): {trained}; {_draw_mode(temperature, config.train.gate)}"
+    if excluded:
+        summary += f"; micro classes left out: {excluded}"
+    few = [f"{c.task_type} ({c.val})" for c in classes.trained if c.few_distinct]
+    if few:
+        summary += (
+            f"; WARNING: fewer than train.gate.min_distinct={config.train.gate.min_distinct} distinct val "
+            f"questions in {', '.join(few)}: their accepts are claims about very few questions, "
+            "and only the holdout can say whether they generalize"
+        )
+    return summary
+
+
+def _draw_mode(temperature: float, gate: GateConfig) -> str:
+    """How the gate draws at this temperature (docs/gate.md, "Validity in both modes")."""
+    if temperature > 0:
+        return (
+            f"temperature {temperature:g}: fresh samples with replacement, budget n_max={gate.n_max} per gate"
+        )
+    return (
+        "temperature 0 (or a fixed sampling seed): each val question at most once per gate, "
+        "budget = distinct val questions"
+    )
 
 
 def _unreachable(c: ClassCoverage, gate: GateConfig) -> str:

@@ -5,7 +5,13 @@ before anything is spent), feeds it stages of paired outcomes, and stops at the 
 :class:`Decision`; :func:`mcnemar_guard` then runs once on the untargeted classes.
 """
 
-from skillharness.train.gate.bets import AGrapa, BetStrategy, OnlineNewtonStep, make_bet_strategy
+from skillharness.train.gate.bets import (
+    AGrapa,
+    BetStrategy,
+    OnlineNewtonStep,
+    WithoutReplacement,
+    make_bet_strategy,
+)
 from skillharness.train.gate.eprocess import INFRA, PairedOutcome, wealth_paths
 from skillharness.train.gate.ladder import Decision, DecisionKind, Ladder, stage_ends
 from skillharness.train.gate.mcnemar import McNemarResult, mcnemar_guard, mcnemar_harm_p
@@ -39,6 +45,7 @@ __all__ = [
     "Reachability",
     "SimulationSummary",
     "StrictlyBetterMinibatch",
+    "WithoutReplacement",
     "effect_rates",
     "ensure_reachable",
     "estimate_power",

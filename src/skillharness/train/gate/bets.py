@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from skillharness.errors import ConfigError
 
-__all__ = ["AGrapa", "BetStrategy", "OnlineNewtonStep", "make_bet_strategy"]
+__all__ = ["AGrapa", "BetStrategy", "OnlineNewtonStep", "WithoutReplacement", "make_bet_strategy"]
 
 # aGRAPA prior: one pseudo-discordant pair with edge 1/2, so the first bet is min(1/2, cap) = cap.
 _PRIOR_WEIGHT = 1.0
@@ -105,6 +105,30 @@ class OnlineNewtonStep:
             second_moment += z * z
             lam = np.clip(lam + _ONS_STEP * z / second_moment, 0.0, self.cap)
         return out
+
+
+@dataclass(frozen=True)
+class WithoutReplacement:
+    """Any strategy, made valid for draws without replacement from a finite set (temperature 0).
+
+    Drawn without replacement, the next observation's conditional mean is
+    ``(N * mu - S) / (N - t + 1)`` where ``S`` is the sum so far: under the null ``mu <= 0`` it is
+    at most 0 whenever ``S >= 0``, but can be positive after a net loss. A bet placed only while
+    ``S >= 0`` keeps every factor's conditional mean at most 1, so the wealth stays a
+    supermartingale (docs/gate.md, "Validity in both modes"). aGRAPA already bets 0 after a net
+    loss, so for it this wrapper changes nothing; ONS does not, and needs it.
+    """
+
+    inner: BetStrategy
+
+    @property
+    def cap(self) -> float:
+        return self.inner.cap
+
+    def bets(self, d: NDArray[np.int8]) -> NDArray[np.float64]:
+        d = np.asarray(d)
+        past = np.cumsum(d, axis=-1, dtype=np.int64) - d  # sum over d[:, :t]
+        return np.where(past >= 0, self.inner.bets(d), 0.0)
 
 
 def make_bet_strategy(name: str, cap: float) -> BetStrategy:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import IntEnum
 
 import numpy as np
@@ -176,6 +176,12 @@ class Ladder:
         if self.decision is not None and self.decision.terminal:
             raise GateError(f"the gate already decided {self.decision.kind.label}; start a new gate")
         observed, infra = split_observations(outcomes)
+        if not observed:
+            # An outage: nothing was observed, so nothing can be decided. The gate stays where it
+            # was and asks for the same stage again (the INFRA outcomes are only counted).
+            self._infra += infra
+            self.decision = self._undecided()
+            return self.decision
         if len(self._observed) + len(observed) > self.budget:
             raise GateError(
                 f"stage brings {len(observed)} observations but only "
@@ -187,6 +193,30 @@ class Ladder:
         self._checkpoints.append(len(self._observed))
         self.decision = self._decide()
         return self.decision
+
+    def wealth_path(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """Wealth and harm wealth after each observation so far (the start, 1.0, excluded)."""
+        if not self._observed:
+            return (), ()
+        paths = wealth_paths(np.asarray([self._observed], dtype=np.int8), self.strategy)
+        return tuple(float(w) for w in paths.up[0, 1:]), tuple(float(w) for w in paths.down[0, 1:])
+
+    def _undecided(self) -> Decision:
+        if self.decision is not None:  # a CONTINUE: terminal decisions refuse more stages
+            return replace(self.decision, infra=self._infra)
+        return Decision(
+            kind=DecisionKind.CONTINUE,
+            wealth=1.0,
+            harm_wealth=1.0,
+            threshold=self.threshold,
+            n=0,
+            wins=0,
+            losses=0,
+            ties=0,
+            infra=self._infra,
+            stage=0,
+            next_request=self._remaining_in_stage(0),
+        )
 
     def _decide(self) -> Decision:
         d = np.asarray([self._observed], dtype=np.int8).reshape(1, -1)

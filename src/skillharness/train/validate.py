@@ -1,0 +1,323 @@
+"""Validate a candidate: paired draws on val, fed to the gate's ladder, then the McNemar guard.
+
+Order of work (SPEC section 5, docs/train.md "Validation"):
+
+1. The scope: a skill edit is tested on its own class; a system or tool edit on every trained
+   class pooled, and then guarded class by class.
+2. The draw plan (:mod:`skillharness.train.draws`), deterministic from (seed, gate index), minus
+   the case pack's evidence questions. Reachability is checked before anything is asked: an
+   unreachable gate ends as ``reject_inertia`` with zero agent calls (audit P0-3).
+3. Ladder stages: the incumbent's samples come from the BaselineCache or are drawn fresh (child
+   run ``g<k>.inc``) and cached; the candidate's are fresh (child run ``g<k>.cand``). INFRA
+   outcomes are asked again up to ``gate.infra_retries`` times, then skipped and counted; they
+   never enter the cache or the wealth (audit P1-4). Every observation is written as a
+   ``GateObservationRow`` with the wealth after it.
+4. After an accept, the McNemar guard on fresh draws of each guarded class → ``reject_guard``.
+
+A resumed gate replays the same plan; the rollouts read back the predictions already stored,
+so it ends with the same observations and the same decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from skillharness.data import Question
+from skillharness.errors import GateError
+from skillharness.infer import Draw
+from skillharness.skills import Bundle, EditTarget
+from skillharness.store import GateObservationRow, RunKind
+from skillharness.train.baseline_cache import BaselineCache
+from skillharness.train.config import GateConfig
+from skillharness.train.context import TrainContext
+from skillharness.train.draws import DrawPlan, draw_temperature, plan_draws, plan_guard_draws
+from skillharness.train.gate import (
+    Decision,
+    DecisionKind,
+    Ladder,
+    PairedOutcome,
+    WithoutReplacement,
+    gate_alpha,
+    make_bet_strategy,
+    mcnemar_guard,
+    reachability,
+)
+from skillharness.train.records import Candidate, GateOutcome, GateReason
+
+__all__ = [
+    "GUARD_DRAW_BASE",
+    "GateScope",
+    "draw_plan",
+    "gate_alpha_for",
+    "gate_scope",
+    "paired_outcomes",
+    "validate",
+]
+
+GATE_POOL = "val"
+# Guard observations share the gate's table; their draw indexes start here, far past any target
+# draw, so that a replay writes each to the same row whatever the number of target draws used.
+GUARD_DRAW_BASE = 1_000_000
+
+_REASONS = {
+    DecisionKind.ACCEPT: GateReason.ACCEPT,
+    DecisionKind.REJECT_EVIDENCE: GateReason.REJECT_EVIDENCE,
+    DecisionKind.REJECT_INERTIA: GateReason.REJECT_INERTIA,
+}
+
+
+def gate_alpha_for(config: GateConfig, k: int) -> float:
+    """The level of a run's ``k``-th gate (1-based) under ``config.alpha_spending``."""
+    return gate_alpha(config.alpha, config.alpha_spending, k)
+
+
+@dataclass(frozen=True)
+class GateScope:
+    """Which classes a gate draws from, and which the McNemar guard checks afterwards."""
+
+    label: str
+    classes: tuple[str, ...]
+    guard_classes: tuple[str, ...]
+
+
+def gate_scope(ctx: TrainContext, target: EditTarget) -> GateScope:
+    """A skill edit: its class (the task type whose slug is the target's name), no guard.
+
+    A system or tool edit reaches every class: the gate pools the trained classes, and the guard
+    checks each of them, so that a gain on the pool cannot hide a harm to one class.
+    """
+    if target.kind == "skill":
+        known = (*ctx.task_types, *ctx.val_by_type)
+        task_type = next((t for t in known if EditTarget.skill(t).name == target.name), target.name or "")
+        return GateScope(target.label(), (task_type,), ())
+    classes = tuple(t for t in ctx.task_types if t in ctx.val_by_type)
+    guarded = classes if ctx.config.gate.guard_draws > 0 else ()
+    return GateScope(target.label(), classes, guarded)
+
+
+def _pool(ctx: TrainContext, classes: Sequence[str], evidence: frozenset[str]) -> list[Question]:
+    return [q for t in classes for q in ctx.val_by_type.get(t, ()) if q.question_id not in evidence]
+
+
+class _Arms:
+    """Paired outcomes of one gate: cached or fresh incumbent samples, fresh candidate samples."""
+
+    def __init__(self, ctx: TrainContext, incumbent: Bundle, candidate: Bundle, gate_index: int) -> None:
+        self.ctx = ctx
+        self.incumbent = incumbent
+        self.candidate = candidate
+        self.prefix = f"g{gate_index:04d}"
+        self.cache = BaselineCache(ctx.store, ctx.sampling_hash)
+
+    async def _incumbent(self, draws: Sequence[Draw]) -> list[bool | None]:
+        cached = await self.cache.alookup(self.incumbent, draws)
+        missing = list(
+            {(q.question_id, s): (q, s) for q, s in draws if (q.question_id, s) not in cached}.values()
+        )
+        fresh: dict[tuple[str, int], bool | None] = {}
+        if missing:
+            predictions = await self.ctx.rollout(
+                self.incumbent, missing, f"{self.prefix}.inc", kind=RunKind.GATE, pool=GATE_POOL
+            )
+            await self.cache.arecord(self.incumbent, missing, predictions)
+            fresh = {(p.question_id, p.sample_idx): p.correct for p in predictions}
+        return [
+            cached[key].correct if (key := (q.question_id, s)) in cached else fresh.get(key) for q, s in draws
+        ]
+
+    async def _candidate(self, draws: Sequence[Draw]) -> list[bool | None]:
+        predictions = await self.ctx.rollout(
+            self.candidate, draws, f"{self.prefix}.cand", kind=RunKind.GATE, pool=GATE_POOL
+        )
+        return [p.correct for p in predictions]
+
+    async def outcomes(self, draws: Sequence[Draw]) -> list[PairedOutcome]:
+        """One paired outcome per draw; a side that failed is asked again up to ``infra_retries``."""
+        inc = await self._incumbent(draws)
+        cand = await self._candidate(draws)
+        for _ in range(self.ctx.config.gate.infra_retries):
+            inc_bad = [i for i, v in enumerate(inc) if v is None]
+            cand_bad = [i for i, v in enumerate(cand) if v is None]
+            if not inc_bad and not cand_bad:
+                break
+            # The same (question, sample) again: rollouts re-ask an infra_error, never a final answer.
+            if inc_bad:
+                for i, v in zip(inc_bad, await self._incumbent([draws[i] for i in inc_bad]), strict=True):
+                    inc[i] = v
+            if cand_bad:
+                for i, v in zip(cand_bad, await self._candidate([draws[i] for i in cand_bad]), strict=True):
+                    cand[i] = v
+        return [PairedOutcome(c, i) for c, i in zip(cand, inc, strict=True)]
+
+
+def draw_plan(ctx: TrainContext, candidate: Candidate, gate_index: int) -> tuple[GateScope, DrawPlan]:
+    """The scope and the deterministic draw plan of ``candidate``'s gate number ``gate_index``."""
+    scope = gate_scope(ctx, candidate.target)
+    plan = plan_draws(
+        _pool(ctx, scope.classes, candidate.evidence_ids),
+        seed=ctx.config.seed,
+        gate_index=gate_index,
+        temperature=draw_temperature(ctx.session.agent_config.sampling),
+        n_max=ctx.config.gate.n_max,
+    )
+    return scope, plan
+
+
+async def paired_outcomes(
+    ctx: TrainContext, incumbent: Bundle, candidate: Bundle, draws: Sequence[Draw], *, gate_index: int
+) -> list[PairedOutcome]:
+    """Paired outcomes of ``draws`` exactly as a gate gets them (cache, fresh samples, INFRA retries).
+
+    For other acceptance rules run on the same pipeline (``benchmarks/gate.py``); writes no ledger row.
+    """
+    return await _Arms(ctx, incumbent, candidate, gate_index).outcomes(draws)
+
+
+def _rows(
+    ctx: TrainContext,
+    gate_index: int,
+    start: int,
+    draws: Sequence[Draw],
+    outcomes: Sequence[PairedOutcome],
+    wealth: Sequence[tuple[float, float]],
+    arm: str,
+) -> list[GateObservationRow]:
+    return [
+        GateObservationRow(
+            train_run_id=ctx.run_id,
+            gate_index=gate_index,
+            draw_index=start + i,
+            question_id=q.question_id,
+            task_type=q.task_type,
+            sample_idx=s,
+            arm=arm,
+            candidate=None if o.candidate is None else int(o.candidate),
+            incumbent=None if o.incumbent is None else int(o.incumbent),
+            wealth=w,
+            harm_wealth=h,
+        )
+        for i, ((q, s), o, (w, h)) in enumerate(zip(draws, outcomes, wealth, strict=True))
+    ]
+
+
+def _wealth_after(
+    ladder: Ladder, outcomes: Sequence[PairedOutcome], before: int
+) -> list[tuple[float, float]]:
+    """Wealth after each outcome of a stage; an INFRA outcome leaves it where it was."""
+    up, down = ladder.wealth_path()
+    current = (up[before - 1], down[before - 1]) if before else (1.0, 1.0)
+    out: list[tuple[float, float]] = []
+    for o in outcomes:
+        if o.d is not None:
+            current = (up[before], down[before])
+            before += 1
+        out.append(current)
+    return out
+
+
+async def _run_ladder(
+    ctx: TrainContext, arms: _Arms, ladder: Ladder, plan: DrawPlan, gate_index: int
+) -> tuple[Decision | None, int]:
+    """Feed the ladder stage by stage from the plan; returns the last decision and draws consumed."""
+    cursor, decision = 0, None
+    while ladder.next_request > 0 and cursor < len(plan.draws):
+        stage = plan.draws[cursor : cursor + ladder.next_request]
+        outcomes = await arms.outcomes(stage)
+        observed_before = len(ladder.wealth_path()[0])
+        decision = ladder.feed(outcomes)
+        wealth = _wealth_after(ladder, outcomes, observed_before)
+        await ctx.store.aupsert(_rows(ctx, gate_index, cursor, stage, outcomes, wealth, "target"))
+        cursor += len(stage)
+    return decision, cursor
+
+
+async def _guard(
+    ctx: TrainContext,
+    arms: _Arms,
+    scope: GateScope,
+    candidate: Candidate,
+    plan: DrawPlan,
+    gate_index: int,
+    final: Decision,
+) -> dict[str, Any]:
+    """The McNemar guard on fresh draws of each guarded class (run once, after an accept)."""
+    gate = ctx.config.gate
+    draws: list[Draw] = []
+    for task_type in scope.guard_classes:
+        draws += plan_guard_draws(
+            _pool(ctx, (task_type,), candidate.evidence_ids),
+            seed=ctx.config.seed,
+            gate_index=gate_index,
+            temperature=draw_temperature(ctx.session.agent_config.sampling),
+            n=gate.guard_draws,
+            used=plan.draws,
+            label=task_type,
+        )
+    outcomes = await arms.outcomes(draws)
+    wealth = [(final.wealth, final.harm_wealth)] * len(draws)
+    await ctx.store.aupsert(_rows(ctx, gate_index, GUARD_DRAW_BASE, draws, outcomes, wealth, "guard"))
+    counts = {t: [0, 0] for t in scope.guard_classes}
+    for (q, _), o in zip(draws, outcomes, strict=True):
+        if o.d:
+            counts[q.task_type][0 if o.d > 0 else 1] += 1
+    results = mcnemar_guard({t: (w, lo) for t, (w, lo) in counts.items()}, alpha=gate.mcnemar_alpha)
+    return {
+        "alpha": gate.mcnemar_alpha,
+        "draws": len(draws),
+        "infra": sum(o.d is None for o in outcomes),
+        "classes": {
+            r.label: {"wins": r.wins, "losses": r.losses, "p": r.p_value, "harmed": r.harmed} for r in results
+        },
+        "harmed": [r.label for r in results if r.harmed],
+    }
+
+
+async def validate(
+    ctx: TrainContext, incumbent: Bundle, candidate: Candidate, *, gate_index: int, alpha: float
+) -> GateOutcome:
+    """Test ``candidate`` against ``incumbent`` at level ``alpha`` (the loop's spent level)."""
+    gate_config = ctx.config.gate.model_copy(update={"alpha": alpha, "alpha_spending": "none"})
+    scope, plan = draw_plan(ctx, candidate, gate_index)
+    evidence: dict[str, Any] = {
+        "classes": list(scope.classes),
+        "distinct_questions": plan.distinct,
+        "budget": plan.budget,
+        "with_replacement": plan.with_replacement,
+    }
+    reach = reachability(alpha, gate_config.bet_cap, plan.budget, gate_config.n_candidates)
+    if not reach.reachable:
+        detail = (
+            f"{scope.label}: unreachable: acceptance needs {reach.min_wins} wins but only {plan.budget} "
+            f"observations can be drawn ({plan.distinct} distinct val questions); nothing was asked"
+        )
+        return GateOutcome(GateReason.REJECT_INERTIA, detail, None, alpha=alpha, evidence=evidence)
+    strategy = make_bet_strategy(gate_config.bet_strategy, gate_config.bet_cap)
+    if not plan.with_replacement:  # a finite population: bet only while the running sum is >= 0
+        strategy = WithoutReplacement(strategy)
+    ladder = Ladder(gate_config, plan.budget, label=scope.label, strategy=strategy)
+    arms = _Arms(ctx, incumbent, candidate.bundle, gate_index)
+    decision, used = await _run_ladder(ctx, arms, ladder, plan, gate_index)
+    if decision is None:  # cannot happen: a reachable plan holds at least one stage
+        raise GateError(f"{scope.label}: the ladder asked for no stage", gate_index=gate_index)
+    evidence |= {"draws": used, "decision": decision.to_record()}
+    if not decision.terminal:
+        detail = (
+            f"{scope.label}: the draws ran out ({decision.infra} INFRA outcomes skipped) before a decision"
+        )
+        return GateOutcome(GateReason.REJECT_INERTIA, detail, decision, alpha=alpha, evidence=evidence)
+    reason = _REASONS[decision.kind]
+    detail = (
+        f"{scope.label}: {reason.value} after {decision.n} observations "
+        f"({decision.wins} wins, {decision.losses} losses, {decision.ties} ties, {decision.infra} INFRA); "
+        f"wealth {decision.wealth:.3g}, harm wealth {decision.harm_wealth:.3g}, "
+        f"threshold {decision.threshold:.3g}"
+    )
+    guard = None
+    if reason is GateReason.ACCEPT and scope.guard_classes:
+        guard = await _guard(ctx, arms, scope, candidate, plan, gate_index, decision)
+        if guard["harmed"]:
+            reason = GateReason.REJECT_GUARD
+            detail += f"; the McNemar guard found harm on {', '.join(guard['harmed'])}"
+    return GateOutcome(reason, detail, decision, alpha=alpha, guard=guard, evidence=evidence)

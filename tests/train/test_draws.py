@@ -1,0 +1,74 @@
+"""Draw plans: deterministic from (seed, gate index), fresh sample indices, and the temperature-0 cap."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from skillharness.data import Question
+from skillharness.train.draws import gate_budget, plan_draws, plan_guard_draws
+
+
+def _questions(n: int, task_type: str = "OCR Problems") -> list[Question]:
+    return [
+        Question(
+            video_id=f"{i:03d}",
+            duration="short",
+            videoID=f"v{i:03d}",
+            question_id=f"{i:03d}-1",
+            task_type=task_type,
+            question=f"Question {i}?",
+            options=("A. yes", "B. no"),
+            answer="A",
+        )
+        for i in range(n)
+    ]
+
+
+def test_a_plan_is_a_function_of_seed_gate_and_pool_only() -> None:
+    pool = _questions(12)
+    plan = plan_draws(pool, seed=4, gate_index=7, temperature=0.7, n_max=32)
+    again = plan_draws(list(reversed(pool)), seed=4, gate_index=7, temperature=0.7, n_max=32)
+    assert plan == again
+    assert plan != plan_draws(pool, seed=4, gate_index=8, temperature=0.7, n_max=32)
+    assert plan != plan_draws(pool, seed=5, gate_index=7, temperature=0.7, n_max=32)
+
+
+def test_with_replacement_every_draw_is_a_fresh_sample() -> None:
+    plan = plan_draws(_questions(5), seed=0, gate_index=1, temperature=0.7, n_max=40)
+    assert plan.with_replacement
+    assert (plan.budget, plan.distinct, len(plan.draws)) == (40, 5, 80)  # n_max and as many spares
+    keys = [(q.question_id, s) for q, s in plan.draws]
+    assert len(set(keys)) == len(keys)
+    seen: Counter[str] = Counter()
+    for q, s in plan.draws:  # each question's sample indices count up from 0 in draw order
+        assert s == seen[q.question_id]
+        seen[q.question_id] += 1
+
+
+def test_at_temperature_zero_each_question_once_and_the_budget_is_capped() -> None:
+    pool = _questions(10)
+    plan = plan_draws(pool, seed=0, gate_index=1, temperature=0.0, n_max=64)
+    assert not plan.with_replacement
+    assert plan.budget == 10
+    assert sorted(q.question_id for q, _ in plan.draws) == sorted(q.question_id for q in pool)
+    assert {s for _, s in plan.draws} == {0}
+    assert gate_budget(10, temperature=0.0, n_max=8) == 8
+    assert gate_budget(10, temperature=0.5, n_max=64) == 64
+    assert gate_budget(0, temperature=0.5, n_max=64) == 0
+    assert plan_draws([], seed=0, gate_index=1, temperature=0.5, n_max=8).draws == ()
+
+
+def test_guard_draws_never_reuse_the_gate_samples() -> None:
+    pool = _questions(6)
+    plan = plan_draws(pool, seed=1, gate_index=2, temperature=0.7, n_max=16)
+    guard = plan_guard_draws(
+        pool, seed=1, gate_index=2, temperature=0.7, n=12, used=plan.draws, label="OCR Problems"
+    )
+    assert len(guard) == 12
+    used = {(q.question_id, s) for q, s in plan.draws}
+    assert not used & {(q.question_id, s) for q, s in guard}
+    greedy = plan_draws(pool[:4], seed=1, gate_index=2, temperature=0.0, n_max=16)
+    fresh = plan_guard_draws(
+        pool, seed=1, gate_index=2, temperature=0.0, n=12, used=greedy.draws, label="OCR Problems"
+    )
+    assert sorted(q.question_id for q, _ in fresh) == sorted(q.question_id for q in pool[4:])

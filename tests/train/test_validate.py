@@ -1,0 +1,325 @@
+"""Validation end to end against the simulator: draws, the BaselineCache, INFRA, replay, the guard."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from train_support import train_context
+from validate_support import agent_requests, gate_experiment, observations, rewrite, with_lines
+
+from bench_support import Bench, make_bench
+from skillharness.agent import Prediction
+from skillharness.infer import Draw
+from skillharness.sim import FaultKind, SimConfig, SimServer
+from skillharness.skills import Bundle, EditTarget
+from skillharness.store import BaselineSample
+from skillharness.train.context import TrainContext
+from skillharness.train.gate import DecisionKind
+from skillharness.train.records import GateReason
+from skillharness.train.validate import validate
+
+# A line no insight or harmful rule of the simulated world contains: a truly useless edit.
+USELESS = "Keep a steady pace through the checklist."
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
+    # 90 val questions over 12 classes (8-11 in the common ones, 2-4 in the micro ones).
+    return make_bench(tmp_path_factory.mktemp("validate-bench"), videos=36, sizes=(4, 30, 2))
+
+
+@pytest.fixture
+def sim(bench: Bench) -> Iterator[SimServer]:
+    with SimServer(SimConfig(seed=3), questions=bench.questions) as server:
+        yield server
+
+
+@pytest.fixture
+def incumbent(bench: Bench) -> Bundle:
+    return Bundle.load(bench.bundle)
+
+
+async def test_p0_3_unreachable_gate_spends_nothing(
+    tmp_path: Path, bench: Bench, sim: SimServer, incumbent: Bundle
+) -> None:
+    path = gate_experiment(tmp_path, bench, sim, temperature=0.0, gate={})
+    async with train_context(path) as ctx:
+        pool = ctx.val_by_type["Object Reasoning"]
+        # The case pack used all but 5 of the class's val questions as evidence: 5 remain.
+        evidence = frozenset(q.question_id for q in pool[5:])
+        candidate = with_lines(incumbent, EditTarget.skill("Object Reasoning"), [USELESS], evidence)
+        before = agent_requests(sim)
+        outcome = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05)
+        assert outcome.reason is GateReason.REJECT_INERTIA
+        assert outcome.decision is None
+        assert "unreachable" in outcome.detail
+        assert "needs 8 wins" in outcome.detail
+        assert outcome.evidence["distinct_questions"] == 5
+        assert agent_requests(sim) == before
+        assert observations(ctx.store, ctx.run_id, 1) == []
+        assert ctx.store.final_predictions(f"{ctx.run_id}.g0001.cand") == {}
+
+
+async def test_p1_1_no_observation_is_a_replay(
+    tmp_path: Path, bench: Bench, sim: SimServer, incumbent: Bundle
+) -> None:
+    gate = {"n_max": 32, "first_stage": 8}
+    sampled = gate_experiment(tmp_path / "t07", bench, sim, temperature=0.7, gate=gate)
+    async with train_context(sampled) as ctx:
+        candidate = with_lines(incumbent, EditTarget.skill("Action Reasoning"), [USELESS])
+        outcome = await validate(ctx, incumbent, candidate, gate_index=3, alpha=0.05)
+        rows = observations(ctx.store, ctx.run_id, 3)
+    assert outcome.decision is not None
+    assert len(rows) >= 8
+    pairs = [(r.question_id, r.sample_idx) for r in rows]
+    assert len(set(pairs)) == len(pairs)
+    assert {r.task_type for r in rows} == {"Action Reasoning"}
+    # With replacement, questions do come back, each time under its next sample index.
+    per_question = Counter(r.question_id for r in rows)
+    assert max(per_question.values()) > 1
+    for qid, n in per_question.items():
+        assert sorted(r.sample_idx for r in rows if r.question_id == qid) == list(range(n))
+
+    greedy = gate_experiment(tmp_path / "t0", bench, sim, temperature=0.0, gate=gate)
+    async with train_context(greedy) as ctx:
+        candidate = with_lines(incumbent, EditTarget.system(), [USELESS])
+        outcome = await validate(ctx, incumbent, candidate, gate_index=3, alpha=0.05)
+        rows = observations(ctx.store, ctx.run_id, 3)
+    assert outcome.decision is not None
+    assert len(rows) >= 8
+    questions = [r.question_id for r in rows]
+    assert len(set(questions)) == len(questions)
+    assert {r.sample_idx for r in rows} == {0}
+
+
+async def test_p1_4_infra_never_enters_baseline_cache(
+    tmp_path: Path, bench: Bench, sim: SimServer, incumbent: Bundle
+) -> None:
+    gate = {"n_max": 16, "first_stage": 4, "infra_retries": 0}
+    path = gate_experiment(tmp_path, bench, sim, temperature=0.7, gate=gate)
+    task_type = "Attribute Perception"
+    async with train_context(path) as ctx:
+        candidate = with_lines(incumbent, EditTarget.skill(task_type), [USELESS])
+        # The incumbent's arm is asked first, and its cache is empty: the next 4 agent requests are
+        # the first turns of its first stage. Every one of them fails: a stage of only INFRA.
+        sim.force_fault(FaultKind.HTTP_503, count=4, roles=["agent"])
+        outcome = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05)
+        rows = observations(ctx.store, ctx.run_id, 1)
+        cached = ctx.store.select(
+            BaselineSample,
+            relevant_text_hash=incumbent.relevant_hash(task_type),
+            sampling_hash=ctx.sampling_hash,
+        )
+    assert sim.stats()["faults"] == {"http_503": 4}
+    decision = outcome.decision
+    assert decision is not None
+    assert decision.infra == 4
+    outage = rows[:4]
+    assert all(r.incumbent is None and r.candidate is not None for r in outage)
+    assert all(r.wealth == 1.0 and r.harm_wealth == 1.0 for r in outage)
+    assert len(rows) > 4  # the outage left the gate undecided; it drew the stage again
+    # Nothing of the outage is in the cache; every other incumbent sample is.
+    cached_keys = {(s.question_id, s.sample_idx) for s in cached}
+    assert cached_keys == {(r.question_id, r.sample_idx) for r in rows if r.incumbent is not None}
+    assert not cached_keys & {(r.question_id, r.sample_idx) for r in outage}
+    # The ladder counted the failures as neither win nor loss.
+    observed = [
+        r.candidate - r.incumbent for r in rows if r.incumbent is not None and r.candidate is not None
+    ]
+    used = observed[: decision.n]
+    assert (decision.wins, decision.losses, decision.ties) == (
+        used.count(1),
+        used.count(-1),
+        used.count(0),
+    )
+
+
+async def test_infra_is_asked_again_before_it_is_skipped(
+    tmp_path: Path, bench: Bench, sim: SimServer, incumbent: Bundle
+) -> None:
+    gate = {"n_max": 16, "first_stage": 4, "infra_retries": 1}
+    path = gate_experiment(tmp_path, bench, sim, temperature=0.7, gate=gate)
+    async with train_context(path) as ctx:
+        candidate = with_lines(incumbent, EditTarget.skill("Attribute Perception"), [USELESS])
+        sim.force_fault(FaultKind.HTTP_503, count=4, roles=["agent"])
+        outcome = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05)
+        rows = observations(ctx.store, ctx.run_id, 1)
+    assert sim.stats()["faults"] == {"http_503": 4}
+    assert outcome.decision is not None
+    assert outcome.decision.infra == 0
+    assert all(r.incumbent is not None and r.candidate is not None for r in rows)
+
+
+async def test_baseline_cache_is_shared_across_runs_only_when_the_key_matches(
+    tmp_path: Path, bench: Bench, sim: SimServer, incumbent: Bundle
+) -> None:
+    gate = {"n_max": 16, "first_stage": 8}
+    store = tmp_path / "shared.sqlite"
+    target = EditTarget.skill("OCR Problems")
+    path = gate_experiment(tmp_path / "a", bench, sim, temperature=0.7, gate=gate, store=store)
+    for run_id in ("run-a", "run-b"):
+        async with train_context(path, run_id=run_id) as ctx:
+            candidate = with_lines(incumbent, target, [USELESS, f"Note for {run_id}."])
+            await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05)
+            fresh = ctx.store.final_predictions(f"{run_id}.g0001.inc")
+            drawn = {(r.question_id, r.sample_idx) for r in observations(ctx.store, run_id, 1)}
+        if run_id == "run-a":
+            assert set(fresh) == drawn  # an empty cache: every incumbent sample was asked
+            first = drawn
+        else:
+            assert set(fresh) == drawn - first  # run-a's samples were reused, only new ones asked
+            assert drawn & first
+    # Another temperature is another sampling hash: nothing matches, everything is asked.
+    other = gate_experiment(tmp_path / "c", bench, sim, temperature=0.9, gate=gate, store=store)
+    async with train_context(other, run_id="run-c") as ctx:
+        candidate = with_lines(incumbent, target, [USELESS])
+        await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05)
+        fresh = ctx.store.final_predictions("run-c.g0001.inc")
+        drawn = {(r.question_id, r.sample_idx) for r in observations(ctx.store, "run-c", 1)}
+    assert set(fresh) == drawn
+
+
+def _killed_mid_stage(real: Callable[..., Awaitable[list[Prediction]]], calls: list[int]) -> Any:
+    """Wraps ``TrainContext.rollout``: the third rollout (stage 2, incumbent arm) asks half of its
+    draws for real, then the process "dies" (the task is cancelled), as a kill would leave it."""
+
+    async def rollout(ctx: TrainContext, bundle: Bundle, draws: Sequence[Draw], *a: Any, **k: Any) -> Any:
+        calls.append(len(draws))
+        if len(calls) < 3:
+            return await real(ctx, bundle, draws, *a, **k)
+        await real(ctx, bundle, draws[: len(draws) // 2], *a, **k)
+        raise asyncio.CancelledError
+
+    return rollout
+
+
+async def test_gate_replays_after_an_interruption(
+    tmp_path: Path, bench: Bench, sim: SimServer, incumbent: Bundle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = {"n_max": 32, "first_stage": 4}
+    target = EditTarget.skill("Object Recognition")
+    clean_path = gate_experiment(tmp_path / "clean", bench, sim, temperature=0.7, gate=gate)
+    async with train_context(clean_path) as ctx:
+        candidate = with_lines(incumbent, target, [USELESS])
+        before = agent_requests(sim)
+        clean = await validate(ctx, incumbent, candidate, gate_index=2, alpha=0.05)
+        clean_cost = agent_requests(sim) - before
+        clean_rows = observations(ctx.store, ctx.run_id, 2)
+    assert clean.decision is not None
+    assert clean.decision.stage > 1
+
+    path = gate_experiment(tmp_path / "cut", bench, sim, temperature=0.7, gate=gate)
+    calls: list[int] = []
+    with monkeypatch.context() as patch:
+        patch.setattr(TrainContext, "rollout", _killed_mid_stage(TrainContext.rollout, calls))
+        async with train_context(path) as ctx:
+            with pytest.raises(asyncio.CancelledError):
+                await validate(ctx, incumbent, candidate, gate_index=2, alpha=0.05)
+            cut_rows = observations(ctx.store, ctx.run_id, 2)
+    assert len(calls) == 3
+    assert len(cut_rows) == 4
+    async with train_context(path) as ctx:  # a new process, the same run
+        before = agent_requests(sim)
+        resumed = await validate(ctx, incumbent, candidate, gate_index=2, alpha=0.05)
+        resumed_cost = agent_requests(sim) - before
+        rows = observations(ctx.store, ctx.run_id, 2)
+    assert resumed.reason is clean.reason
+    assert resumed.decision == clean.decision
+
+    def view(r: object) -> tuple[object, ...]:
+        return tuple(
+            getattr(r, k) for k in ("draw_index", "question_id", "sample_idx", "candidate", "incumbent")
+        )
+
+    assert [view(r) for r in rows] == [view(r) for r in clean_rows]
+    assert [r.wealth for r in rows] == pytest.approx([r.wealth for r in clean_rows])
+    assert resumed_cost < clean_cost  # the first stage's stored predictions were read back
+
+
+def _world_config() -> SimConfig:
+    # One insight per class, always needed, worth +0.6; answers always in the plain shape.
+    return SimConfig.model_validate(
+        {
+            "seed": 5,
+            "world": {
+                "insights_per_task": 1,
+                "needed_min": 1,
+                "needed_max": 1,
+                "base_min": 0.3,
+                "base_max": 0.3,
+                "gain_min": 0.6,
+                "gain_max": 0.6,
+            },
+            "agent": {"awkward_rate": 0.0},
+        }
+    )
+
+
+async def test_the_guard_refuses_a_system_edit_that_harms_one_class(
+    tmp_path: Path, bench: Bench, incumbent: Bundle
+) -> None:
+    helped = ["Attribute Perception", "OCR Problems", "Object Reasoning"]
+    harmed = "Counting Problem"
+    with SimServer(_world_config(), questions=bench.questions) as sim:
+        insight = {t: sim.world.insights_for(t)[0].canonical for t in [*helped, harmed]}
+        system = EditTarget.system()
+        standing = with_lines(incumbent, system, [insight[harmed]]).bundle
+        # The edit teaches three classes and drops what the fourth relies on.
+        body = incumbent.system_prompt.rstrip("\n") + "\n" + "\n".join(insight[t] for t in helped) + "\n"
+        harmful = rewrite(standing, system, body)
+        harmless = with_lines(standing, system, [insight[t] for t in helped])
+        oracle = sim.oracle
+        gate = {"n_max": 64, "guard_draws": 16, "alpha": 0.05}
+        path = gate_experiment(tmp_path, bench, sim, temperature=0.7, gate=gate, task_types=[*helped, harmed])
+        async with train_context(path) as ctx:
+            pooled = [q for t in ctx.task_types for q in ctx.val_by_type[t]]
+            assert oracle.edit_effect(standing, harmful.bundle, pooled).delta > 0.2
+            assert oracle.edit_effect(standing, harmful.bundle, ctx.val_by_type[harmed]).delta < -0.3
+            refused = await validate(ctx, standing, harmful, gate_index=1, alpha=0.05)
+            kept = await validate(ctx, standing, harmless, gate_index=2, alpha=0.05)
+            guard_rows = observations(ctx.store, ctx.run_id, 1, arm="guard")
+            target_rows = observations(ctx.store, ctx.run_id, 1)
+    assert refused.decision is not None
+    assert refused.decision.kind is DecisionKind.ACCEPT
+    assert refused.reason is GateReason.REJECT_GUARD
+    assert refused.guard is not None
+    assert refused.guard["harmed"] == [harmed]
+    assert kept.reason is GateReason.ACCEPT
+    assert kept.guard is not None
+    assert kept.guard["harmed"] == []
+    # The guard rests on its own samples, not on those the accept was decided on.
+    assert len(guard_rows) == 16 * 4
+    assert not {(r.question_id, r.sample_idx) for r in guard_rows} & {
+        (r.question_id, r.sample_idx) for r in target_rows
+    }
+
+
+@pytest.mark.slow
+async def test_useless_edits_are_accepted_at_most_at_rate_alpha(
+    tmp_path: Path, bench: Bench, sim: SimServer, incumbent: Bundle
+) -> None:
+    """Many gates of edits the oracle proves useless (true effect exactly 0): every accept is false.
+
+    16 gates at alpha = 0.05: P(Binomial(16, 0.05) >= 4) < 0.01, so more than 3 accepts refutes
+    the gate's level. The long version of this figure is benchmarks/gate.py.
+    """
+    classes = ["Action Reasoning", "Counting Problem", "OCR Problems", "Object Reasoning"]
+    gate = {"n_max": 32, "first_stage": 8}
+    path = gate_experiment(tmp_path, bench, sim, temperature=0.7, gate=gate)
+    outcomes = []
+    async with train_context(path) as ctx:
+        for k in range(16):
+            task_type = classes[k % len(classes)]
+            candidate = with_lines(incumbent, EditTarget.skill(task_type), [f"{USELESS} ({k})"])
+            truth = sim.oracle.edit_effect(incumbent, candidate.bundle, ctx.val_by_type[task_type])
+            assert truth.delta == 0.0
+            outcomes.append(await validate(ctx, incumbent, candidate, gate_index=k + 1, alpha=0.05))
+    reasons = Counter(o.reason for o in outcomes)
+    assert reasons[GateReason.ACCEPT] <= 3
+    assert sum(reasons.values()) == 16
+    assert all(o.decision is not None and o.decision.terminal for o in outcomes)
