@@ -48,6 +48,7 @@ _OPERATIONAL = (
     "agent.frames.cache_dir",
     "agent.frames.cache_enabled",
     "eval.confidence",
+    "train.budget",
 )
 _ENDPOINT_OPERATIONAL = ("max_in_flight", "name", "api_key_env")
 _SQLITE = "sqlite:///"  # sqlite:///relative/path, sqlite:////absolute/path

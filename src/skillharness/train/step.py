@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from skillharness.data.questions import Question
-from skillharness.skills import Workspace
+from skillharness.skills import EditTarget, Workspace
 from skillharness.store import RunKind, TrainStepRow
 from skillharness.train.casepack import build_case_packs
 from skillharness.train.checkpoint import Checkpoint
@@ -50,6 +50,8 @@ async def run_step(
         seed=ctx.config.seed,
         salt=f"{epoch}:{step}",
     )
+    trained = {EditTarget.skill(t).label() for t in ctx.task_types}
+    packs = [p for p in packs if p.target.kind != "skill" or p.target.label() in trained]
     rejected = {label: tuple(memo) for label, memo in ckpt.rejected.items()}
     proposals = await evolve_all(ctx, start, packs, rejected)
     for index in range(ckpt.target_index, len(proposals)):
