@@ -65,18 +65,26 @@ class _Quiet:
         return None
 
 
-def _workspace(request: TrainRequest, initial: Bundle) -> Workspace:
+def _prepare(request: TrainRequest, initial: Bundle) -> tuple[Workspace, Checkpoint]:
+    """The run's workspace and checkpoint. The checkpoint is written first, so that any run
+    killed after this point is resumable (a missing workspace is created on resume)."""
     path = request.folder / "workspace"
     if request.resume:
-        if not (request.folder / CHECKPOINT_FILE).is_file():
-            raise ConfigError(f"cannot resume {request.run_id}: no checkpoint in {request.folder}")
-        return Workspace.open(path)
-    if path.exists() or (request.folder / CHECKPOINT_FILE).exists():
-        raise ConfigError(
-            f"run {request.run_id} already has a folder at {request.folder}; resume it with "
-            f"--resume {request.run_id} or choose another --run-id"
-        )
-    return Workspace.create(path, initial, reason="initial bundle")
+        ckpt = Checkpoint.load(request.folder)  # names a missing or damaged checkpoint
+        ckpt = ckpt.model_copy(update={"state": RunState.RUNNING, "stop_reason": ""})
+    else:
+        if path.exists() or (request.folder / CHECKPOINT_FILE).exists():
+            raise ConfigError(
+                f"run {request.run_id} already has a folder at {request.folder}; resume it with "
+                f"--resume {request.run_id} or choose another --run-id"
+            )
+        baseline_run = request.baseline_run or f"{request.run_id}.baseline"
+        ckpt = Checkpoint(run_id=request.run_id, baseline_run_id=baseline_run)
+        request.folder.mkdir(parents=True, exist_ok=True)
+        ckpt.save(request.folder)
+    if (path / "manifest.json").is_file():
+        return Workspace.open(path), ckpt
+    return Workspace.create(path, initial, reason="initial bundle"), ckpt
 
 
 async def _baseline(ctx: TrainContext, initial: Bundle, store_url: str, reuse: str | None) -> ValScore:
@@ -124,13 +132,13 @@ async def run_training(
     if config.agent.bundle is None:
         raise ConfigError("agent.bundle is not set: the initial bundle training starts from")
     initial = load_bundle(config.agent.bundle)
-    ws = _workspace(request, initial)
+    ws, ckpt = _prepare(request, initial)
     initial = ws.load("v0000")
     async with open_training(config, initial, run_id=request.run_id) as ctx:
         log = await ctx.store.open_run(ctx.provenance, resume=request.resume)
         status = RunStatus.FAILED
         try:
-            outcome = await _train(ctx, ws, initial, config, request, observer or _Quiet())
+            outcome = await _train(ctx, ws, ckpt, config, request, observer or _Quiet())
             status = RunStatus.FINISHED
             return outcome
         except (TrainingStopped, asyncio.CancelledError, KeyboardInterrupt) as exc:
@@ -152,23 +160,20 @@ def _mark_interrupted(folder: Path, reason: str) -> None:
 async def _train(
     ctx: TrainContext,
     ws: Workspace,
-    initial: Bundle,
+    ckpt: Checkpoint,
     config: TrainSettings,
     request: TrainRequest,
     observer: LoopObserver,
 ) -> TrainOutcome:
     observer.on_start(ctx)
-    baseline = await _baseline(ctx, initial, config.store.url, request.baseline_run)
-    if request.resume:
-        ckpt = Checkpoint.load(request.folder).model_copy(
-            update={"state": RunState.RUNNING, "stop_reason": ""}
-        )
-    else:
-        ckpt = Checkpoint(
-            run_id=ctx.run_id,
-            baseline_run_id=request.baseline_run or f"{ctx.run_id}.baseline",
-            best_score=baseline.accuracy,
-            ema={t: baseline.class_accuracy(t) for t in ctx.task_types},
+    reuse = None if ckpt.baseline_run_id == f"{ctx.run_id}.baseline" else ckpt.baseline_run_id
+    baseline = await _baseline(ctx, ws.load("v0000"), config.store.url, reuse)
+    if ckpt.best_score is None:  # epoch 0: the baseline is the score to beat
+        ckpt = ckpt.model_copy(
+            update={
+                "best_score": baseline.accuracy,
+                "ema": {t: baseline.class_accuracy(t) for t in ctx.task_types},
+            }
         )
     ckpt.save(request.folder)
     guard = StopGuard(ctx.config.budget, ctx.session, request.stop_file)
