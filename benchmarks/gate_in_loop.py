@@ -52,7 +52,7 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 BENCH_CACHE = Path.home() / ".cache" / "skillharness-bench" / "synth"
 SEED = 20260716
 ALPHA = 0.05
-N_MAX = 32
+N_MAX = 128
 KINDS = ("useful", "harmful", "useless")
 KIND_WEIGHTS = (0.2, 0.2, 0.6)
 
@@ -107,14 +107,15 @@ def _prefix_rule(rule: Any, n: int) -> Decide:
     return decide
 
 
-RULES: dict[str, Decide] = {
-    f"e-process gate (validate, α={ALPHA:g}, n_max={N_MAX})": _eprocess,
-    "strictly better on 3 (GEPA-style)": _prefix_rule(StrictlyBetterMinibatch(), 3),
-    f"mean > 2 SE at n={N_MAX}": _prefix_rule(FixedNStandardError(n=N_MAX), N_MAX),
-}
+def rules(n_max: int) -> dict[str, Decide]:
+    return {
+        f"e-process gate (validate, α={ALPHA:g}, n_max={n_max})": _eprocess,
+        "strictly better on 3 (GEPA-style)": _prefix_rule(StrictlyBetterMinibatch(), 3),
+        f"mean > 2 SE at n={n_max}": _prefix_rule(FixedNStandardError(n=n_max), n_max),
+    }
 
 
-def _experiment(folder: Path, sim: SimServer) -> Path:
+def _experiment(folder: Path, sim: SimServer, n_max: int) -> Path:
     root = ensure_synthetic_benchmark(BENCH_CACHE, seed=3, videos=36)
     questions_path = root / "questions.json"
     questions = load_questions(questions_path)
@@ -138,7 +139,7 @@ def _experiment(folder: Path, sim: SimServer) -> Path:
             "sampling": {"temperature": 0.7},
             "frames": {"cache_dir": str(folder / "frames")},
         },
-        "train": {"seed": SEED, "gate": {"n_max": N_MAX, "alpha": ALPHA}},
+        "train": {"seed": SEED, "gate": {"n_max": n_max, "alpha": ALPHA}},
         "eval": {"run_holdout_eval": False},
     }
     path = folder / "experiment.yaml"
@@ -146,8 +147,8 @@ def _experiment(folder: Path, sim: SimServer) -> Path:
     return path
 
 
-async def _run_rule(name: str, decide: Decide, steps: int, sim: SimServer, folder: Path) -> Tally:
-    path = _experiment(folder, sim)
+async def _run_rule(name: str, decide: Decide, steps: int, sim: SimServer, folder: Path, n_max: int) -> Tally:
+    path = _experiment(folder, sim, n_max)
     config = load_config(path)
     incumbent = Bundle.load(folder / "bundle")
     questions = load_questions(config.data.questions)
@@ -185,7 +186,7 @@ def _row(t: Tally) -> str:
     )
 
 
-def section(tallies: list[Tally], steps: int, elapsed_s: float) -> str:
+def section(tallies: list[Tally], steps: int, n_max: int, elapsed_s: float) -> str:
     return "\n".join(
         [
             "## gate_in_loop",
@@ -197,7 +198,7 @@ def section(tallies: list[Tally], steps: int, elapsed_s: float) -> str:
             "accept is an accepted edit whose true val effect is ≤ 0. α bounds "
             "P(accept | no-better edit), the 'false / null' column; 'false / accepts' also depends on "
             "the mix of edits. Reproduce with `.venv/bin/python benchmarks/gate.py --in-loop "
-            f"--steps {steps}` ({elapsed_s:.0f} s).",
+            f"--steps {steps} --n-max {n_max}` ({elapsed_s:.0f} s).",
             "",
             "| rule | gates | no-better edits | accepts | false accepts | false / null | false / accepts "
             "| true val gain | true test gain | agent calls |",
@@ -215,13 +216,13 @@ def write_section(text: str) -> None:
     atomic_write_text(DOC, new)
 
 
-async def measure(steps: int) -> list[Tally]:
+async def measure(steps: int, n_max: int) -> list[Tally]:
     root = ensure_synthetic_benchmark(BENCH_CACHE, seed=3, videos=36)
     tallies = []
     with SimServer(SimConfig(seed=SEED), questions=root / "questions.json") as sim:
-        for name, decide in RULES.items():
+        for name, decide in rules(n_max).items():
             with tempfile.TemporaryDirectory(prefix="gate-in-loop-") as tmp:
-                tallies.append(await _run_rule(name, decide, steps, sim, Path(tmp)))
+                tallies.append(await _run_rule(name, decide, steps, sim, Path(tmp), n_max))
     return tallies
 
 
@@ -229,11 +230,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--in-loop", action="store_true")
     parser.add_argument("--steps", type=int, default=40, help="Candidate edits per rule.")
+    parser.add_argument(
+        "--n-max", type=int, default=N_MAX, help="Budget of our gate and n of the fixed-n rule."
+    )
     parser.add_argument("--no-write", action="store_true", help="Print only; leave docs/benchmarks.md.")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    tallies = asyncio.run(measure(args.steps))
-    text = section(tallies, args.steps, time.perf_counter() - start)
+    tallies = asyncio.run(measure(args.steps, args.n_max))
+    text = section(tallies, args.steps, args.n_max, time.perf_counter() - start)
     if not args.no_write:
         write_section(text)
     sys.stdout.write(text)
