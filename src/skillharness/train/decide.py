@@ -11,20 +11,18 @@ import dataclasses
 import json
 from typing import Any
 
-from skillharness.skills import Bundle, EditLimits, EditRecord, EditTarget, Refusal, Workspace
+from skillharness.skills import Bundle, EditRecord, EditTarget, Refusal, Workspace
 from skillharness.store import DualMetricRow, GateDecisionRow
 from skillharness.train.checkpoint import AcceptedEdit, Checkpoint
 from skillharness.train.context import TrainContext
+from skillharness.train.evolve import remember_refusal, remember_rejection
+from skillharness.train.evolve_prompts import edit_limits
 from skillharness.train.gate import gate_alpha
-from skillharness.train.records import Candidate, GateOutcome, GateReason, Refused, RejectedEdit
+from skillharness.train.records import Candidate, GateOutcome, GateReason, Refused
 from skillharness.train.scoring import val_score
 from skillharness.train.validate import validate
 
-__all__ = ["commit_or_adopt", "decide", "edit_limits", "task_type_of_target"]
-
-
-def edit_limits(ctx: TrainContext) -> EditLimits:
-    return EditLimits(max_edits=ctx.config.evolve.max_edits, max_body_chars=ctx.config.evolve.max_body_chars)
+__all__ = ["commit_or_adopt", "decide", "task_type_of_target"]
 
 
 def task_type_of_target(ctx: TrainContext, target: EditTarget) -> str | None:
@@ -97,8 +95,10 @@ async def decide(
             label, AcceptedEdit(target=label, rationale=rationale, edits_json=edits_json)
         )
     else:
-        memo = RejectedEdit(
-            rationale=rationale, edits_json=edits_json, outcome=f"{outcome.reason}: {outcome.detail}"
+        memo = (
+            remember_refusal(proposal)
+            if isinstance(proposal, Refused)
+            else remember_rejection(proposal, outcome)
         )
         ckpt = ckpt.remember_rejection(label, memo, ctx.config.evolve.rejected_memory)
     ckpt = ckpt.model_copy(

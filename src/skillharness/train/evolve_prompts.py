@@ -7,21 +7,22 @@ dry run, so a dry run shows exactly the prompt a real step would send.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from skillharness.data import slugify
-from skillharness.errors import SkillError, SkillharnessError
+from skillharness.errors import SkillharnessError
 from skillharness.llm.roles import TOOL_PARAMETERS
 from skillharness.skills import Bundle, EditLimits, EditTarget
 from skillharness.train.context import TrainContext
+from skillharness.train.diagnose import case_view
 from skillharness.train.prompt_specs import CaseView
 from skillharness.train.records import CasePack, Diagnosis, RejectedEdit
 from skillharness.train.templates import RenderedPrompt
 
 __all__ = [
-    "case_view",
     "case_views",
     "edit_limits",
     "editable_text",
@@ -47,18 +48,8 @@ def edit_limits(ctx: TrainContext) -> EditLimits:
 
 
 def target_text(bundle: Bundle, target: EditTarget) -> str:
-    """The whole current text of ``target`` (a skill document with all its regions).
-
-    Raises:
-        SkillError: the bundle has no such skill or tool (a caller's mistake, not a model's).
-    """
-    if target.kind == "skill":
-        return bundle.skill(target.name or "").render()
-    if target.kind == "system":
-        return bundle.system_prompt
-    if target.name not in bundle.tools:
-        raise SkillError(f"unknown tool {target.name!r}; known: {', '.join(bundle.tools)}")
-    return bundle.tools[target.name]
+    """The whole current text of ``target`` (see :meth:`Bundle.text_of`)."""
+    return bundle.text_of(target)
 
 
 def editable_text(bundle: Bundle, target: EditTarget) -> str:
@@ -76,20 +67,12 @@ def task_type_name(pack: CasePack) -> str:
     return pack.target.name or ""
 
 
-def case_view(diagnosis: Diagnosis, duration_s: float) -> CaseView:
-    """A diagnosed case as a prompt shows it (text only, with the judge's reason)."""
-    question, prediction = diagnosis.case.question, diagnosis.case.prediction
-    return CaseView(
-        question_id=question.question_id,
-        task_type=question.task_type,
-        question=question.question,
-        options=tuple(question.options),
-        correct_answer=question.answer,
-        agent_answer=prediction.answer,
-        duration_s=duration_s,
-        trace_summary=diagnosis.trace_summary or _NO_TRACE,
-        judge_reason=diagnosis.reason,
+def _pack_case_view(diagnosis: Diagnosis, duration_s: float) -> CaseView:
+    """A diagnosed case as a prompt shows it (the judge's view, with its reason and the duration)."""
+    view = case_view(
+        diagnosis.case, trace_summary=diagnosis.trace_summary or _NO_TRACE, judge_reason=diagnosis.reason
     )
+    return dataclasses.replace(view, duration_s=duration_s)
 
 
 async def case_views(ctx: TrainContext, pack: CasePack) -> list[CaseView]:
@@ -100,7 +83,7 @@ async def case_views(ctx: TrainContext, pack: CasePack) -> list[CaseView]:
             duration = await ctx.session.sources.duration_s(diagnosis.case.question)
         except SkillharnessError:  # the duration is a hint to the model; its absence is no reason to stop
             duration = 0.0
-        views.append(case_view(diagnosis, duration))
+        views.append(_pack_case_view(diagnosis, duration))
     return views
 
 
