@@ -25,6 +25,7 @@ from skillharness.agent.config import AgentConfig
 from skillharness.data.config import DataConfig
 from skillharness.errors import ConfigError
 from skillharness.eval.config import EvalConfig
+from skillharness.infer.config import InferConfig
 from skillharness.llm.config import CacheConfig, LLMConfig
 from skillharness.store.config import StoreConfig
 from skillharness.train.config import TrainConfig
@@ -48,6 +49,7 @@ _OPERATIONAL = (
     "agent.frames.cache_dir",
     "agent.frames.cache_enabled",
     "eval.confidence",
+    "infer",
 )
 _ENDPOINT_OPERATIONAL = ("max_in_flight", "name", "api_key_env")
 _SQLITE = "sqlite:///"  # sqlite:///relative/path, sqlite:////absolute/path
@@ -87,6 +89,7 @@ class Config(BaseSettings):
     agent: AgentConfig = Field(default_factory=AgentConfig)
     train: TrainConfig = Field(default_factory=TrainConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
+    infer: InferConfig = Field(default_factory=InferConfig)
 
     @classmethod
     def settings_customise_sources(

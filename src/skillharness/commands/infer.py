@@ -16,7 +16,8 @@ from skillharness.config import load_config
 from skillharness.errors import ConfigError, StoreError
 from skillharness.infer import InferJob, InferResult, load_job, run_inference
 from skillharness.infer.progress import RichProgress
-from skillharness.store import RunProvenance, RunReader, StoreConfig
+from skillharness.infer.signals import SIGTERM_EXIT, Terminated, cancel_on_sigterm
+from skillharness.store import RunProvenance, RunReader, RunStatus, StoreConfig
 
 _POOLS = ("train", "val", "test")
 
@@ -71,13 +72,42 @@ def infer(
         f"pool {job.pool or 'all'}, model {job.llm.model}"
     )
     with RichProgress(console, label=job.run_id) as progress:
-        result = asyncio.run(run_inference(job, progress))
+        try:
+            result = asyncio.run(_run(job, progress))
+        except Terminated:
+            typer.secho(
+                f"terminated (SIGTERM): run {job.run_id} is interrupted; continue it with "
+                f"--resume --run-id {job.run_id}",
+                err=True,
+                fg=typer.colors.YELLOW,
+            )
+            raise typer.Exit(SIGTERM_EXIT) from None
     _report(console, job, result)
+    outcome = result.outcome
+    if outcome is not None and outcome.status is not RunStatus.FINISHED:
+        failed = outcome.status is RunStatus.FAILED
+        typer.secho(
+            outcome.describe(job.run_id), err=True, fg=typer.colors.RED if failed else typer.colors.YELLOW
+        )
+        if failed:
+            raise typer.Exit(1)
+
+
+async def _run(job: InferJob, progress: RichProgress) -> InferResult:
+    """The run, with SIGTERM stopping it like Ctrl-C (status interrupted, last batch flushed)."""
+    with cancel_on_sigterm() as received:
+        try:
+            return await run_inference(job, progress)
+        except asyncio.CancelledError:
+            if received[0]:
+                raise Terminated(job.run_id) from None
+            raise
 
 
 def _report(console: Console, job: InferJob, result: InferResult) -> None:
     print_summary(console, result.summary, result.status_counts, f"run {result.run_id}", job.confidence)
     console.print(f"asked {result.asked}, already final {result.skipped}; store: {job.store.url}")
+    console.print(result.cache_scope)
     for role, used in result.usage.items():
         console.print(
             f"{role}: {used['calls']:.0f} calls ({used['cache_hits']:.0f} from cache), "

@@ -18,13 +18,17 @@ from typing import Protocol
 
 from skillharness.agent import Agent, answer_all
 from skillharness.agent.config import AgentConfig
-from skillharness.agent.records import PredictionStatus
+from skillharness.agent.records import Prediction, PredictionStatus
 from skillharness.agent.video import LocalVideos
 from skillharness.data.config import DataConfig
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import load_pools
 from skillharness.data.questions import Question
 from skillharness.errors import ConfigError, DataError
+from skillharness.infer.cache_policy import cache_scope
+from skillharness.infer.config import InferConfig
+from skillharness.infer.endpoints import probe_endpoints
+from skillharness.infer.outcome import RunOutcome, decide_outcome, single_error, stop_on_auth
 from skillharness.infer.progress import InferProgress
 from skillharness.infer.summary import Cell, Scored, summarize
 from skillharness.llm.config import CacheConfig, LLMConfig
@@ -74,6 +78,8 @@ class InferSettings(Protocol):
     def store(self) -> StoreConfig: ...
     @property
     def eval(self) -> _Reporting: ...
+    @property
+    def infer(self) -> InferConfig: ...
     def fingerprint(self) -> str: ...
 
 
@@ -95,6 +101,7 @@ class InferJob:
     resume: bool = False
     kind: RunKind = RunKind.INFER
     confidence: float = 0.95
+    max_infra_share: float = InferConfig().max_infra_share
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,8 @@ class InferResult:
     summary: dict[str, list[Cell]]
     status_counts: dict[str, int]
     usage: dict[str, dict[str, float]]  # tokens, calls and cost per role in this invocation
+    outcome: RunOutcome | None = None  # finished, finished with errors, or failed, and why
+    cache_scope: str = ""  # whose cached responses this run could reuse
 
 
 def default_run_id(pool: str | None) -> str:
@@ -161,6 +170,7 @@ def load_job(config: InferSettings, *, pool: str | None, run_id: str | None, res
         run_id=run_id or default_run_id(pool),
         resume=resume,
         confidence=config.eval.confidence,
+        max_infra_share=config.infer.max_infra_share,
     )
 
 
@@ -246,6 +256,8 @@ async def run_inference(job: InferJob, progress: InferProgress | None = None) ->
     progress = progress or InferProgress()
     sources = _sources(job)
     total = len(job.questions) * job.agent.samples
+    await probe_endpoints(job.llm)  # a missing key or a dead endpoint stops us before any spending
+    scope = cache_scope(job.cache, job.run_id, job.agent.sampling.temperature)
     log = await RunLog.open(job.store, _provenance(job), resume=job.resume)
     status = RunStatus.FAILED
     try:
@@ -254,7 +266,7 @@ async def run_inference(job: InferJob, progress: InferProgress | None = None) ->
             (q, s) for q in job.questions for s in range(job.agent.samples) if (q.question_id, s) not in done
         ]
         progress.start(total, total - len(work))
-        async with build_chat_model(job.llm, job.cache) as stack:
+        async with build_chat_model(job.llm, job.cache, default_salt=scope.salt) as stack:
             progress.breakers = lambda: ",".join(lane.breaker.state.value for lane in stack.router.lanes)
             agent = Agent(
                 model=stack,
@@ -265,16 +277,21 @@ async def run_inference(job: InferJob, progress: InferProgress | None = None) ->
                 config=job.agent,
             )
             async with _durations_ahead(sources, work):
-                await answer_all(
-                    agent,
-                    work,
-                    run_id=job.run_id,
-                    sink=log,
-                    concurrency=job.agent.concurrency,
-                    on_done=progress.advance,
-                )
+                try:
+                    await answer_all(
+                        agent,
+                        work,
+                        run_id=job.run_id,
+                        sink=log,
+                        concurrency=job.agent.concurrency,
+                        on_done=stop_on_auth(progress.advance),
+                    )
+                except BaseExceptionGroup as group:  # the TaskGroup's wrapping of one worker's error
+                    raise single_error(group) from None
             usage = stack.accountant.summary()
-        status = RunStatus.FINISHED
+        await log.flush()
+        outcome = decide_outcome(_stored(job), total, job.max_infra_share)
+        status = outcome.status
     except BaseException as exc:
         # Ctrl-C reaches this coroutine as CancelledError (asyncio.run cancels the main task and
         # raises KeyboardInterrupt itself afterwards): a stopped run is interrupted, not failed.
@@ -289,7 +306,19 @@ async def run_inference(job: InferJob, progress: InferProgress | None = None) ->
         total - len(work),
         *summarize_run(job.store, job.run_id, job.questions, job.confidence),
         usage,
+        outcome,
+        scope.description,
     )
+
+
+def _stored(job: InferJob) -> list[Prediction]:
+    """The run's stored predictions of ``job``'s questions (read-only access)."""
+    wanted = {q.question_id for q in job.questions}
+    reader = RunReader(job.store)
+    try:
+        return [p for p in reader.predictions(job.run_id) if p.question_id in wanted]
+    finally:
+        reader.close()
 
 
 def summarize_run(

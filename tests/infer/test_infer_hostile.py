@@ -1,0 +1,163 @@
+"""Inference against endpoints that cannot work: stop before spending, fail loudly, stay resumable."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from infer_support import Bench, write_config
+
+from cli_support import run_cli as cli
+from net_support import free_port
+from skillharness.config import load_config
+from skillharness.errors import AuthError, ConfigError, FatalLLMError
+from skillharness.infer import load_job, run_inference
+from skillharness.llm.roles import Role
+from skillharness.sim import FaultKind, SimServer
+from skillharness.store import RunStatus
+
+
+def _config(
+    tmp_path: Path, bench: Bench, sim: SimServer, *, llm: dict[str, Any] | None = None, **top: Any
+) -> Path:
+    path = write_config(tmp_path / "exp.yaml", bench, sim)
+    doc = yaml.safe_load(path.read_text())
+    doc["llm"].update(llm or {})
+    for section, values in top.items():
+        doc.setdefault(section, {}).update(values)
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def _run_status(tmp_path: Path, run_id: str) -> str | None:
+    store = tmp_path / "runs.sqlite"
+    if not store.exists():
+        return None
+    with sqlite3.connect(store) as conn:
+        row = conn.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    return row[0] if row else None
+
+
+def test_an_unset_api_key_env_is_refused_before_any_call(
+    tmp_path: Path, bench: Bench, sim: SimServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SH_UNSET_KEY", raising=False)
+    endpoint = {"base_url": sim.base_url, "api_key_env": "SH_UNSET_KEY", "name": "gpu-a"}
+    config = load_config(_config(tmp_path, bench, sim, llm={"endpoints": [endpoint]}))
+    with pytest.raises(ConfigError) as info:
+        asyncio.run(run_inference(load_job(config, pool="val", run_id="nokey", resume=False)))
+    assert "gpu-a" in str(info.value)
+    assert "SH_UNSET_KEY" in str(info.value)
+    assert sim.stats()["requests"] == 0, "no question was asked"
+    assert _run_status(tmp_path, "nokey") is None, "no run was recorded"
+
+
+def test_a_401_stops_the_run_at_the_first_refused_answer_and_leaves_it_resumable(
+    tmp_path: Path, bench: Bench, sim: SimServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SH_TEST_KEY", "sk-wrong-key-0123456789")
+    endpoint = {"base_url": sim.base_url, "api_key_env": "SH_TEST_KEY", "name": "gpu-a"}
+    config = load_config(_config(tmp_path, bench, sim, llm={"endpoints": [endpoint]}))
+    sim.force_fault(FaultKind.HTTP_401, count=1000, roles=(Role.AGENT,))
+    with pytest.raises(AuthError) as info:
+        asyncio.run(run_inference(load_job(config, pool=None, run_id="auth", resume=False)))
+    message = str(info.value)
+    assert "gpu-a" in message
+    assert "SH_TEST_KEY" in message
+    assert "0123456789" not in message
+    refused = sim.stats()["statuses"].get("401", 0)
+    assert 1 <= refused <= 4, f"the run stopped at the first refusal, not after every question: {refused}"
+    assert _run_status(tmp_path, "auth") == RunStatus.FAILED.value
+    sim.clear_faults()
+    resumed = asyncio.run(run_inference(load_job(config, pool=None, run_id="auth", resume=True)))
+    assert resumed.status_counts.get("infra_error", 0) == 0
+    assert sum(resumed.status_counts.values()) == 36
+    assert _run_status(tmp_path, "auth") == RunStatus.FINISHED.value
+
+
+def test_a_dead_endpoint_is_refused_before_the_first_question(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    config = load_config(_config(tmp_path, bench, sim, llm={"endpoints": [{"base_url": dead}]}))
+    with pytest.raises(FatalLLMError) as info:
+        asyncio.run(run_inference(load_job(config, pool="val", run_id="dead", resume=False)))
+    assert dead in str(info.value)
+    assert "cannot be reached" in str(info.value)
+    assert _run_status(tmp_path, "dead") is None
+
+
+@pytest.mark.parametrize(
+    ("base_url", "needle"),
+    [
+        ("127.0.0.1:8000/v1", "needs a scheme"),
+        ("http://127.0.0.1:0/v1", "port 0"),
+        ("http://:81/v1", "no host"),
+    ],
+)
+def test_a_malformed_base_url_is_refused_by_the_config(
+    tmp_path: Path, bench: Bench, sim: SimServer, base_url: str, needle: str
+) -> None:
+    path = _config(tmp_path, bench, sim, llm={"endpoints": [{"base_url": base_url}]})
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert needle in str(info.value)
+    assert "llm.endpoints.0.base_url" in str(info.value)
+
+
+def test_a_run_past_max_infra_share_fails_with_a_nonzero_exit_and_counts_by_class(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    sim.configure_faults(rates={FaultKind.HTTP_500: 1.0}, roles=(Role.AGENT,))
+    retry = {"max_attempts": 1}
+    path = _config(tmp_path, bench, sim, llm={"retry": retry, "breaker": {"failure_threshold": 1000}})
+    done = cli("infer", "--config", str(path), "--pool", "val", "--run-id", "sick")
+    assert done.returncode == 1, done.stderr
+    assert "run sick failed" in done.stderr
+    assert "TransientLLMError" in done.stderr
+    assert "infer.max_infra_share" in done.stderr
+    assert _run_status(tmp_path, "sick") == RunStatus.FAILED.value
+
+
+def test_a_run_with_few_infra_errors_finishes_with_errors_and_names_the_resume(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    sim.force_fault(FaultKind.HTTP_500, count=2, roles=(Role.AGENT,))
+    config = load_config(
+        _config(tmp_path, bench, sim, llm={"retry": {"max_attempts": 1}}, agent={"concurrency": 1})
+    )
+    result = asyncio.run(run_inference(load_job(config, pool=None, run_id="some", resume=False)))
+    assert result.outcome is not None
+    assert result.outcome.status is RunStatus.FINISHED_WITH_ERRORS
+    assert result.outcome.by_class == {"TransientLLMError": 2}
+    assert "--resume --run-id some" in result.outcome.describe("some")
+    assert _run_status(tmp_path, "some") == RunStatus.FINISHED_WITH_ERRORS.value
+
+
+def _agent_cache_hits(result: Any) -> float:
+    return result.usage["agent"]["cache_hits"]
+
+
+@pytest.mark.parametrize(
+    ("temperature", "share", "replayed"),
+    [(0.7, None, False), (0.7, True, True), (0.0, None, True), (0.0, False, False)],
+)
+def test_a_new_run_replays_another_runs_answers_only_when_sharing_is_chosen_or_safe(
+    tmp_path: Path, bench: Bench, sim: SimServer, temperature: float, share: bool | None, replayed: bool
+) -> None:
+    sampling = {"sampling": {"temperature": temperature}}
+    config = load_config(_config(tmp_path, bench, sim, agent=sampling, cache={"share_across_runs": share}))
+    first = asyncio.run(run_inference(load_job(config, pool="val", run_id="first", resume=False)))
+    second = asyncio.run(run_inference(load_job(config, pool="val", run_id="second", resume=False)))
+    assert _agent_cache_hits(first) == 0
+    if replayed:
+        # All but the calls of questions that ended in a parse error (their responses are forgotten).
+        assert _agent_cache_hits(second) >= 0.7 * second.usage["agent"]["calls"] > 0
+        assert "shared across runs" in second.cache_scope
+    else:
+        assert _agent_cache_hits(second) == 0
+        assert "private to this run" in second.cache_scope
