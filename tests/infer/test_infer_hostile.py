@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +21,7 @@ from skillharness.config import load_config
 from skillharness.errors import AuthError, ConfigError, FatalLLMError
 from skillharness.infer import load_job, run_inference
 from skillharness.llm.roles import Role
-from skillharness.sim import FaultKind, SimServer
+from skillharness.sim import FaultKind, LatencyConfig, SimConfig, SimServer
 from skillharness.store import RunStatus
 
 
@@ -161,3 +165,42 @@ def test_a_new_run_replays_another_runs_answers_only_when_sharing_is_chosen_or_s
     else:
         assert _agent_cache_hits(second) == 0
         assert "private to this run" in second.cache_scope
+
+
+@pytest.mark.slow
+def test_sigterm_marks_the_run_interrupted_flushes_and_exits_143(tmp_path: Path, bench: Bench) -> None:
+    slow = SimServer(
+        SimConfig(seed=3, latency=LatencyConfig(ttft_s=0.1, per_token_s=0.0, jitter_s=0.0)),
+        questions=bench.questions,
+    )
+    with slow:
+        config = write_config(tmp_path / "exp.yaml", bench, slow, concurrency=2)
+        store = tmp_path / "runs.sqlite"
+        args = ["infer", "--config", str(config), "--pool", "all", "--run-id", "termed"]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "skillharness.cli", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None and _rows(store, "termed") < 4:
+            time.sleep(0.1)
+        assert proc.poll() is None, "the run ended before it could be stopped"
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 143, stderr
+    assert "terminated" in stderr
+    assert "Traceback" not in stderr
+    assert _run_status(tmp_path, "termed") == RunStatus.INTERRUPTED.value
+    assert 4 <= _rows(store, "termed") < 36
+
+
+def _rows(store: Path, run_id: str) -> int:
+    if not store.exists():
+        return 0
+    try:
+        with sqlite3.connect(store) as conn:
+            return conn.execute("SELECT COUNT(*) FROM predictions WHERE run_id = ?", (run_id,)).fetchone()[0]
+    except sqlite3.OperationalError:  # the store is being created
+        return 0
