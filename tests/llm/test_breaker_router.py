@@ -294,3 +294,18 @@ async def test_only_a_fatal_answer_from_the_server_proves_it_is_up(error: Except
         await BreakerModel(_Raises(error), breaker).complete(make_request())
     # A 400 is the server answering; a missing key or an unencodable body never reached it.
     assert (breaker.state is BreakerState.CLOSED) is closes
+
+
+async def test_a_429_with_retry_after_spends_no_retry_budget(scripted: ScriptedServer) -> None:
+    # A budget that allows no retry at all: only the server's own "wait and try again" gets through.
+    retry = RetryConfig(base_delay_s=0.001, max_delay_s=0.002, budget_share=0.0, budget_floor=0)
+    async with build_chat_model(fast_llm_config(scripted.base_url, retry=retry)) as model:
+        scripted.push(*[Reply(status=429, headers={"Retry-After": "0"}) for _ in range(3)])
+        response = await model.complete(make_request("asked to wait"))
+        assert response.content
+        assert model.retry.budget.denied == 0
+        scripted.push(Reply(status=503))  # no Retry-After: a storm retry, which the budget refuses
+        with pytest.raises(TransientLLMError) as info:
+            await model.complete(make_request("storm"))
+    assert info.value.context["gave_up"] == "global retry budget exhausted"
+    assert len(scripted.requests) == 5

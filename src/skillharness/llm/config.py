@@ -92,7 +92,11 @@ class RetryConfig(StrictModel):
         1800.0, gt=0, description="Total deadline of one call over all its attempts and sleeps."
     )
     budget_share: float = Field(
-        0.2, ge=0, le=10, description="Retries may not exceed this share of the calls in the window."
+        0.5,
+        ge=0,
+        le=10,
+        description="Retries may not exceed this share of the calls in the window (a retry the server "
+        "asked for with Retry-After is not counted).",
     )
     budget_window_s: float = Field(60.0, gt=0, description="The sliding window of 'recent calls'.")
     budget_floor: int = Field(
