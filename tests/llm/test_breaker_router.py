@@ -309,3 +309,19 @@ async def test_a_429_with_retry_after_spends_no_retry_budget(scripted: ScriptedS
             await model.complete(make_request("storm"))
     assert info.value.context["gave_up"] == "global retry budget exhausted"
     assert len(scripted.requests) == 5
+
+
+async def test_an_open_breaker_says_what_its_callers_wait_for_and_how_long() -> None:
+    now = [100.0]
+    config = BreakerConfig(failure_threshold=1, cooldown_s=10.0, wait_deadline_s=900.0)
+    breaker = CircuitBreaker("gpu-a", config, clock=lambda: now[0])
+    assert breaker.describe() == "gpu-a ok"
+    breaker.record_failure(probe=False)
+    now[0] = 103.0
+    assert breaker.describe() == "gpu-a open, probe in 7s"
+    waiter = asyncio.create_task(breaker.admit())
+    await asyncio.sleep(0)  # the caller is now waiting for the endpoint
+    assert breaker.describe() == "gpu-a open, probe in 7s, 1 call(s) waiting, first gives up in 900s"
+    waiter.cancel()
+    await asyncio.gather(waiter, return_exceptions=True)
+    assert breaker.describe() == "gpu-a open, probe in 7s"

@@ -267,7 +267,7 @@ async def run_inference(job: InferJob, progress: InferProgress | None = None) ->
         ]
         progress.start(total, total - len(work))
         async with build_chat_model(job.llm, job.cache, default_salt=scope.salt) as stack:
-            progress.breakers = lambda: ",".join(lane.breaker.state.value for lane in stack.router.lanes)
+            progress.breakers = lambda: " · ".join(lane.breaker.describe() for lane in stack.router.lanes)
             agent = Agent(
                 model=stack,
                 model_name=job.llm.model,
