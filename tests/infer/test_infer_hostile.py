@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -18,11 +19,12 @@ from infer_support import Bench, write_config
 from cli_support import run_cli as cli
 from net_support import free_port
 from skillharness.config import load_config
-from skillharness.errors import AuthError, ConfigError, FatalLLMError
+from skillharness.data.loader import load_questions
+from skillharness.errors import AuthError, ConfigError, DataError, FatalLLMError
 from skillharness.infer import load_job, run_inference
 from skillharness.llm.roles import Role
 from skillharness.sim import FaultKind, LatencyConfig, SimConfig, SimServer
-from skillharness.store import RunStatus
+from skillharness.store import RunReader, RunStatus
 
 
 def _config(
@@ -204,3 +206,51 @@ def _rows(store: Path, run_id: str) -> int:
             return conn.execute("SELECT COUNT(*) FROM predictions WHERE run_id = ?", (run_id,)).fetchone()[0]
     except sqlite3.OperationalError:  # the store is being created
         return 0
+
+
+def _own_videos(tmp_path: Path, bench: Bench, sim: SimServer) -> tuple[Path, Path]:
+    videos = tmp_path / "videos"
+    shutil.copytree(bench.root / "videos", videos)
+    path = _config(tmp_path, bench, sim, data={"videos_dir": str(videos)})
+    return path, videos
+
+
+def test_unreadable_videos_are_refused_at_the_start_with_the_list_of_bad_files(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    path, videos = _own_videos(tmp_path, bench, sim)
+    empty, fake = sorted(videos.glob("*.mp4"))[:2]
+    empty.write_bytes(b"")
+    fake.write_text("this is not a video\n")
+    with pytest.raises(DataError) as info:
+        load_job(load_config(path), pool=None, run_id="bad-media", resume=False)
+    assert "2 video file(s) cannot be read" in str(info.value)
+    assert empty.name in str(info.value)
+    assert fake.name in str(info.value)
+    assert sim.stats()["requests"] == 0
+
+
+def test_a_video_that_breaks_mid_run_is_marked_degraded_and_never_retried(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    path, videos = _own_videos(tmp_path, bench, sim)
+    config = load_config(path)
+    job = load_job(config, pool=None, run_id="broke", resume=False)
+    victim = sorted(videos.glob("*.mp4"))[0]
+    victim.write_bytes(b"")  # after the start-up check: the file breaks while the run is going
+    result = asyncio.run(run_inference(job))
+    assert result.status_counts.get("infra_error", 0) == 0
+    of_victim = {q.question_id for q in load_questions(bench.questions) if q.videoID == victim.stem}
+    reader = RunReader(config.store)
+    try:
+        stored = reader.predictions("broke")
+    finally:
+        reader.close()
+    hit = [p for p in stored if p.question_id in of_victim]
+    others = [p for p in stored if p.question_id not in of_victim]
+    assert hit, "the broken video's questions were answered"
+    assert all(p.degraded for p in hit)
+    assert not any(p.degraded for p in others)
+    shutil.copy(bench.root / "videos" / victim.name, victim)  # repaired: a resume may start again
+    again = asyncio.run(run_inference(load_job(config, pool=None, run_id="broke", resume=True)))
+    assert again.asked == 0, "nothing is retried: a degraded answer is final"

@@ -37,6 +37,7 @@ from skillharness.skills import Bundle
 from skillharness.skills.workspace import Workspace
 from skillharness.store import RunKind, RunLog, RunProvenance, RunReader, RunStatus, StoreConfig, content_hash
 from skillharness.util.atomic import sha256_file
+from skillharness.video import video_duration
 from skillharness.video.frames import FrameSampler
 from skillharness.video.locate import locate_subtitles, locate_video
 from skillharness.video.subtitles import load_subtitles
@@ -186,18 +187,25 @@ def _inputs_hash(config_fingerprint: str, questions_file: Path) -> str:
 def check_media(data: DataConfig, questions: Sequence[Question]) -> None:
     """Refuse to start on inputs that would only turn questions into infra errors.
 
-    A missing video, or a subtitle file that does not parse, fails every question of its video on
+    A missing video, a video file that does not open (0 bytes, not a video), or a subtitle file
+    that does not parse, fails every question of its video on
     every resume; it is the user's data to fix, so it is named now, before anything is spent.
     """
     if data.videos_dir is None:
         raise ConfigError("data.videos_dir is not set: the folder holding <videoID>.mp4 files")
     missing: list[str] = []
     broken: list[str] = []
+    unreadable: list[str] = []
     for video_id in dict.fromkeys(q.videoID for q in questions):
         try:
-            locate_video(data.videos_dir, video_id)
+            path = locate_video(data.videos_dir, video_id)
         except DataError:
             missing.append(video_id)
+        else:
+            try:
+                video_duration(path)  # opens it and reads the header: a 0-byte or non-video file fails
+            except DataError as exc:
+                unreadable.append(str(exc))
         try:
             load_subtitles(locate_subtitles(data.subtitles_dir, video_id))
         except DataError as exc:
@@ -208,6 +216,12 @@ def check_media(data: DataConfig, questions: Sequence[Question]) -> None:
             f"{len(missing)} video(s) of the chosen questions are not in {data.videos_dir}: {names}",
             file=str(data.videos_dir),
             missing=missing,
+        )
+    if unreadable:
+        raise DataError(
+            f"{len(unreadable)} video file(s) cannot be read:\n  " + "\n  ".join(unreadable[:10]),
+            file=str(data.videos_dir),
+            problems=unreadable,
         )
     if broken:
         raise DataError(
