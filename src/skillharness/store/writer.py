@@ -38,6 +38,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from skillharness.errors import StoreError
 from skillharness.store.config import StoreConfig
 from skillharness.store.engine import StoreLocation, create_store_engine, parse_store_url
+from skillharness.store.initialise import ensure_initialised
 from skillharness.store.migrations import migrate
 from skillharness.store.records import (
     Prediction,
@@ -370,6 +371,7 @@ def _upsert_statement(dialect: str, table: Table, columns: tuple[str, ...]) -> E
 
 
 def _open_run(engine: Engine, location: StoreLocation, provenance: RunProvenance, resume: bool) -> None:
+    ensure_initialised(location)  # a new SQLite store appears whole or not at all
     migrate(engine, location.display)
     try:
         with engine.begin() as conn:
