@@ -187,9 +187,24 @@ def _has_path(data: Any, path: tuple[Any, ...]) -> bool:
     return True
 
 
+def _env_variable(loc: tuple[Any, ...]) -> str | None:
+    """The set variable that supplies ``loc`` (itself, or a parent section given as JSON)."""
+    present = {name.upper(): name for name in os.environ}
+    for depth in range(len(loc), 0, -1):
+        name = ENV_PREFIX + _NESTED.join(str(p).upper() for p in loc[:depth])
+        if name in present:
+            return present[name]
+    return None
+
+
 def _origin(loc: tuple[Any, ...], yaml_data: dict[str, Any], flags: dict[str, Any], path: Path | None) -> str:
+    # Checked in the order the sources win: a variable overrides the file, so a bad value that
+    # is set in both came from the variable.
     if _has_path(flags, loc):
         return "the command line"
+    variable = _env_variable(loc)
+    if variable is not None:
+        return f"the environment ({variable})"
     if _has_path(yaml_data, loc):
         return str(path)
     return f"the environment ({ENV_PREFIX}{_NESTED.join(str(p).upper() for p in loc)})"

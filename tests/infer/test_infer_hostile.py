@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import signal
 import sqlite3
@@ -254,3 +255,18 @@ def test_a_video_that_breaks_mid_run_is_marked_degraded_and_never_retried(
     shutil.copy(bench.root / "videos" / victim.name, victim)  # repaired: a resume may start again
     again = asyncio.run(run_inference(load_job(config, pool=None, run_id="broke", resume=True)))
     assert again.asked == 0, "nothing is retried: a degraded answer is final"
+
+
+def test_infer_names_the_frame_cache_it_writes_to_even_by_default(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    path = write_config(tmp_path / "exp.yaml", bench, sim)
+    doc = yaml.safe_load(path.read_text())
+    del doc["agent"]["frames"]  # the default frame cache: the user's cache folder
+    path.write_text(yaml.safe_dump(doc))
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "COLUMNS": "400"}
+    done = cli("infer", "--config", str(path), "--pool", "val", "--run-id", "where", env=env)
+    assert done.returncode == 0, done.stderr
+    shown = " ".join(done.stdout.split())
+    assert f"frame cache {tmp_path / 'xdg' / 'skillharness' / 'frames'} (the default" in shown
+    assert f"store sqlite:///{tmp_path / 'runs.sqlite'}" in shown

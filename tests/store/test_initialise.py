@@ -46,3 +46,13 @@ def test_a_store_whose_creation_is_stopped_midway_is_not_left_behind(
         asyncio.run(RunLog.open(f"sqlite:///{store}", provenance()))
     assert not store.exists()
     assert list(tmp_path.iterdir()) == [], "no temporary file is left either"
+
+
+def test_store_errors_carry_no_sqlalchemy_background_link(tmp_path: Path) -> None:
+    store = tmp_path / "runs.sqlite"
+    store.write_bytes(b"this is not a database, just text of some length" * 40)
+    with pytest.raises(StoreError) as info:
+        RunReader(f"sqlite:///{store}")
+    assert "not a database" in str(info.value)
+    assert "Background on this error" not in str(info.value)
+    assert "sqlalche.me" not in str(info.value)

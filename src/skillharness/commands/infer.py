@@ -18,6 +18,7 @@ from skillharness.infer import InferJob, InferResult, load_job, run_inference
 from skillharness.infer.progress import RichProgress
 from skillharness.infer.signals import SIGTERM_EXIT, Terminated, cancel_on_sigterm
 from skillharness.store import RunProvenance, RunReader, RunStatus, StoreConfig
+from skillharness.video import default_cache_dir
 
 _POOLS = ("train", "val", "test")
 
@@ -71,6 +72,7 @@ def infer(
         f"run [bold]{job.run_id}[/]: {len(job.questions)} questions × {job.agent.samples} sample(s), "
         f"pool {job.pool or 'all'}, model {job.llm.model}"
     )
+    console.print(_where(job))
     with RichProgress(console, label=job.run_id) as progress:
         try:
             result = asyncio.run(_run(job, progress))
@@ -102,6 +104,20 @@ async def _run(job: InferJob, progress: RichProgress) -> InferResult:
             if received[0]:
                 raise Terminated(job.run_id) from None
             raise
+
+
+def _where(job: InferJob) -> str:
+    """Where the run writes: the store, the response cache and the frame cache (the last one
+    defaults to the user's cache folder, shared by every run, so it is named every time)."""
+    frames = job.agent.frames
+    if not frames.cache_enabled:
+        frame_cache = "off"
+    elif frames.cache_dir is not None:
+        frame_cache = str(frames.cache_dir)
+    else:
+        frame_cache = f"{default_cache_dir()} (the default; set agent.frames.cache_dir to keep it elsewhere)"
+    response_cache = job.cache.url if job.cache.enabled else "off"
+    return f"store {job.store.url} · response cache {response_cache} · frame cache {frame_cache}"
 
 
 def _report(console: Console, job: InferJob, result: InferResult) -> None:

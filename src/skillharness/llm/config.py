@@ -176,6 +176,17 @@ class CacheConfig(StrictModel):
         "skillharness", pattern=r"^[A-Za-z0-9_.-]+$", description="Key prefix; 'cache clear' removes only it."
     )
 
+    @field_validator("ttl", mode="before")
+    @classmethod
+    def _ttl_is_not_a_bare_number(cls, value: object) -> object:
+        # YAML reads `ttl: 0` or `ttl: 3600` as a number; say what to write instead of "not a string".
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            raise ValueError(
+                f"a bare number ({value!r}) is not a ttl: write 'never' for entries that never expire, "
+                "or a duration with its unit such as '3600s', '12h' or '7d'"
+            )
+        return value
+
     @field_validator("ttl")
     @classmethod
     def _ttl_parses(cls, value: str) -> str:
