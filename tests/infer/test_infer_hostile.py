@@ -270,3 +270,27 @@ def test_infer_names_the_frame_cache_it_writes_to_even_by_default(
     shown = " ".join(done.stdout.split())
     assert f"frame cache {tmp_path / 'xdg' / 'skillharness' / 'frames'} (the default" in shown
     assert f"store sqlite:///{tmp_path / 'runs.sqlite'}" in shown
+
+
+def test_no_part_of_the_key_reaches_the_stored_error_messages(
+    tmp_path: Path, bench: Bench, sim: SimServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-live-" + "Zq8Lm3Rt" * 4
+    monkeypatch.setenv("SH_TEST_KEY", secret)
+    endpoint = {"base_url": sim.base_url, "api_key_env": "SH_TEST_KEY"}
+    retry = {"max_attempts": 1}
+    config = load_config(_config(tmp_path, bench, sim, llm={"endpoints": [endpoint], "retry": retry}))
+    # Every cut position is covered over HTTP in tests/llm/test_redact.py; here the whole path to
+    # the store: the echoed headers, the excerpt, the prediction row.
+    sim.force_fault(FaultKind.ECHO_HEADERS, count=3, roles=(Role.AGENT,))
+    asyncio.run(run_inference(load_job(config, pool="val", run_id="leak", resume=False)))
+    reader = RunReader(config.store)
+    try:
+        failed = [p for p in reader.predictions("leak") if p.status.value == "infra_error"]
+    finally:
+        reader.close()
+    assert failed, "the echoing endpoint did fail some questions"
+    for prediction in failed:
+        message = prediction.error_message or ""
+        assert "***" in message
+        assert not any(secret[i : i + 6] in message for i in range(len(secret) - 5)), message

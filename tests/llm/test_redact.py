@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skillharness.errors import LLMError
 from skillharness.llm import build_chat_model
+from skillharness.llm.client import request_body
 from skillharness.llm.config import EndpointConfig, LLMConfig, RetryConfig
 from skillharness.llm.errors import error_for_status
 from skillharness.llm.redact import MASK, MIN_PREFIX, redact
@@ -100,6 +102,15 @@ def test_any_echoed_bearer_token_is_masked_even_when_it_is_not_ours() -> None:
     assert redact(text, ()) == f"headers: authorization: BEARER {MASK}; other: 1"
 
 
+async def _raw_echo(base_url: str, secret: str, model: str) -> int:
+    """Where the key lands in the echo body for the client's exact request (read unmasked)."""
+    body = json.dumps(request_body(_request(model)), ensure_ascii=False, separators=(",", ":")).encode()
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {secret}"}
+    async with httpx.AsyncClient() as client:
+        reply = await client.post(base_url + "/chat/completions", content=body, headers=headers)
+    return reply.text.index(secret)
+
+
 async def test_an_endpoint_echoing_headers_leaks_no_key_prefix_at_any_cut(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -108,11 +119,13 @@ async def test_an_endpoint_echoing_headers_leaks_no_key_prefix_at_any_cut(
     with SimServer(SimConfig(seed=1)) as sim:
         endpoint = EndpointConfig(base_url=sim.base_url, api_key_env="SH_ECHO_KEY")
         config = LLMConfig(model=sim.model_name, endpoints=(endpoint,), retry=RetryConfig(max_attempts=1))
+        sim.force_fault(FaultKind.ECHO_HEADERS)
+        base = await _raw_echo(sim.base_url, secret, sim.model_name)
+        # Filler lengths that put the 300-character excerpt cut, and the client's 2 KiB read
+        # limit, at every position inside the echoed key (and just around it).
+        starts = [*range(300 - len(secret) - 2, 303), *range(2048 - len(secret) - 2, 2051)]
         async with build_chat_model(config) as model:
-            # Filler lengths that put the 300-character excerpt cut (and the 2 KiB read cut) at
-            # every position inside the echoed "authorization: Bearer <key>".
-            prefix = len(" rejected request with headers ")
-            for pad in [*range(300 - prefix - 40, 300 - prefix + 5), *range(2000, 2060, 3)]:
+            for pad in (start - base for start in starts):
                 for kind in (FaultKind.ECHO_HEADERS, FaultKind.HTTP_401):
                     sim.configure_faults(echo_pad_chars=pad)
                     sim.force_fault(kind)
@@ -120,3 +133,7 @@ async def test_an_endpoint_echoing_headers_leaks_no_key_prefix_at_any_cut(
                         await model.complete(_request(sim.model_name))
                     shown = f"{info.value} {dict(info.value.context)!r}"
                     assert _leaks(shown, secret) == [], (pad, kind, shown)
+        # The sweep is real: unmasked, the 300-character excerpt would end 20 characters into the key.
+        sim.configure_faults(echo_pad_chars=300 - 20 - base)
+        sim.force_fault(FaultKind.ECHO_HEADERS)
+        assert await _raw_echo(sim.base_url, secret, sim.model_name) == 300 - 20
