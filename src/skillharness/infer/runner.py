@@ -188,8 +188,8 @@ def check_media(data: DataConfig, questions: Sequence[Question]) -> None:
     """Refuse to start on inputs that would only turn questions into infra errors.
 
     A missing video, a video file that does not open (0 bytes, not a video), or a subtitle file
-    that does not parse, fails every question of its video on
-    every resume; it is the user's data to fix, so it is named now, before anything is spent.
+    that does not parse fails every question of its video on every resume; it is the user's data
+    to fix, so it is named now, before anything is spent.
     """
     if data.videos_dir is None:
         raise ConfigError("data.videos_dir is not set: the folder holding <videoID>.mp4 files")
@@ -304,7 +304,7 @@ async def run_inference(job: InferJob, progress: InferProgress | None = None) ->
                     raise single_error(group) from None
             usage = stack.accountant.summary()
         await log.flush()
-        outcome = decide_outcome(_stored(job), total, job.max_infra_share)
+        outcome = decide_outcome(await asyncio.to_thread(_stored, job), total, job.max_infra_share)
         status = outcome.status
     except BaseException as exc:
         # Ctrl-C reaches this coroutine as CancelledError (asyncio.run cancels the main task and
