@@ -167,3 +167,28 @@ def test_fingerprint_covers_what_changes_answers_and_ignores_how_a_run_executes(
     for key, value in answering.items():
         changed = load_config(tmp_path / "experiment.yaml", {key: value})
         assert changed.fingerprint() != base.fingerprint(), key
+
+
+def test_a_bad_environment_value_is_blamed_on_the_variable_not_the_yaml_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, "agent:\n  concurrency: 4\n")
+    monkeypatch.setenv("SKILLHARNESS_AGENT__CONCURRENCY", "lots")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert "agent.concurrency" in message
+    assert "(in the environment (SKILLHARNESS_AGENT__CONCURRENCY))" in message
+    assert f"(in {path})" not in message
+
+
+@pytest.mark.parametrize("value", ["0", "3600"])
+def test_a_bare_number_ttl_says_to_write_never_or_a_duration(tmp_path: Path, value: str) -> None:
+    path = write(tmp_path, f"cache:\n  ttl: {value}\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert "cache.ttl" in message
+    assert "'never'" in message
+    assert "'3600s'" in message
+    assert "valid string" not in message

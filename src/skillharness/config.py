@@ -25,6 +25,7 @@ from skillharness.agent.config import AgentConfig
 from skillharness.data.config import DataConfig
 from skillharness.errors import ConfigError
 from skillharness.eval.config import EvalConfig
+from skillharness.infer.config import InferConfig
 from skillharness.llm.config import CacheConfig, LLMConfig
 from skillharness.store.config import StoreConfig
 from skillharness.train.config import TrainConfig
@@ -49,6 +50,7 @@ _OPERATIONAL = (
     "agent.frames.cache_enabled",
     "eval.confidence",
     "train.budget",
+    "infer",
 )
 _ENDPOINT_OPERATIONAL = ("max_in_flight", "name", "api_key_env")
 _SQLITE = "sqlite:///"  # sqlite:///relative/path, sqlite:////absolute/path
@@ -88,6 +90,7 @@ class Config(BaseSettings):
     agent: AgentConfig = Field(default_factory=AgentConfig)
     train: TrainConfig = Field(default_factory=TrainConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
+    infer: InferConfig = Field(default_factory=InferConfig)
 
     @classmethod
     def settings_customise_sources(
@@ -185,9 +188,24 @@ def _has_path(data: Any, path: tuple[Any, ...]) -> bool:
     return True
 
 
+def _env_variable(loc: tuple[Any, ...]) -> str | None:
+    """The set variable that supplies ``loc`` (itself, or a parent section given as JSON)."""
+    present = {name.upper(): name for name in os.environ}
+    for depth in range(len(loc), 0, -1):
+        name = ENV_PREFIX + _NESTED.join(str(p).upper() for p in loc[:depth])
+        if name in present:
+            return present[name]
+    return None
+
+
 def _origin(loc: tuple[Any, ...], yaml_data: dict[str, Any], flags: dict[str, Any], path: Path | None) -> str:
+    # Checked in the order the sources win: a variable overrides the file, so a bad value that
+    # is set in both came from the variable.
     if _has_path(flags, loc):
         return "the command line"
+    variable = _env_variable(loc)
+    if variable is not None:
+        return f"the environment ({variable})"
     if _has_path(yaml_data, loc):
         return str(path)
     return f"the environment ({ENV_PREFIX}{_NESTED.join(str(p).upper() for p in loc)})"

@@ -25,8 +25,11 @@ Third-party exceptions are translated at the layer boundary (``raise X(...) from
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
+
+_SQLALCHEMY_BACKGROUND = re.compile(r"\s*\(Background on this error at: [^)]*\)")
 
 
 class SkillharnessError(Exception):
@@ -94,7 +97,14 @@ class InfraError(RunError):
 
 
 class StoreError(RunError):
-    """The run store could not be opened, migrated or written."""
+    """The run store could not be opened, migrated or written.
+
+    A message quoting a SQLAlchemy error loses its "Background on this error at: <link>" line:
+    the link explains SQLAlchemy's error classes, not what the user can do about the store.
+    """
+
+    def __init__(self, message: str, **context: Any) -> None:
+        super().__init__(_SQLALCHEMY_BACKGROUND.sub("", message).rstrip(), **context)
 
 
 class CacheError(RunError):

@@ -294,3 +294,34 @@ async def test_only_a_fatal_answer_from_the_server_proves_it_is_up(error: Except
         await BreakerModel(_Raises(error), breaker).complete(make_request())
     # A 400 is the server answering; a missing key or an unencodable body never reached it.
     assert (breaker.state is BreakerState.CLOSED) is closes
+
+
+async def test_a_429_with_retry_after_spends_no_retry_budget(scripted: ScriptedServer) -> None:
+    # A budget that allows no retry at all: only the server's own "wait and try again" gets through.
+    retry = RetryConfig(base_delay_s=0.001, max_delay_s=0.002, budget_share=0.0, budget_floor=0)
+    async with build_chat_model(fast_llm_config(scripted.base_url, retry=retry)) as model:
+        scripted.push(*[Reply(status=429, headers={"Retry-After": "0"}) for _ in range(3)])
+        response = await model.complete(make_request("asked to wait"))
+        assert response.content
+        assert model.retry.budget.denied == 0
+        scripted.push(Reply(status=503))  # no Retry-After: a storm retry, which the budget refuses
+        with pytest.raises(TransientLLMError) as info:
+            await model.complete(make_request("storm"))
+    assert info.value.context["gave_up"] == "global retry budget exhausted"
+    assert len(scripted.requests) == 5
+
+
+async def test_an_open_breaker_says_what_its_callers_wait_for_and_how_long() -> None:
+    now = [100.0]
+    config = BreakerConfig(failure_threshold=1, cooldown_s=10.0, wait_deadline_s=900.0)
+    breaker = CircuitBreaker("gpu-a", config, clock=lambda: now[0])
+    assert breaker.describe() == "gpu-a ok"
+    breaker.record_failure(probe=False)
+    now[0] = 103.0
+    assert breaker.describe() == "gpu-a open, probe in 7s"
+    waiter = asyncio.create_task(breaker.admit())
+    await asyncio.sleep(0)  # the caller is now waiting for the endpoint
+    assert breaker.describe() == "gpu-a open, probe in 7s, 1 call(s) waiting, first gives up in 900s"
+    waiter.cancel()
+    await asyncio.gather(waiter, return_exceptions=True)
+    assert breaker.describe() == "gpu-a open, probe in 7s"

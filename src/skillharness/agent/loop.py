@@ -24,7 +24,7 @@ from skillharness.agent.protocols import ProtocolName, ReferenceMedia, Reference
 from skillharness.agent.records import Prediction, PredictionStatus
 from skillharness.agent.tools import ToolBox, available_tools, tool_specs
 from skillharness.data.questions import Question
-from skillharness.errors import ConfigError
+from skillharness.errors import ConfigError, DataError
 from skillharness.llm.roles import TOOL_SUBMIT_ANSWER, Role
 from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse, SamplingParams, ToolCall
 from skillharness.video.frames import uniform_timestamps
@@ -169,17 +169,33 @@ class Agent:
         response = await self._ask(list(turn.messages), (), episode, sampling=turn.sampling)
         return self._verdict(response.content, question)
 
-    async def _first_message(self, question: Question, episode: Episode) -> dict[str, Any]:
-        episode.duration_s = await self.frames.duration_s(question)
-        count = min(self.config.initial_frames, self.config.max_frames)
+    async def _first_frames(
+        self, question: Question, episode: Episode
+    ) -> tuple[tuple[Frame, ...] | None, tuple[float, ...]]:
+        """The first message's frames (None: vision off) and timestamps."""
         frames: tuple[Frame, ...] | None = () if self.config.vision else None
-        if self.config.vision and count > 0:
-            frame_set = await self.frames.uniform(question, count)
-            frames, times = frame_set.frames, frame_set.timestamps
-            episode.frames_used = len(frame_set.requested_s)
-            episode.degraded |= frame_set.degraded
-        else:
-            times = uniform_timestamps(episode.duration_s, count) if count else ()
+        try:
+            episode.duration_s = await self.frames.duration_s(question)
+            count = min(self.config.initial_frames, self.config.max_frames)
+            if self.config.vision and count > 0:
+                frame_set = await self.frames.uniform(question, count)
+                episode.frames_used = len(frame_set.requested_s)
+                episode.degraded |= frame_set.degraded
+                return frame_set.frames, frame_set.timestamps
+            return frames, uniform_timestamps(episode.duration_s, count) if count else ()
+        except DataError as exc:
+            if "video" in exc.context:
+                # Absent (locate_video names the video): it may come back (a mount); an infra
+                # error, and a resume, which checks every video first, asks again.
+                raise
+            # Present but unreadable: it passed the start-up check and broke since (replaced,
+            # truncated). Asked without it and marked degraded, like a partly decodable video: an
+            # infra error would be asked again by every resume, and fail again, forever.
+            episode.degraded = True
+            return frames, ()
+
+    async def _first_message(self, question: Question, episode: Episode) -> dict[str, Any]:
+        frames, times = await self._first_frames(question, episode)
         subtitles = None
         if self.config.subtitles and self.subtitles is not None:
             subtitles = await self.subtitles.lines_at(question, times) if times else ()

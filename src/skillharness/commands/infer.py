@@ -18,7 +18,9 @@ from skillharness.infer import InferJob, InferResult, load_job, run_inference
 from skillharness.infer.export import write_official_results
 from skillharness.infer.progress import RichProgress
 from skillharness.infer.scoring import score_run
-from skillharness.store import RunProvenance, RunReader, StoreConfig
+from skillharness.infer.signals import SIGTERM_EXIT, Terminated, cancel_on_sigterm
+from skillharness.store import RunProvenance, RunReader, RunStatus, StoreConfig
+from skillharness.video import default_cache_dir
 
 _POOLS = ("train", "val", "test")
 
@@ -79,9 +81,52 @@ def infer(
         f"run [bold]{job.run_id}[/]: {len(job.questions)} questions × {job.agent.samples} sample(s), "
         f"pool {job.pool or 'all'}, model {job.llm.model}, protocol {job.agent.protocol}"
     )
+    console.print(_where(job))
     with RichProgress(console, label=job.run_id) as progress:
-        result = asyncio.run(run_inference(job, progress))
+        try:
+            result = asyncio.run(_run(job, progress))
+        except Terminated:
+            typer.secho(
+                f"terminated (SIGTERM): run {job.run_id} is interrupted; continue it with "
+                f"--resume --run-id {job.run_id}",
+                err=True,
+                fg=typer.colors.YELLOW,
+            )
+            raise typer.Exit(SIGTERM_EXIT) from None
     _report(console, job, result, export_official)
+    outcome = result.outcome
+    if outcome is not None and outcome.status is not RunStatus.FINISHED:
+        failed = outcome.status is RunStatus.FAILED
+        typer.secho(
+            outcome.describe(job.run_id), err=True, fg=typer.colors.RED if failed else typer.colors.YELLOW
+        )
+        if failed:
+            raise typer.Exit(1)
+
+
+async def _run(job: InferJob, progress: RichProgress) -> InferResult:
+    """The run, with SIGTERM stopping it like Ctrl-C (status interrupted, last batch flushed)."""
+    with cancel_on_sigterm() as received:
+        try:
+            return await run_inference(job, progress)
+        except asyncio.CancelledError:
+            if received[0]:
+                raise Terminated(job.run_id) from None
+            raise
+
+
+def _where(job: InferJob) -> str:
+    """Where the run writes: the store, the response cache and the frame cache (the last one
+    defaults to the user's cache folder, shared by every run, so it is named every time)."""
+    frames = job.agent.frames
+    if not frames.cache_enabled:
+        frame_cache = "off"
+    elif frames.cache_dir is not None:
+        frame_cache = str(frames.cache_dir)
+    else:
+        frame_cache = f"{default_cache_dir()} (the default; set agent.frames.cache_dir to keep it elsewhere)"
+    response_cache = job.cache.url if job.cache.enabled else "off"
+    return f"store {job.store.url} · response cache {response_cache} · frame cache {frame_cache}"
 
 
 def _report(console: Console, job: InferJob, result: InferResult, export_official: Path | None) -> None:
@@ -91,6 +136,7 @@ def _report(console: Console, job: InferJob, result: InferResult, export_officia
         write_official_results(export_official, scores.answers)
         console.print(f"official results format: {export_official}")
     console.print(f"asked {result.asked}, already final {result.skipped}; store: {job.store.url}")
+    console.print(result.cache_scope)
     for role, used in result.usage.items():
         console.print(
             f"{role}: {used['calls']:.0f} calls ({used['cache_hits']:.0f} from cache), "

@@ -10,10 +10,13 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 from skillharness.agent.records import Prediction, PredictionStatus
 
@@ -34,6 +37,13 @@ class InferProgress:
     def start(self, total: int, already_done: int) -> None:
         self.total, self.done = total, already_done
 
+    def health(self) -> str:
+        """The run's health on one line: cache hits, errors, and each endpoint's breaker."""
+        return (
+            f"cache {self.cache_hits} · parse err {self.parse_errors} · infra err {self.infra_errors} "
+            f"· {self.breakers()}"
+        )
+
     def advance(self, prediction: Prediction) -> None:
         self.done += 1
         self.cache_hits += prediction.cache_hit
@@ -53,6 +63,18 @@ class QuietProgress(InferProgress):
     """Counting only (tests, non-interactive callers)."""
 
 
+class _LiveText(ProgressColumn):
+    """A column re-rendered at every refresh, not only when a question finishes: while an
+    endpoint's breaker is open nothing finishes, and the line must still say what it waits for."""
+
+    def __init__(self, render: Callable[[], str]) -> None:
+        super().__init__()
+        self._render = render
+
+    def render(self, task: Task) -> Text:
+        return Text(self._render())
+
+
 class RichProgress(InferProgress):
     """A live progress bar with the run's health on the same line."""
 
@@ -65,11 +87,11 @@ class RichProgress(InferProgress):
             TextColumn("{task.fields[rate]}"),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
-            TextColumn("{task.fields[health]}"),
+            _LiveText(self.health),
             console=console,
             transient=False,
         )
-        self._task = self._progress.add_task(label, total=None, rate="", health="")
+        self._task = self._progress.add_task(label, total=None, rate="")
 
     def start(self, total: int, already_done: int) -> None:
         super().start(total, already_done)
@@ -79,11 +101,7 @@ class RichProgress(InferProgress):
         super().advance(prediction)
         task = self._progress.tasks[0]
         speed = task.speed or 0.0
-        health = (
-            f"cache {self.cache_hits} · parse err {self.parse_errors} · infra err {self.infra_errors} "
-            f"· breaker {self.breakers()}"
-        )
-        self._progress.update(self._task, advance=1, rate=f"{speed:.1f} q/s", health=health)
+        self._progress.update(self._task, advance=1, rate=f"{speed:.1f} q/s")
 
     def __enter__(self) -> RichProgress:
         self._progress.start()

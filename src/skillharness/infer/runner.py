@@ -16,12 +16,16 @@ from pathlib import Path
 from typing import Protocol
 
 from skillharness.agent.config import AgentConfig
-from skillharness.agent.records import PredictionStatus
+from skillharness.agent.records import Prediction, PredictionStatus
 from skillharness.data.config import DataConfig
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import load_pools
 from skillharness.data.questions import Question
 from skillharness.errors import ConfigError, DataError
+from skillharness.infer.cache_policy import cache_scope
+from skillharness.infer.config import InferConfig
+from skillharness.infer.endpoints import probe_endpoints
+from skillharness.infer.outcome import RunOutcome, decide_outcome
 from skillharness.infer.progress import InferProgress
 from skillharness.infer.session import open_session
 from skillharness.infer.summary import Cell, Scored, summarize
@@ -30,6 +34,7 @@ from skillharness.skills import Bundle
 from skillharness.skills.workspace import Workspace
 from skillharness.store import RunKind, RunProvenance, RunReader, RunStatus, StoreConfig, content_hash
 from skillharness.util.atomic import sha256_file
+from skillharness.video import video_duration
 from skillharness.video.locate import locate_subtitles, locate_video
 from skillharness.video.subtitles import load_subtitles
 
@@ -70,6 +75,8 @@ class InferSettings(Protocol):
     def store(self) -> StoreConfig: ...
     @property
     def eval(self) -> _Reporting: ...
+    @property
+    def infer(self) -> InferConfig: ...
     def fingerprint(self) -> str: ...
 
 
@@ -91,6 +98,7 @@ class InferJob:
     resume: bool = False
     kind: RunKind = RunKind.INFER
     confidence: float = 0.95
+    max_infra_share: float = InferConfig().max_infra_share
 
 
 @dataclass(frozen=True)
@@ -101,6 +109,8 @@ class InferResult:
     summary: dict[str, list[Cell]]
     status_counts: dict[str, int]
     usage: dict[str, dict[str, float]]  # tokens, calls and cost per role in this invocation
+    outcome: RunOutcome | None = None  # finished, finished with errors, or failed, and why
+    cache_scope: str = ""  # whose cached responses this run could reuse
 
 
 def default_run_id(pool: str | None) -> str:
@@ -157,6 +167,7 @@ def load_job(config: InferSettings, *, pool: str | None, run_id: str | None, res
         run_id=run_id or default_run_id(pool),
         resume=resume,
         confidence=config.eval.confidence,
+        max_infra_share=config.infer.max_infra_share,
     )
 
 
@@ -172,18 +183,25 @@ def _inputs_hash(config_fingerprint: str, questions_file: Path) -> str:
 def check_media(data: DataConfig, questions: Sequence[Question]) -> None:
     """Refuse to start on inputs that would only turn questions into infra errors.
 
-    A missing video, or a subtitle file that does not parse, fails every question of its video on
-    every resume; it is the user's data to fix, so it is named now, before anything is spent.
+    A missing video, a video file that does not open (0 bytes, not a video), or a subtitle file
+    that does not parse fails every question of its video on every resume; it is the user's data
+    to fix, so it is named now, before anything is spent.
     """
     if data.videos_dir is None:
         raise ConfigError("data.videos_dir is not set: the folder holding <videoID>.mp4 files")
     missing: list[str] = []
     broken: list[str] = []
+    unreadable: list[str] = []
     for video_id in dict.fromkeys(q.videoID for q in questions):
         try:
-            locate_video(data.videos_dir, video_id)
+            path = locate_video(data.videos_dir, video_id)
         except DataError:
             missing.append(video_id)
+        else:
+            try:
+                video_duration(path)  # opens it and reads the header: a 0-byte or non-video file fails
+            except DataError as exc:
+                unreadable.append(str(exc))
         try:
             load_subtitles(locate_subtitles(data.subtitles_dir, video_id))
         except DataError as exc:
@@ -194,6 +212,12 @@ def check_media(data: DataConfig, questions: Sequence[Question]) -> None:
             f"{len(missing)} video(s) of the chosen questions are not in {data.videos_dir}: {names}",
             file=str(data.videos_dir),
             missing=missing,
+        )
+    if unreadable:
+        raise DataError(
+            f"{len(unreadable)} video file(s) cannot be read:\n  " + "\n  ".join(unreadable[:10]),
+            file=str(data.videos_dir),
+            problems=unreadable,
         )
     if broken:
         raise DataError(
@@ -225,8 +249,10 @@ async def run_inference(job: InferJob, progress: InferProgress | None = None) ->
     progress = progress or InferProgress()
     total = len(job.questions) * job.agent.samples
     draws = [(q, s) for q in job.questions for s in range(job.agent.samples)]
+    await probe_endpoints(job.llm)  # a missing key or a dead endpoint stops us before any spending
+    scope = cache_scope(job.cache, job.run_id, job.agent.sampling.temperature)
     async with open_session(
-        data=job.data, agent=job.agent, llm=job.llm, cache=job.cache, store=job.store, salt=None
+        data=job.data, agent=job.agent, llm=job.llm, cache=job.cache, store=job.store, salt=scope.salt
     ) as session:
         log = await session.store.open_run(_provenance(job), resume=job.resume)
         status = RunStatus.FAILED
@@ -234,12 +260,13 @@ async def run_inference(job: InferJob, progress: InferProgress | None = None) ->
             done = await log.completed_keys()
             asked = sum(1 for q, s in draws if (q.question_id, s) not in done)
             progress.start(total, total - asked)
-            progress.breakers = lambda: ",".join(
-                lane.breaker.state.value for lane in session.stack.router.lanes
-            )
+            lanes = session.stack.router.lanes
+            progress.breakers = lambda: " · ".join(lane.breaker.describe() for lane in lanes)
             await session.rollout(job.bundle, draws, log, on_done=progress.advance)
             usage = session.usage()
-            status = RunStatus.FINISHED
+            await log.flush()
+            outcome = decide_outcome(await asyncio.to_thread(_stored, job), total, job.max_infra_share)
+            status = outcome.status
         except BaseException as exc:
             # Ctrl-C reaches this coroutine as CancelledError (asyncio.run cancels the main task and
             # raises KeyboardInterrupt itself afterwards): a stopped run is interrupted, not failed.
@@ -254,7 +281,19 @@ async def run_inference(job: InferJob, progress: InferProgress | None = None) ->
         total - asked,
         *summarize_run(job.store, job.run_id, job.questions, job.confidence),
         usage,
+        outcome,
+        scope.description,
     )
+
+
+def _stored(job: InferJob) -> list[Prediction]:
+    """The run's stored predictions of ``job``'s questions (read-only access)."""
+    wanted = {q.question_id for q in job.questions}
+    reader = RunReader(job.store)
+    try:
+        return [p for p in reader.predictions(job.run_id) if p.question_id in wanted]
+    finally:
+        reader.close()
 
 
 def summarize_run(

@@ -21,6 +21,7 @@ from skillharness.agent.video import LocalVideos
 from skillharness.data.config import DataConfig
 from skillharness.data.questions import Question
 from skillharness.errors import ConfigError
+from skillharness.infer.outcome import single_error, stop_on_auth
 from skillharness.llm.config import CacheConfig, LLMConfig
 from skillharness.llm.stack import LLMStack, build_chat_model
 from skillharness.skills import Bundle
@@ -72,20 +73,27 @@ class RunSession:
         work = list({(q.question_id, s): (q, s) for q, s in draws if (q.question_id, s) not in done}.values())
         if work:
             async with _durations_ahead(self.sources, work):
-                fresh = await answer_all(
-                    self.agent(bundle),
-                    work,
-                    run_id=log.run_id,
-                    sink=log,
-                    concurrency=self.agent_config.concurrency,
-                    on_done=on_done,
-                )
+                try:
+                    fresh = await answer_all(
+                        self.agent(bundle),
+                        work,
+                        run_id=log.run_id,
+                        sink=log,
+                        concurrency=self.agent_config.concurrency,
+                        on_done=stop_on_auth(on_done or _ignore),
+                    )
+                except BaseExceptionGroup as group:  # the TaskGroup's wrapping of one worker's error
+                    raise single_error(group) from None
             done.update({(p.question_id, p.sample_idx): p for p in fresh})
         return [done[(q.question_id, s)] for q, s in draws]
 
     def usage(self) -> dict[str, dict[str, float]]:
         """Calls, tokens and cost per role so far in this session."""
         return self.stack.accountant.summary()
+
+
+def _ignore(_: Prediction) -> None:
+    return None
 
 
 @contextlib.asynccontextmanager

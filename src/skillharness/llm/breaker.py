@@ -45,6 +45,7 @@ class CircuitBreaker:
         self._probe_out = False
         self._changed = asyncio.Event()
         self.transitions: list[tuple[BreakerState, BreakerState]] = []
+        self._waiters: dict[int, float] = {}  # id of a waiting admit() -> its deadline
 
     def _set(self, state: BreakerState) -> None:
         if state is not self.state:
@@ -74,20 +75,50 @@ class CircuitBreaker:
             return True
         return None
 
+    def describe(self) -> str:
+        """What this endpoint's callers are waiting for, and how long, for a progress display."""
+        if self.state is BreakerState.CLOSED:
+            return f"{self.name} ok"
+        now = self._clock()
+        parts = [f"{self.name} {self.state.value.replace('_', '-')}"]
+        if self.state is BreakerState.OPEN:
+            parts.append(f"probe in {max(0.0, self._opened_at + self.config.cooldown_s - now):.0f}s")
+        else:
+            parts.append("probing")
+        if self._waiters:
+            give_up = max(0.0, min(self._waiters.values()) - now)
+            parts.append(f"{len(self._waiters)} call(s) waiting, first gives up in {give_up:.0f}s")
+        return ", ".join(parts)
+
     async def admit(self) -> bool:
         """Wait for (or refuse) admission. Returns True when this caller is the probe."""
         deadline = self._clock() + self.config.wait_deadline_s
+        token = object()
+        try:
+            return await self._admit(deadline, token)
+        finally:
+            self._waiters.pop(id(token), None)
+
+    async def _admit(self, deadline: float, token: object) -> bool:
         while True:
             admitted = self._try_admit()
             if admitted is not None:
                 return admitted
             remaining = deadline - self._clock()
             if self.config.on_open is OpenBehaviour.FAIL_FAST or remaining <= 0:
+                waited = (
+                    "fail_fast"
+                    if self.config.on_open is OpenBehaviour.FAIL_FAST
+                    else (
+                        f"waited breaker.wait_deadline_s = {self.config.wait_deadline_s:g}s for it to recover"
+                    )
+                )
                 raise CircuitOpenError(
-                    f"{self.name}: circuit breaker is {self.state.value}",
+                    f"{self.name}: circuit breaker is {self.state.value} ({waited})",
                     endpoint=self.name,
                     kind="circuit_open",
                 )
+            self._waiters[id(token)] = deadline
             wake = remaining
             if self.state is BreakerState.OPEN:
                 wake = min(wake, max(0.0, self._opened_at + self.config.cooldown_s - self._clock()) + 1e-3)

@@ -19,6 +19,7 @@ import httpx_sse
 from skillharness.errors import AuthError, LLMError
 from skillharness.llm.config import EndpointConfig, TimeoutConfig
 from skillharness.llm.errors import error_for_status, fatal, map_httpx_error, transient
+from skillharness.llm.redact import redact
 from skillharness.llm.roles import SAMPLE_IDX_KEY
 from skillharness.llm.stream import StreamAssembler
 from skillharness.llm.toolcall import apply_content_tool_call
@@ -116,20 +117,24 @@ class EndpointClient:
     def _key(self) -> str | None:
         return os.environ.get(self.endpoint.api_key_env) if self.endpoint.api_key_env else None
 
-    def _without_key(self, exc: LLMError) -> LLMError:
-        """The error with any echo of the API key masked (error frames quote what the server says)."""
+    def _secrets(self) -> tuple[str, ...]:
         key = self._key()
-        if key and key in exc.message:
-            exc.message = exc.message.replace(key, "***")
-            exc.args = (exc.message,)
-        if key:
-            exc.context = {
-                k: v.replace(key, "***") if isinstance(v, str) else v for k, v in exc.context.items()
-            }
+        return (key,) if key else ()
+
+    def _without_key(self, exc: LLMError) -> LLMError:
+        """The error with any echo of the API key masked (error frames quote what the server says).
+
+        The excerpts were masked before they were cut (error_for_status, StreamAssembler); this
+        last pass covers every other message, and any Bearer token a server quoted.
+        """
+        secrets = self._secrets()
+        exc.message = redact(exc.message, secrets)
+        exc.args = (exc.message,)
+        exc.context = {k: redact(v, secrets) if isinstance(v, str) else v for k, v in exc.context.items()}
         return exc
 
     async def _read_stream(self, request: ChatRequest) -> ChatResponse:
-        assembler = StreamAssembler(self.label)
+        assembler = StreamAssembler(self.label, self._secrets())
         async with httpx_sse.aconnect_sse(
             self._http,
             "POST",
@@ -159,14 +164,19 @@ class EndpointClient:
             raw += part
             if len(raw) >= _ERROR_BODY_LIMIT:
                 break
-        # An echoed API key is masked by _stream, for this error as for every other one.
-        body = raw[:_ERROR_BODY_LIMIT].decode("utf-8", "replace")
+        # Masked before anything is cut: the read limit may fall inside an echoed key, whose
+        # unread rest leaves a short prefix at the very end (cut=True masks that one too).
+        secrets = self._secrets()
+        body = redact(
+            raw[:_ERROR_BODY_LIMIT].decode("utf-8", "replace"), secrets, cut=len(raw) >= _ERROR_BODY_LIMIT
+        )
         return error_for_status(
             response.status_code,
             body,
             self.label,
             retry_after=response.headers.get("retry-after"),
             api_key_env=self.endpoint.api_key_env,
+            secrets=secrets,
         )
 
     async def aclose(self) -> None:

@@ -8,6 +8,7 @@ call time.
 from __future__ import annotations
 
 from enum import StrEnum
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 
@@ -49,6 +50,23 @@ class EndpointConfig(StrictModel):
         """How logs, errors and responses name this endpoint."""
         return self.name or self.base_url
 
+    @field_validator("base_url")
+    @classmethod
+    def _url_is_usable(cls, value: str) -> str:
+        """An absolute http(s) URL with a host and a real port: a typo is refused before the run."""
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https"):
+            raise ValueError(f"{value!r} needs a scheme: write http://{value} or https://{value}")
+        try:
+            port = parts.port
+        except ValueError as exc:
+            raise ValueError(f"{value!r} has an invalid port: {exc}") from exc
+        if not parts.hostname:
+            raise ValueError(f"{value!r} names no host")
+        if port == 0:
+            raise ValueError(f"{value!r} names port 0, which no server listens on")
+        return value.strip()
+
 
 class TimeoutConfig(StrictModel):
     """httpx per-phase timeouts plus a total deadline per attempt (a slow drip never ends otherwise)."""
@@ -58,6 +76,9 @@ class TimeoutConfig(StrictModel):
     write_s: float = Field(30.0, gt=0, description="Longest wait to send the request body.")
     pool_s: float = Field(30.0, gt=0, description="Longest wait for a free connection from the pool.")
     total_s: float = Field(600.0, gt=0, description="Whole attempt, from sending to the last SSE frame.")
+    probe_s: float = Field(
+        5.0, gt=0, description="Start-up check of each endpoint (GET {base_url}/models) before any question."
+    )
 
 
 class RetryConfig(StrictModel):
@@ -71,7 +92,11 @@ class RetryConfig(StrictModel):
         1800.0, gt=0, description="Total deadline of one call over all its attempts and sleeps."
     )
     budget_share: float = Field(
-        0.2, ge=0, le=10, description="Retries may not exceed this share of the calls in the window."
+        0.5,
+        ge=0,
+        le=10,
+        description="Retries may not exceed this share of the calls in the window (a retry the server "
+        "asked for with Retry-After is not counted).",
     )
     budget_window_s: float = Field(60.0, gt=0, description="The sliding window of 'recent calls'.")
     budget_floor: int = Field(
@@ -141,9 +166,26 @@ class CacheConfig(StrictModel):
     salt: str | None = Field(
         None, description="Mixed into every key; None lets the caller (a training run) supply its own."
     )
+    share_across_runs: bool | None = Field(
+        None,
+        description="Let a run reuse responses cached by other runs. None: only at temperature 0 "
+        "(a replay is then the same answer); true: always (printed in the summary); false: never "
+        "(each run's key salt is its run id, so a resume still reuses its own responses).",
+    )
     namespace: str = Field(
         "skillharness", pattern=r"^[A-Za-z0-9_.-]+$", description="Key prefix; 'cache clear' removes only it."
     )
+
+    @field_validator("ttl", mode="before")
+    @classmethod
+    def _ttl_is_not_a_bare_number(cls, value: object) -> object:
+        # YAML reads `ttl: 0` or `ttl: 3600` as a number; say what to write instead of "not a string".
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            raise ValueError(
+                f"a bare number ({value!r}) is not a ttl: write 'never' for entries that never expire, "
+                "or a duration with its unit such as '3600s', '12h' or '7d'"
+            )
+        return value
 
     @field_validator("ttl")
     @classmethod

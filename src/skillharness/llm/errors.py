@@ -17,6 +17,7 @@ import httpx
 import httpx_sse
 
 from skillharness.errors import AuthError, CircuitOpenError, FatalLLMError, LLMError, TransientLLMError
+from skillharness.llm.redact import redact
 
 __all__ = [
     "FATAL_STATUSES",
@@ -116,10 +117,20 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
 
 
 def error_for_status(
-    status: int, body: str, endpoint: str, *, retry_after: str | None = None, api_key_env: str | None = None
+    status: int,
+    body: str,
+    endpoint: str,
+    *,
+    retry_after: str | None = None,
+    api_key_env: str | None = None,
+    secrets: tuple[str, ...] = (),
 ) -> LLMError:
-    """Our error for a non-200 HTTP status. ``body`` is a short excerpt of the server's reply."""
-    excerpt = body[:300]
+    """Our error for a non-200 HTTP status. ``body`` is the server's reply (or its first part).
+
+    ``secrets`` are masked in the whole body before it is cut to an excerpt: a cut inside an
+    echoed key would otherwise leave its prefix (see :mod:`skillharness.llm.redact`).
+    """
+    excerpt = redact(body, secrets)[:300]
     if status in (401, 403):
         where = (
             f"the key in env var {api_key_env}" if api_key_env else "no API key (set endpoints[].api_key_env)"

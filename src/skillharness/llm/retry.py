@@ -106,7 +106,9 @@ class RetryingModel:
                 if not decision.retry:
                     raise
                 delay = backoff_delay(attempt, decision.retry_after_s, self.config, self.rng)
-                why = self._refusal(attempt, delay, started)
+                # A Retry-After is the server asking us to wait: honouring it adds no load, so it
+                # spends no budget (the budget is for storms of errors).
+                why = self._refusal(attempt, delay, started, budgeted=decision.retry_after_s is None)
                 if why is not None:
                     exc.context = {**exc.context, "attempts": attempt, "gave_up": why}
                     log.warning(
@@ -120,11 +122,11 @@ class RetryingModel:
                 await self.sleep(delay)
                 attempt += 1
 
-    def _refusal(self, attempt: int, delay: float, started: float) -> str | None:
+    def _refusal(self, attempt: int, delay: float, started: float, *, budgeted: bool = True) -> str | None:
         if attempt >= self.config.max_attempts:
             return f"attempt cap {self.config.max_attempts} reached"
         if time.monotonic() - started + delay > self.config.max_elapsed_s:
             return f"total deadline {self.config.max_elapsed_s}s would pass"
-        if not self.budget.try_spend():
+        if budgeted and not self.budget.try_spend():
             return "global retry budget exhausted"
         return None

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from skillharness.errors import LLMError
 from skillharness.llm.errors import FATAL_STATUSES, fatal, transient
+from skillharness.llm.redact import redact
 from skillharness.llm.types import ChatResponse, ToolCall, Usage
 
 __all__ = ["DONE", "StreamAssembler"]
@@ -53,8 +54,9 @@ class _ToolCallParts:
 class StreamAssembler:
     """Feed it each SSE ``data`` payload in order; then :meth:`finish` returns or raises."""
 
-    def __init__(self, endpoint: str) -> None:
+    def __init__(self, endpoint: str, secrets: tuple[str, ...] = ()) -> None:
         self.endpoint = endpoint
+        self.secrets = secrets  # masked in every excerpt before it is cut (see llm.redact)
         self._content: list[str] = []
         self._tools: dict[int, _ToolCallParts] = {}
         self._finish_reason: str | None = None
@@ -74,9 +76,13 @@ class StreamAssembler:
         try:
             chunk = json.loads(data)
         except ValueError as exc:
-            raise transient("malformed_chunk", f"malformed JSON chunk {data[:80]!r}", self.endpoint) from exc
+            raise transient(
+                "malformed_chunk", f"malformed JSON chunk {self._excerpt(data, 80)!r}", self.endpoint
+            ) from exc
         if not isinstance(chunk, dict):
-            raise transient("malformed_chunk", f"chunk is not an object: {data[:80]!r}", self.endpoint)
+            raise transient(
+                "malformed_chunk", f"chunk is not an object: {self._excerpt(data, 80)!r}", self.endpoint
+            )
         self.chunks += 1
         if "error" in chunk:
             self._error = self._error or self._error_frame(chunk["error"])
@@ -87,7 +93,7 @@ class StreamAssembler:
             # A chunk of the wrong shape (a list where an object belongs, a non-numeric index):
             # the stream is garbled, which another attempt may not be.
             raise transient(
-                "malformed_chunk", f"chunk of unexpected shape {data[:80]!r}", self.endpoint
+                "malformed_chunk", f"chunk of unexpected shape {self._excerpt(data, 80)!r}", self.endpoint
             ) from exc
 
     def _feed_chunk(self, chunk: dict[str, Any]) -> None:
@@ -126,9 +132,12 @@ class StreamAssembler:
         if choice.get("finish_reason"):
             self._finish_reason = str(choice["finish_reason"])
 
+    def _excerpt(self, text: str, limit: int) -> str:
+        return redact(text, self.secrets)[:limit]
+
     def _error_frame(self, error: Any) -> LLMError:
         body = error if isinstance(error, dict) else {"message": str(error)}
-        message = str(body.get("message") or body)[:300]
+        message = self._excerpt(str(body.get("message") or body), 300)
         code = body.get("code")
         status = code if isinstance(code, int) else None
         if status in FATAL_STATUSES:

@@ -41,6 +41,8 @@ class FaultKind(StrEnum):
     LLAMACPP_ERROR_FRAME = "llamacpp_error_frame"  # data: {"error": ...} and the stream ends
     SLOW_FIRST_BYTE = "slow_first_byte"  # nothing is sent for slow_first_byte_s, then a normal reply
     MALFORMED_CHUNK = "malformed_chunk"  # one data: frame holds broken JSON, the rest is normal
+    HTTP_401 = "http_401"  # 401 whose error body echoes the request's Authorization header
+    ECHO_HEADERS = "echo_headers"  # 500 whose error body echoes every request header (a leaky proxy)
 
 
 class AnswerShape(StrEnum):
@@ -85,6 +87,9 @@ class FaultConfig(StrictModel):
     retry_after_s: float = Field(1.0, ge=0, description="Retry-After header value sent with 429.")
     slow_first_byte_s: float = Field(5.0, ge=0, description="Delay before the first byte of a slow reply.")
     cut_after_chunks: int = Field(2, ge=0, description="Chunks sent before a truncate/reset/error frame.")
+    echo_pad_chars: int = Field(
+        0, ge=0, description="Filler characters before the echoed headers of http_401 / echo_headers."
+    )
 
     @model_validator(mode="after")
     def _rates_are_probabilities(self) -> FaultConfig:

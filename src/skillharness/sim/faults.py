@@ -14,7 +14,10 @@ from skillharness.llm.roles import Role
 from skillharness.sim.config import FaultConfig, FaultKind
 from skillharness.sim.draw import uniform, weighted_choice
 
-__all__ = ["STREAM_ONLY_FAULTS", "FaultInjector"]
+__all__ = ["FATAL_FAULTS", "STREAM_ONLY_FAULTS", "FaultInjector"]
+
+# Faults a client must not retry (every other kind is transient, or a slow but good reply).
+FATAL_FAULTS = frozenset({FaultKind.HTTP_401})
 
 # Faults that only make sense inside an SSE stream; a non-streamed reply shows them differently
 # (documented in docs/simulator.md): truncate/reset drop the connection mid-body, error frames

@@ -38,6 +38,7 @@ _HTTP_FAULTS = {
     FaultKind.HTTP_502: 502,
     FaultKind.HTTP_503: 503,
 }
+_ECHO_FAULTS = {FaultKind.HTTP_401: 401, FaultKind.ECHO_HEADERS: 500}
 log = logging.getLogger(__name__)
 
 
@@ -67,6 +68,18 @@ async def _send_json(
     await send({"type": "http.response.body", "body": data})
 
 
+async def _send_echo(send: Send, fault: FaultKind, headers: list[tuple[bytes, bytes]], pad: int) -> None:
+    """A hostile error body quoting the request's headers (the Authorization one included)."""
+    echoed = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers]
+    if fault is FaultKind.HTTP_401:
+        echoed = [(k, v) for k, v in echoed if k.lower() == "authorization"] or [("authorization", "")]
+    quoted = "; ".join(f"{k}: {v}" for k, v in echoed)
+    message = "x" * pad + f" rejected request with headers {quoted}"
+    status = _ECHO_FAULTS[fault]
+    kind = "invalid_api_key" if status == 401 else "server_error"
+    await _send_json(send, status, error_body(message, kind, status))
+
+
 class ChatCompletions:
     """``POST /v1/chat/completions`` as a raw ASGI app."""
 
@@ -93,6 +106,10 @@ class ChatCompletions:
         fault = state.faults.decide(request_no, role)
         if fault is not None:
             state.stats.fault(fault.value)
+        if fault in _ECHO_FAULTS:
+            await _send_echo(send, fault, scope["headers"], state.faults.config.echo_pad_chars)
+            state.stats.status(_ECHO_FAULTS[fault])
+            return
         await self._queued(body, role, request_no, fault, send)
 
     async def _queued(

@@ -48,6 +48,13 @@ class RunReader:
         except SQLAlchemyError as exc:
             raise StoreError(f"cannot read the run store at {self._location.display}: {exc}") from exc
         check_known(version, self._location.display)
+        if version == 0:
+            raise StoreError(
+                f"the run store at {self._location.display} is empty (not initialised): no run was "
+                "ever recorded in it (a start-up may have been stopped before it created the store); "
+                "start a run without --resume to create it",
+                version=version,
+            )
         if version < CURRENT_VERSION:
             raise StoreError(
                 f"the run store at {self._location.display} has schema version {version} (current: "

@@ -43,6 +43,7 @@ class RunKind(StrEnum):
 class RunStatus(StrEnum):
     RUNNING = "running"
     FINISHED = "finished"
+    FINISHED_WITH_ERRORS = "finished_with_errors"  # some infra errors, below infer.max_infra_share
     FAILED = "failed"
     INTERRUPTED = "interrupted"
 

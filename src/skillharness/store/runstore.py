@@ -18,6 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from skillharness.errors import StoreError
 from skillharness.store.config import StoreConfig
 from skillharness.store.engine import StoreLocation, create_store_engine, parse_store_url
+from skillharness.store.initialise import ensure_initialised
 from skillharness.store.ledger import LedgerRecord, select_records
 from skillharness.store.migrations import migrate
 from skillharness.store.records import Prediction, PredictionStatus, RunProvenance, TraceStep
@@ -47,6 +48,7 @@ class RunStore:
         location = parse_store_url(config.url)
         engine = create_store_engine(location, readonly=False, busy_timeout_s=config.busy_timeout_s)
         try:
+            ensure_initialised(location)  # a new SQLite store appears whole or not at all
             migrate(engine, location.display)
         except BaseException:
             engine.dispose()

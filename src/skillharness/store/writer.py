@@ -36,6 +36,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from skillharness.errors import StoreError
 from skillharness.store.config import StoreConfig
 from skillharness.store.engine import StoreLocation, create_store_engine, parse_store_url
+from skillharness.store.initialise import ensure_initialised
 from skillharness.store.migrations import migrate
 from skillharness.store.records import (
     Prediction,
@@ -112,7 +113,7 @@ class RunLog:
         location = parse_store_url(config.url)
         engine = create_store_engine(location, readonly=False, busy_timeout_s=config.busy_timeout_s)
         try:
-            await asyncio.to_thread(migrate, engine, location.display)
+            await asyncio.to_thread(_prepare_store, engine, location)
             return await cls.on_engine(engine, location, config, provenance, resume=resume, owns_engine=True)
         except BaseException:
             engine.dispose()
@@ -380,6 +381,11 @@ def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
         done.set_result(None)
     else:
         done.set_exception(error)
+
+
+def _prepare_store(engine: Engine, location: StoreLocation) -> None:
+    ensure_initialised(location)  # a new SQLite store appears whole or not at all
+    migrate(engine, location.display)
 
 
 def _open_run(engine: Engine, location: StoreLocation, provenance: RunProvenance, resume: bool) -> None:

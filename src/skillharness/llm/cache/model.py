@@ -3,22 +3,32 @@
 Only complete successful responses are stored (see entry.STORED_FINISH_REASONS); errors are
 never stored because they propagate as exceptions. A corrupt, foreign or expired value is a
 miss: it is deleted and counted, never raised.
+
+A failed write (a full disk, a read-only file, redis out of memory) never costs the answer: the
+response was paid for and is returned. The failure is counted and logged once; after
+:data:`WRITE_FAILURES_TO_DISABLE` failures in a row the cache stops trying to write for the rest
+of the process, and says so.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
+from typing import Any
 
+from skillharness.errors import CacheError
 from skillharness.llm.cache.backend import CacheBackend
 from skillharness.llm.cache.entry import decode_entry, encode_entry, is_storable
 from skillharness.llm.cache.key import cache_key
 from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse
 
-__all__ = ["CacheCounters", "CachedModel"]
+__all__ = ["WRITE_FAILURES_TO_DISABLE", "CacheCounters", "CachedModel"]
 
 log = logging.getLogger(__name__)
+
+WRITE_FAILURES_TO_DISABLE = 5
 
 
 @dataclass
@@ -31,6 +41,8 @@ class CacheCounters:
     not_stored: int = 0  # responses returned but not storable (e.g. finish_reason=length)
     corrupt: int = 0  # values that failed validation, were deleted and treated as misses
     invalidated: int = 0  # entries removed because the caller found the response unusable
+    write_failures: int = 0  # stores or deletes the backend refused (the response was still returned)
+    writes_disabled: bool = False  # True after WRITE_FAILURES_TO_DISABLE write failures in a row
 
 
 class CachedModel:
@@ -44,6 +56,7 @@ class CachedModel:
         self.salt = salt
         self.ttl_s = ttl_s
         self.counters = CacheCounters()
+        self._failures_in_a_row = 0
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         key = cache_key(request, self.salt)
@@ -55,17 +68,43 @@ class CachedModel:
                 return hit
             self.counters.corrupt += 1
             log.warning("cache entry %s failed validation; deleted and treated as a miss", key[:16])
-            await self.backend.delete(key)
+            await self._write(self.backend.delete(key))
         self.counters.misses += 1
         response = await self.inner.complete(request)
         if is_storable(response):
             now = time.time()
             expires = None if self.ttl_s is None else now + self.ttl_s
-            await self.backend.put(key, encode_entry(key, response, now, expires), self.ttl_s)
-            self.counters.stores += 1
+            if await self._write(
+                self.backend.put(key, encode_entry(key, response, now, expires), self.ttl_s)
+            ):
+                self.counters.stores += 1
         else:
             self.counters.not_stored += 1
         return response
+
+    async def _write(self, operation: Coroutine[Any, Any, None]) -> bool:
+        """Run a backend write; a failure is counted and reported, never raised. True: written."""
+        if self.counters.writes_disabled:
+            operation.close()  # never awaited: close it, or Python warns about it
+            return False
+        try:
+            await operation
+        except CacheError as exc:
+            self.counters.write_failures += 1
+            self._failures_in_a_row += 1
+            if self.counters.write_failures == 1:
+                log.warning("cache write failed (the response is kept, not cached): %s", exc)
+            if self._failures_in_a_row >= WRITE_FAILURES_TO_DISABLE:
+                self.counters.writes_disabled = True
+                log.warning(
+                    "cache writes disabled for the rest of this run after %d failures in a row; "
+                    "responses are still read from the cache. Last failure: %s",
+                    self._failures_in_a_row,
+                    exc,
+                )
+            return False
+        self._failures_in_a_row = 0
+        return True
 
     async def invalidate(self, request: ChatRequest) -> None:
         """Forget the stored response to ``request`` (the caller could not use it).
@@ -73,5 +112,5 @@ class CachedModel:
         A response that led to a parse error or an infra error must not be replayed by a resume
         (audit P0-4): the next identical request asks the model again. No entry: nothing to do.
         """
-        await self.backend.delete(cache_key(request, self.salt))
-        self.counters.invalidated += 1
+        if await self._write(self.backend.delete(cache_key(request, self.salt))):
+            self.counters.invalidated += 1
