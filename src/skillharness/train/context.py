@@ -50,8 +50,13 @@ class TrainContext:
 
     @cached_property
     def sampling_hash(self) -> str:
-        """The agent's sampling parameters, hashed: part of every BaselineCache key."""
-        return content_hash(self.session.agent_config.sampling)
+        """What makes one incumbent sample comparable to another: the model, the sampling and every
+        agent setting that can change an answer, hashed (part of every BaselineCache key)."""
+        agent = self.session.agent_config.model_dump(
+            mode="json",
+            exclude={"concurrency": True, "bundle": True, "frames": {"cache_dir", "cache_enabled"}},
+        )
+        return content_hash({"model": self.provenance.model, "agent": agent})
 
     @property
     def temperature(self) -> float:
