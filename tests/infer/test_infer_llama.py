@@ -15,7 +15,8 @@ from skillharness.config import load_config
 from skillharness.infer import load_job, run_inference
 from skillharness.store import PredictionStatus, RunReader
 
-pytestmark = [pytest.mark.contract, pytest.mark.slow]
+# A real model on two shared cores: its start-up alone can take minutes under load.
+pytestmark = [pytest.mark.contract, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 @pytest.fixture(scope="module")

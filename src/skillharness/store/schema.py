@@ -70,7 +70,7 @@ runs = Table(
     Column("package_version", String(64), nullable=False),
     Column("started_at", Text, nullable=False),
     Column("ended_at", Text),
-    Column("status", String(16), nullable=False),
+    Column("status", String(32), nullable=False),
     Column("n_ok", Integer, nullable=False, default=0),
     Column("n_parse_error", Integer, nullable=False, default=0),
     Column("n_infra_error", Integer, nullable=False, default=0),
