@@ -1,41 +1,40 @@
-"""``skillharness demo``: the whole pipeline so far, on a synthetic benchmark and the simulator.
+"""``skillharness demo``: the whole mission on a synthetic benchmark and the built-in simulator.
 
-synthesize → split → simulator (in-process) → bundle init → baseline infer on val and test →
-summary. No GPU, no network. Re-running reuses the frozen split and the bundle (and the response
-cache), so the second run is quick and its numbers are the same.
+synthesize → split → bundle → simulator (in-process) → baseline and training → holdout eval →
+report. No GPU, no network. Re-running reuses the benchmark, the split, the bundle and the
+response cache and replaces the previous demo run, so its numbers are the same and it is quick.
 """
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 
 import typer
 from rich.console import Console
 
 from skillharness import __version__
+from skillharness.commands.demo_report import print_demo_truth
+from skillharness.commands.demo_setup import DEMO_VIDEOS, demo_sizes, size_explanation, write_experiment
 from skillharness.commands.folders import ensure_folder
 from skillharness.commands.split import gate_min_val, print_split
-from skillharness.commands.summary_table import print_summary
-from skillharness.config import Config, load_config
+from skillharness.commands.train import print_outcome
+from skillharness.config import load_config
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import existing_artifacts, load_pools, verify_split, write_split
 from skillharness.data.questions import Question
 from skillharness.data.split import SplitParams, make_split
 from skillharness.data.synth import ensure_synthetic_benchmark
 from skillharness.errors import SplitError
-from skillharness.infer import load_job, run_inference
-from skillharness.infer.progress import RichProgress
-from skillharness.sim import SimConfig, SimServer
+from skillharness.sim import SimServer, decisive_world
 from skillharness.skills import Bundle, initial_bundle
+from skillharness.train.progress import TrainProgress
+from skillharness.train.training import TrainRequest, run_folder, run_training
 
+_MIN_VAL_PER_CLASS = 6
+_RUN_ID = "demo"
 _BENCH_CACHE = Path.home() / ".cache" / "skillharness" / "synth"
-
-
-def demo_sizes(videos: int) -> tuple[int, int, int]:
-    """Train/val/test video counts for a demo of ``videos`` videos (a third to train, ~28 % to val)."""
-    train, val = round(videos / 3), round(videos * 0.28)
-    return train, val, videos - train - val
 
 
 def _split(
@@ -52,7 +51,7 @@ def _split(
     params = SplitParams(
         sizes=demo_sizes(videos),
         unit="video",
-        min_val_per_class=3,
+        min_val_per_class=_MIN_VAL_PER_CLASS,
         seed=seed,
         micro_min_val=gate_min_val(0.05, 0.5),
     )
@@ -71,36 +70,24 @@ def _bundle(console: Console, folder: Path) -> Path:
     return folder
 
 
-def _config(out: Path, bench: Path, pools: Path, bundle: Path, sim: SimServer) -> Config:
-    return load_config(
-        None,
-        {
-            "data.questions": bench / "questions.json",
-            "data.pools": pools,
-            "data.videos_dir": bench / "videos",
-            "data.subtitles_dir": bench / "subtitles",
-            "agent.bundle": bundle,
-            "agent.concurrency": 8,
-            "llm.model": sim.model_name,
-            "llm.endpoints": [{"base_url": sim.base_url}],
-            "store.url": f"sqlite:///{out / 'runs.sqlite'}",
-            "cache.url": f"sqlite:///{out / 'cache.sqlite'}",
-            "agent.frames.cache_dir": out / "frame-cache",
-        },
-    )
+def _fresh_run(out: Path, experiment: Path) -> None:
+    """The demo's previous run (its own store and run folder) is replaced; the cache is kept."""
+    store = out / "runs.sqlite"
+    previous = run_folder(experiment, _RUN_ID)
+    if store.exists() or previous.exists():
+        for leftover in (store, store.with_name(store.name + "-wal"), store.with_name(store.name + "-shm")):
+            leftover.unlink(missing_ok=True)
+        shutil.rmtree(previous, ignore_errors=True)
 
 
 def demo(
     out: Path = typer.Option(Path("demo-output"), "--out", help="Where the demo writes everything."),
     seed: int = typer.Option(0, "--seed", help="Seed of the benchmark, the split and the simulator."),
-    videos: int = typer.Option(36, "--videos", min=6, help="Synthetic videos (3 questions each)."),
-    bench_cache: Path = typer.Option(
-        _BENCH_CACHE,
-        "--bench-cache",
-        help="Where the benchmark is cached.",
-    ),
+    videos: int = typer.Option(DEMO_VIDEOS, "--videos", min=12, help="Synthetic videos (3 questions each)."),
+    bench_cache: Path = typer.Option(_BENCH_CACHE, "--bench-cache", help="Where the benchmark is cached."),
+    latency: float = typer.Option(0.01, "--latency", min=0.0, help="Simulated seconds to first token."),
 ) -> None:
-    """Run the pipeline end to end on a synthetic benchmark against the built-in simulator."""
+    """Train a bundle end to end on a synthetic benchmark against the built-in simulator."""
     console = Console()
     out = ensure_folder(out.resolve(), "--out")
     ensure_folder(bench_cache, "--bench-cache")
@@ -110,26 +97,34 @@ def demo(
     console.print(f"benchmark: {bench} ({len(questions)} questions)")
     console.rule("2. frozen split")
     pools = _split(console, questions, bench / "questions.json", out / "split", seed, videos)
+    frozen = load_pools(pools)
+    classes = {q.task_type for q in questions}
+    console.print(size_explanation(videos, len(frozen.questions["val"]), len(classes)))
     console.rule("3. initial bundle")
     bundle = _bundle(console, out / "bundle")
-    console.rule("4. baseline inference (the simulator stands in for a real model)")
-    with SimServer(SimConfig(seed=seed), questions=bench / "questions.json") as sim:
-        config = _config(out, bench, pools, bundle, sim)
-        frozen = load_pools(pools)
-        for pool in ("val", "test"):
-            job = load_job(config, pool=pool, run_id=None, resume=False)
-            with RichProgress(console, label=f"baseline {pool}") as progress:
-                result = asyncio.run(run_inference(job, progress))
-            label = f"baseline on {pool} ({result.run_id})"
-            print_summary(console, result.summary, result.status_counts, label, job.confidence)
-            truth = sim.oracle.expected_accuracy(job.bundle, frozen.questions[pool])
-            console.print(
-                f"simulator ground truth for this bundle on {pool}: expected accuracy {100 * truth:.1f}%"
-            )
+    console.rule("4. simulator, baseline and training (the simulator stands in for a real model)")
+    experiment = out / "experiment"
+    _fresh_run(out, experiment)
+    with SimServer(decisive_world(seed, latency_s=latency), questions=bench / "questions.json") as sim:
+        config_path = write_experiment(
+            experiment,
+            bench=bench,
+            pools=pools,
+            bundle=bundle,
+            sim=sim,
+            store=out / "runs.sqlite",
+            cache=out / "cache.sqlite",
+        )
+        settings = load_config(config_path)
+        request = TrainRequest(run_id=_RUN_ID, folder=run_folder(experiment, _RUN_ID))
+        with TrainProgress(console, run_id=_RUN_ID, epochs=settings.train.epochs) as progress:
+            outcome = asyncio.run(run_training(settings, request, observer=progress))
+        console.print()
+        print_outcome(console, outcome)
+        print_demo_truth(console, sim, outcome, frozen.questions, settings)
     console.rule("done")
     console.print(
-        f"everything is in {out}: split/ (pools.json, split_manifest.json), bundle/, runs.sqlite "
-        f"(inspect with `skillharness runs list --store sqlite:///{out / 'runs.sqlite'}`), cache.sqlite"
+        f"everything is in {out}: experiment/ (experiment.yaml, runs/), split/, bundle/, runs.sqlite"
     )
 
 
