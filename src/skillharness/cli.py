@@ -42,6 +42,7 @@ def _register() -> None:
     from skillharness.commands import cache as cache_cmd
     from skillharness.commands import data as data_cmd
     from skillharness.commands import demo as demo_cmd
+    from skillharness.commands import eval as eval_cmd
     from skillharness.commands import frames as frames_cmd
     from skillharness.commands import gate as gate_cmd
     from skillharness.commands import infer as infer_cmd
@@ -63,6 +64,7 @@ def _register() -> None:
     demo_cmd.register(app)
     templates_cmd.register(app)
     preflight_cmd.register(app)
+    eval_cmd.register(app)
 
 
 def main() -> None:
