@@ -76,6 +76,9 @@ class Arm:
     label: str
 
 
+_SIDES = ("final", "baseline")
+
+
 def default_eval_id() -> str:
     return f"eval-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
 
@@ -116,23 +119,74 @@ def _provenance(
     )
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """One evaluation, resolved: its id, why, for which run, the two arms and their runs, the pool."""
+
+    eval_id: str
+    purpose: str
+    train_run_id: str | None
+    arms: tuple[Arm, Arm]  # final, baseline
+    runs: tuple[RunProvenance, RunProvenance]
+    pool: TestPool
+
+
+def _plan(
+    config: HoldoutSettings,
+    final: Bundle | Arm,
+    baseline: Bundle | Arm,
+    train_run_id: str | None,
+    purpose: str,
+    eval_id: str | None,
+) -> _Plan:
+    if not purpose.strip():
+        raise ConfigError("an eval needs a purpose: say why the test pool is read")
+    arms = (_as_arm(final), _as_arm(baseline))
+    pool = load_test_pool(config)
+    eval_id = eval_id or default_eval_id()
+    try:
+        runs = (
+            _provenance(config, f"{eval_id}.final", arms[0].bundle, pool.pools_sha256, train_run_id),
+            _provenance(config, f"{eval_id}.baseline", arms[1].bundle, pool.pools_sha256, train_run_id),
+        )
+    except ValidationError as exc:
+        raise ConfigError(f"invalid eval id {eval_id!r}: {exc.errors()[0]['msg']}") from None
+    return _Plan(eval_id, purpose, train_run_id, arms, runs, pool)
+
+
+def _as_arm(side: Bundle | Arm) -> Arm:
+    return side if isinstance(side, Arm) else Arm(side, side.source)
+
+
 async def _roll_arms(
-    session: RunSession,
-    provenances: Sequence[RunProvenance],
-    arms: Sequence[Arm],
-    draws: Sequence[tuple[Question, int]],
-    progress: InferProgress,
+    session: RunSession, plan: _Plan, draws: Sequence[tuple[Question, int]], progress: InferProgress
 ) -> list[list[Prediction]]:
     done = 0
-    for provenance in provenances:
+    for provenance in plan.runs:
         if await asyncio.to_thread(session.store.has_run, provenance.run_id):
             done += len(await asyncio.to_thread(session.store.final_predictions, provenance.run_id))
-    progress.start(len(draws) * len(arms), done)
+    progress.start(len(draws) * len(plan.arms), done)
     results = []
-    for provenance, arm in zip(provenances, arms, strict=True):
+    for provenance, arm in zip(plan.runs, plan.arms, strict=True):
         async with await session.store.open_or_resume(provenance) as log:
             results.append(await session.rollout(arm.bundle, draws, log, on_done=progress.advance))
     return results
+
+
+def _purposes(plan: _Plan) -> list[RunMetric]:
+    return [
+        RunMetric(
+            run_id=run.run_id,
+            name=EVAL_PURPOSE,
+            value={
+                "purpose": plan.purpose,
+                "arm": side,
+                "train_run_id": plan.train_run_id,
+                "eval_id": plan.eval_id,
+            },
+        )
+        for side, run in zip(_SIDES, plan.runs, strict=True)
+    ]
 
 
 def _with_truth(rows: list[GroupRow], truth: SimTruth | None) -> list[GroupRow]:
@@ -171,7 +225,8 @@ async def run_holdout(
 
     Args:
         config: the experiment's config (data, agent, llm, cache, store, eval sections).
-        final, baseline: the bundles (or :class:`Arm` with a label for the report).
+        final: the bundle evaluated (or an :class:`Arm`: the bundle with a label for the report).
+        baseline: the bundle it is compared with.
         train_run_id: the training run served (the runs' parent; the report is also stored under it).
         purpose: why the test pool is read (recorded with each run), e.g. "end of training".
         eval_id: names the evaluation (its runs are ``<eval_id>.final`` / ``.baseline``); an existing
@@ -179,82 +234,44 @@ async def run_holdout(
         store: an open store to reuse (the training loop's); default: opened from ``config.store``.
         progress: told the totals once, then each new prediction.
     """
-    if not purpose.strip():
-        raise ConfigError("an eval needs a purpose: say why the test pool is read")
-    arms = [a if isinstance(a, Arm) else Arm(a, a.source) for a in (final, baseline)]
-    pool = load_test_pool(config)
-    check_media(config.data, pool.questions)
-    eval_id = eval_id or default_eval_id()
-    try:
-        provenances = [
-            _provenance(config, f"{eval_id}.{side}", arm.bundle, pool.pools_sha256, train_run_id)
-            for side, arm in zip(("final", "baseline"), arms, strict=True)
-        ]
-    except ValidationError as exc:
-        raise ConfigError(f"invalid eval id {eval_id!r}: {exc.errors()[0]['msg']}") from None
-    draws = [(q, s) for q in pool.questions for s in range(config.eval.samples)]
+    plan = _plan(config, final, baseline, train_run_id, purpose, eval_id)
+    check_media(config.data, plan.pool.questions)
+    draws = [(q, s) for q in plan.pool.questions for s in range(config.eval.samples)]
     async with open_session(
         data=config.data,
         agent=config.agent,
         llm=config.llm,
         cache=config.cache,
         store=store or config.store,
-        salt=eval_id,
+        salt=plan.eval_id,
     ) as session:
-        final_preds, base_preds = await _roll_arms(
-            session, provenances, arms, draws, progress or InferProgress()
-        )
-        await session.store.aupsert(
-            [
-                RunMetric(
-                    run_id=p.run_id,
-                    name=EVAL_PURPOSE,
-                    value={"purpose": purpose, "arm": side, "train_run_id": train_run_id, "eval_id": eval_id},
-                )
-                for side, p in zip(("final", "baseline"), provenances, strict=True)
-            ]
-        )
+        final_preds, base_preds = await _roll_arms(session, plan, draws, progress or InferProgress())
+        await session.store.aupsert(_purposes(plan))
         rows = compare_groups(
-            pool.questions,
+            plan.pool.questions,
             final_preds,
             base_preds,
             samples=config.eval.samples,
             confidence=config.eval.confidence,
         )
-        report = await _report(
-            config, session.store, arms, provenances, pool, rows, train_run_id, purpose, eval_id
-        )
-        await session.store.aupsert(
-            [
-                RunMetric(run_id=run_id, name=HOLDOUT, value=report.model_dump(mode="json"))
-                for run_id in dict.fromkeys(filter(None, (provenances[0].run_id, train_run_id)))
-            ]
-        )
+        report = await _report(config, session.store, plan, rows)
+        value = report.model_dump(mode="json")
+        stored_under = dict.fromkeys(filter(None, (plan.runs[0].run_id, train_run_id)))
+        await session.store.aupsert([RunMetric(run_id=r, name=HOLDOUT, value=value) for r in stored_under])
     return report
 
 
 async def _report(
-    config: HoldoutSettings,
-    store: RunStore,
-    arms: Sequence[Arm],
-    provenances: Sequence[RunProvenance],
-    pool: TestPool,
-    rows: list[GroupRow],
-    train_run_id: str | None,
-    purpose: str,
-    eval_id: str,
+    config: HoldoutSettings, store: RunStore, plan: _Plan, rows: list[GroupRow]
 ) -> HoldoutReport:
-    recorded = (
-        val_gain(await asyncio.to_thread(store.select, RunMetric, run_id=train_run_id), train_run_id)
-        if train_run_id
-        else None
-    )
+    recorded = None
+    if plan.train_run_id is not None:
+        metrics = await asyncio.to_thread(store.select, RunMetric, run_id=plan.train_run_id)
+        recorded = val_gain(metrics, plan.train_run_id)
+    final, baseline = (arm.bundle for arm in plan.arms)
+    val_ids = plan.pool.val_ids if recorded is not None else ()
     truth = await simulator_truth(
-        config.llm.endpoints[0].base_url,
-        arms[0].bundle,
-        arms[1].bundle,
-        _groups(rows, pool),
-        pool.val_ids if recorded is not None else (),
+        config.llm.endpoints[0].base_url, final, baseline, _groups(rows, plan.pool), val_ids
     )
     rows = _with_truth(rows, truth)
     overall = rows[0]
@@ -266,22 +283,22 @@ async def _report(
             val_truth=truth.val_gain if truth else None,
             holdout_truth=overall.truth.gain if overall.truth else None,
         )
-    evals, others = await asyncio.to_thread(_uses, store, pool.pools_sha256)
+    evals, others = await asyncio.to_thread(_uses, store, plan.pool.pools_sha256)
     return HoldoutReport(
-        eval_id=eval_id,
-        purpose=purpose,
-        train_run_id=train_run_id,
-        final_run_id=provenances[0].run_id,
-        baseline_run_id=provenances[1].run_id,
-        final_bundle_hash=arms[0].bundle.bundle_hash,
-        baseline_bundle_hash=arms[1].bundle.bundle_hash,
-        final_label=arms[0].label,
-        baseline_label=arms[1].label,
-        pools_sha256=pool.pools_sha256,
+        eval_id=plan.eval_id,
+        purpose=plan.purpose,
+        train_run_id=plan.train_run_id,
+        final_run_id=plan.runs[0].run_id,
+        baseline_run_id=plan.runs[1].run_id,
+        final_bundle_hash=final.bundle_hash,
+        baseline_bundle_hash=baseline.bundle_hash,
+        final_label=plan.arms[0].label,
+        baseline_label=plan.arms[1].label,
+        pools_sha256=plan.pool.pools_sha256,
         confidence=config.eval.confidence,
         samples=config.eval.samples,
         temperature=config.agent.sampling.temperature,
-        test_questions=len(pool.questions),
+        test_questions=len(plan.pool.questions),
         rows=tuple(rows),
         test_pool_runs=evals,
         test_pool_other_runs=others,
