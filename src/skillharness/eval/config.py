@@ -16,7 +16,7 @@ class EvalConfig(StrictModel):
         "baseline bundle run on the test pool and are reported with intervals and McNemar. false: training "
         "never reads the test pool; `skillharness eval` can still do it later.",
     )
-    confidence: float = Field(0.95, gt=0, lt=1)
+    confidence: float = Field(0.95, gt=0, lt=1, description="Confidence level of every reported interval.")
     samples: int = Field(
         1,
         ge=1,
