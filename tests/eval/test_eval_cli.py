@@ -23,13 +23,17 @@ from train.train_support import write_train_config
 WIDE = {**os.environ, "COLUMNS": "250"}  # rich wraps tables to 80 columns when not on a terminal
 
 
-async def _training_run(config: Config, run_id: str, bundle: Bundle, metrics: dict[str, Any]) -> None:
+async def _training_run(
+    config: Config, run_id: str, bundle: Bundle, metrics: dict[str, Any], *, pools_sha256: str | None = None
+) -> None:
     """A finished training run in the store with the metrics the loop writes (final, val_gain)."""
+    assert config.data.pools is not None
     provenance = RunProvenance(
         run_id=run_id,
         kind=RunKind.TRAIN,
         config_hash="test",
         bundle_hash=bundle.bundle_hash,
+        pools_sha256=pools_sha256 or load_pools(config.data.pools).sha256,
         pool="train",
         model=config.llm.model,
         endpoints=tuple(ep.base_url for ep in config.llm.endpoints),
@@ -132,6 +136,12 @@ def test_eval_usage_errors_name_the_problem(tmp_path: Path, bench: Bench, sim: S
     unfinished = run_cli("eval", "--config", str(path), "--run", "train-0")
     assert unfinished.returncode == 2
     assert "no final bundle recorded" in unfinished.stderr
+    asyncio.run(
+        _training_run(load_config(path), "train-x", Bundle.load(bench.bundle), {}, pools_sha256="0" * 64)
+    )
+    other_split = run_cli("eval", "--config", str(path), "--run", "train-x")
+    assert other_split.returncode == 2
+    assert "trained on the split with pools sha256 000000000000" in other_split.stderr
     unknown = run_cli("eval", "--config", str(path), "--run", "train-9")
     assert unknown.returncode == 2
     assert "train-9" in unknown.stderr

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from skillharness.config import Config, load_config
+from skillharness.data.pools import load_pools
 from skillharness.errors import ConfigError, SkillError
 from skillharness.eval import Arm, final_ref, run_holdout
 from skillharness.infer.progress import InferProgress, RichProgress
@@ -73,9 +74,21 @@ def eval_command(
 
 
 def _metrics(settings: Config, run_id: str) -> list[RunMetric]:
+    """The run's metrics, once it is known to be trained on this config's split."""
     with contextlib.closing(RunReader(settings.store)) as reader:
-        reader.run(run_id)  # a StoreError naming the known runs when there is no such run
-        return reader.ledger(RunMetric, run_id=run_id)
+        trained_on = reader.run(run_id).provenance.pools_sha256  # StoreError naming the known runs
+        metrics = reader.ledger(RunMetric, run_id=run_id)
+    if settings.data.pools is None:
+        raise ConfigError("data.pools is not set: the holdout is the test pool of a pools.json")
+    split = load_pools(settings.data.pools, settings.data.pools_sha256).sha256
+    if trained_on != split:
+        # Another split's test pool may hold this run's training or val questions: no holdout at all.
+        raise ConfigError(
+            f"run {run_id!r} was trained on the split with pools sha256 {str(trained_on)[:12]}, but "
+            f"{settings.data.pools} has {split[:12]}: evaluate it with its own experiment's config",
+            run_id=run_id,
+        )
+    return metrics
 
 
 def _workspace_arm(settings: Config, run_id: str) -> tuple[Workspace, Arm]:
