@@ -8,12 +8,15 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from eval_support import asked_questions, harmed, improved
 
 from bench_support import Bench
 from cli_support import run_cli
+from skillharness.commands.eval import eval_command
 from skillharness.config import Config, load_config
 from skillharness.data.pools import load_pools
+from skillharness.errors import ConfigError, StoreError
 from skillharness.eval import FINAL, HOLDOUT, VAL_GAIN, HoldoutReport
 from skillharness.sim import SimServer
 from skillharness.skills import Bundle, EditRecord, Workspace
@@ -124,25 +127,36 @@ def test_eval_of_two_bundle_folders_with_several_samples(
     assert samples == {0, 1}
 
 
+def _eval(path: Path, **options: Any) -> None:
+    """The command in-process (its checks run before anything is asked)."""
+    defaults = {
+        "run": None,
+        "bundle": None,
+        "against": None,
+        "purpose": None,
+        "eval_id": None,
+        "as_json": True,
+    }
+    eval_command(config=path, **{**defaults, **options})
+
+
 def test_eval_usage_errors_name_the_problem(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
     path = write_train_config(tmp_path, bench, sim)
-    neither = run_cli("eval", "--config", str(path))
+    neither = run_cli("eval", "--config", str(path))  # as a user sees it: one line, exit code 2
     assert neither.returncode == 2
     assert "--run TRAIN_RUN or --bundle DIR" in neither.stderr
-    both = run_cli("eval", "--config", str(path), "--run", "x", "--bundle", str(bench.bundle))
-    assert both.returncode == 2
-    assert "drop --bundle" in both.stderr
+    with pytest.raises(ConfigError, match="drop --bundle"):
+        _eval(path, run="x", bundle=bench.bundle)
     asyncio.run(_training_run(load_config(path), "train-0", Bundle.load(bench.bundle), {}))
-    unfinished = run_cli("eval", "--config", str(path), "--run", "train-0")
-    assert unfinished.returncode == 2
-    assert "no final bundle recorded" in unfinished.stderr
+    with pytest.raises(ConfigError, match="no final bundle recorded"):
+        _eval(path, run="train-0")
+    other = "0" * 64
     asyncio.run(
-        _training_run(load_config(path), "train-x", Bundle.load(bench.bundle), {}, pools_sha256="0" * 64)
+        _training_run(load_config(path), "train-x", Bundle.load(bench.bundle), {}, pools_sha256=other)
     )
-    other_split = run_cli("eval", "--config", str(path), "--run", "train-x")
-    assert other_split.returncode == 2
-    assert "trained on the split with pools sha256 000000000000" in other_split.stderr
-    unknown = run_cli("eval", "--config", str(path), "--run", "train-9")
-    assert unknown.returncode == 2
-    assert "train-9" in unknown.stderr
-    assert "train-0" in unknown.stderr
+    with pytest.raises(ConfigError, match="trained on the split with pools sha256 000000000000"):
+        _eval(path, run="train-x")
+    with pytest.raises(StoreError, match=r"no run 'train-9'.*train-0"):
+        _eval(path, run="train-9")
+    with pytest.raises(ConfigError, match="not a bundle folder or workspace"):
+        _eval(path, bundle=bench.bundle, against=str(bench.questions))
