@@ -43,6 +43,7 @@ def _register() -> None:
     from skillharness.commands import data as data_cmd
     from skillharness.commands import demo as demo_cmd
     from skillharness.commands import diagnose as diagnose_cmd
+    from skillharness.commands import eval as eval_cmd
     from skillharness.commands import frames as frames_cmd
     from skillharness.commands import gate as gate_cmd
     from skillharness.commands import infer as infer_cmd
@@ -67,6 +68,7 @@ def _register() -> None:
     preflight_cmd.register(app)
     train_cmd.register(app)
     diagnose_cmd.register(app)
+    eval_cmd.register(app)
 
 
 def main() -> None:

@@ -10,5 +10,16 @@ from skillharness.util.model import StrictModel
 class EvalConfig(StrictModel):
     """Held-out evaluation. ``run_holdout_eval`` has no default: the user must decide."""
 
-    run_holdout_eval: bool | None = Field(None, description="Must be set explicitly before training.")
-    confidence: float = Field(0.95, gt=0, lt=1)
+    run_holdout_eval: bool | None = Field(
+        None,
+        description="Must be set explicitly before training. true: when training ends, the final and the "
+        "baseline bundle run on the test pool and are reported with intervals and McNemar. false: training "
+        "never reads the test pool; `skillharness eval` can still do it later.",
+    )
+    confidence: float = Field(0.95, gt=0, lt=1, description="Confidence level of every reported interval.")
+    samples: int = Field(
+        1,
+        ge=1,
+        description="Samples per test question at the configured temperature. Above 1, accuracy is the mean "
+        "of per-question means and intervals come from a bootstrap over questions.",
+    )

@@ -324,10 +324,15 @@ def _bundle(config: PreflightSettings, inputs: _Inputs) -> str:
 def _eval(config: PreflightSettings) -> str:
     if config.eval.run_holdout_eval is None:
         raise ConfigError(
-            "eval.run_holdout_eval is not set: decide whether the final bundle runs on the test pool "
-            "(true or false)"
+            "eval.run_holdout_eval is not set: decide it before training. true: when training ends, the "
+            "final and the baseline bundle run on the test pool (each question once per eval.samples) and "
+            "the report gives both with intervals, the paired gain and McNemar, against the val gain. "
+            "false: training never reads the test pool (you can still run `skillharness eval --run RUN` "
+            "later; every read of the test pool is recorded and counted)"
         )
-    return f"eval.run_holdout_eval = {str(config.eval.run_holdout_eval).lower()}"
+    if config.eval.run_holdout_eval:
+        return "eval.run_holdout_eval = true: final and baseline run on the test pool when training ends"
+    return "eval.run_holdout_eval = false: training never reads the test pool"
 
 
 def _ids(values: Sequence[str]) -> str:

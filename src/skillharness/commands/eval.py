@@ -1,0 +1,127 @@
+"""``skillharness eval``: the final bundle against a baseline on the sealed test pool."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from skillharness.config import Config, load_config
+from skillharness.data.pools import load_pools
+from skillharness.errors import ConfigError, SkillError
+from skillharness.eval import Arm, final_ref, run_holdout
+from skillharness.infer.progress import InferProgress, RichProgress
+from skillharness.infer.runner import load_bundle
+from skillharness.skills import Workspace
+from skillharness.store import RunMetric, RunReader
+
+_BASELINE_VERSION = "v0000"
+
+
+def eval_command(
+    config: Path = typer.Option(..., "--config", help="Experiment YAML (its pools name the test pool)."),
+    run: str | None = typer.Option(
+        None, "--run", help="A training run: its final bundle against its baseline (workspace v0000)."
+    ),
+    bundle: Path | None = typer.Option(None, "--bundle", help="A bundle folder or workspace (its current)."),
+    against: str | None = typer.Option(
+        None,
+        "--against",
+        help="With --bundle: the baseline, a bundle folder or workspace, or a training run (its final "
+        "bundle). Default: agent.bundle of the config.",
+    ),
+    purpose: str | None = typer.Option(None, "--purpose", help="Why the test pool is read (recorded)."),
+    eval_id: str | None = typer.Option(
+        None, "--eval-id", help="Name the evaluation (resumes an existing one)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON only."),
+) -> None:
+    """Run two bundles on the test pool and compare them: intervals, paired gain, exact McNemar."""
+    if run is not None and (bundle is not None or against is not None):
+        raise ConfigError("--run evaluates a training run against its own v0000: drop --bundle / --against")
+    settings = load_config(config)
+    if run is not None:
+        final, baseline = _run_arms(settings, run)
+        purpose = purpose or f"skillharness eval --run {run}"
+    elif bundle is not None:
+        final, baseline = _bundle_arms(settings, bundle, against)
+        purpose = purpose or "skillharness eval --bundle"
+    else:
+        raise ConfigError("name what to evaluate: either --run TRAIN_RUN or --bundle DIR")
+    console = Console(stderr=as_json)
+    progress: InferProgress = InferProgress() if as_json else RichProgress(console, label="eval")
+    with progress:
+        report = asyncio.run(
+            run_holdout(
+                settings,
+                final,
+                baseline,
+                train_run_id=run,
+                purpose=purpose,
+                eval_id=eval_id,
+                progress=progress,
+            )
+        )
+    if as_json:
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    from skillharness.commands.eval_table import print_holdout
+
+    print_holdout(console, report)
+
+
+def _metrics(settings: Config, run_id: str) -> list[RunMetric]:
+    """The run's metrics, once it is known to be trained on this config's split."""
+    with contextlib.closing(RunReader(settings.store)) as reader:
+        trained_on = reader.run(run_id).provenance.pools_sha256  # StoreError naming the known runs
+        metrics = reader.ledger(RunMetric, run_id=run_id)
+    if settings.data.pools is None:
+        raise ConfigError("data.pools is not set: the holdout is the test pool of a pools.json")
+    split = load_pools(settings.data.pools, settings.data.pools_sha256).sha256
+    if trained_on != split:
+        # Another split's test pool may hold this run's training or val questions: no holdout at all.
+        raise ConfigError(
+            f"run {run_id!r} was trained on the split with pools sha256 {str(trained_on)[:12]}, but "
+            f"{settings.data.pools} has {split[:12]}: evaluate it with its own experiment's config",
+            run_id=run_id,
+        )
+    return metrics
+
+
+def _workspace_arm(settings: Config, run_id: str) -> tuple[Workspace, Arm]:
+    ref = final_ref(_metrics(settings, run_id), run_id)
+    workspace = Workspace.open(ref.workspace)
+    bundle = workspace.load(ref.version)
+    if bundle.bundle_hash != ref.bundle_hash:
+        raise SkillError(
+            f"{ref.workspace}/{ref.version} does not hold run {run_id!r}'s final bundle: its hash is "
+            f"{bundle.bundle_hash[:12]}, the run recorded {ref.bundle_hash[:12]}",
+            file=str(ref.workspace),
+        )
+    return workspace, Arm(bundle, f"{run_id} ({ref.version})")
+
+
+def _run_arms(settings: Config, run_id: str) -> tuple[Arm, Arm]:
+    workspace, final = _workspace_arm(settings, run_id)
+    baseline = Arm(workspace.load(_BASELINE_VERSION), f"{run_id} ({_BASELINE_VERSION})")
+    return final, baseline
+
+
+def _bundle_arms(settings: Config, bundle: Path, against: str | None) -> tuple[Arm, Arm]:
+    final = Arm(load_bundle(bundle), str(bundle))
+    if against is None:
+        if settings.agent.bundle is None:
+            raise ConfigError("no baseline: give --against DIR|RUN or set agent.bundle in the config")
+        return final, Arm(load_bundle(settings.agent.bundle), str(settings.agent.bundle))
+    if Path(against).is_dir():
+        return final, Arm(load_bundle(Path(against)), against)
+    if Path(against).exists():
+        raise ConfigError(f"--against {against}: not a bundle folder or workspace")
+    return final, _workspace_arm(settings, against)[1]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_command)

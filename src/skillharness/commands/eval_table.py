@@ -1,0 +1,101 @@
+"""Rendering of a holdout report as rich tables (``skillharness eval``)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from skillharness.eval import GroupRow, HoldoutReport, ValHoldout
+
+__all__ = ["print_holdout"]
+
+_TITLES = {"overall": "Overall", "task_type": "Per task type", "duration": "Per duration"}
+_TRUTH = "simulator truth"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:+.1f}"
+
+
+def _ci(low: float | None, high: float | None, signed: bool = False) -> str:
+    show = _signed if signed else _pct
+    return "-" if low is None or high is None else f"[{show(low)}, {show(high)}]"
+
+
+def _p(value: float | None) -> str:
+    return "-" if value is None else (f"{value:.3g}" if value >= 0.001 else f"{value:.1e}")
+
+
+def _with_ci(value: str, low: float | None, high: float | None, signed: bool = False) -> str:
+    return f"{value} {_ci(low, high, signed)}"
+
+
+def _table(report: HoldoutReport, grouping: str, rows: list[GroupRow]) -> Table:
+    level = f"{100 * report.confidence:g}% CI"
+    table = Table(title=_TITLES[grouping], title_justify="left")
+    columns = [grouping.replace("_", " "), "n", f"final % [{level}]", f"baseline % [{level}]"]
+    columns += [f"gain pts [{level}]", "+/-", "McNemar p"]
+    columns += ["Holm p"] if grouping == "task_type" else []
+    columns += ["parse err % f/b"]
+    columns += [f"{_TRUTH}: final / baseline / gain"] if report.simulator else []
+    for i, name in enumerate(columns):
+        table.add_column(name, justify="left" if i == 0 else "right")
+    for row in rows:
+        f, b, d = row.final, row.baseline, row.paired
+        cells = [row.label, str(d.n_pairs), _with_ci(_pct(f.accuracy), f.low, f.high)]
+        cells += [_with_ci(_pct(b.accuracy), b.low, b.high), _with_ci(_signed(d.gain), d.low, d.high, True)]
+        cells += [f"{d.wins}/{d.losses}", _p(d.p_value)]
+        cells += [_p(d.p_holm)] if grouping == "task_type" else []
+        cells += [f"{_pct(f.parse_rate)} / {_pct(b.parse_rate)}"]
+        if report.simulator:
+            t = row.truth
+            cells += [f"{_pct(t.final)} / {_pct(t.baseline)} / {_signed(t.gain)}" if t else "-"]
+        table.add_row(*cells)
+    return table
+
+
+def _val_line(val: ValHoldout) -> str:
+    line = (
+        f"val gain {_signed(val.val_gain)} pts {_ci(val.val_low, val.val_high, True)}, "
+        f"holdout gain {_signed(val.holdout_gain)} pts"
+    )
+    if val.val_truth is not None or val.holdout_truth is not None:
+        line += f" ({_TRUTH}: val {_signed(val.val_truth)}, holdout {_signed(val.holdout_truth)})"
+    if val.overfit:
+        return (
+            f"[bold red]OVERFITTING TO VAL[/]: {line}; the holdout gain lies outside the val gain's interval"
+        )
+    return f"{line}: the holdout gain lies inside the val gain's interval"
+
+
+def print_holdout(console: Console, report: HoldoutReport) -> None:
+    """Final against baseline on the test pool: one table per grouping, then the notes."""
+    console.print(
+        f"[bold]holdout {report.eval_id}[/] ({report.purpose}): final {report.final_label} against "
+        f"baseline {report.baseline_label} on {report.test_questions} test questions × {report.samples} "
+        f"sample(s), temperature {report.temperature if report.temperature is not None else 'default'}"
+    )
+    for grouping in ("overall", "task_type", "duration"):
+        rows = report.rows_of(grouping)  # type: ignore[arg-type]
+        if rows:
+            console.print(_table(report, grouping, rows))
+    method = "per-question bootstrap" if report.samples > 1 else "Wilson; gain: Newcombe paired"
+    console.print(
+        f"intervals: {method}. McNemar: exact, two-sided, on questions where the bundles differ "
+        "(+/- = final better / baseline better); Holm across task types. Unparsed answers count as wrong."
+    )
+    if report.simulator:
+        console.print(
+            f"[yellow]{_TRUTH}[/]: the simulator's oracle (exact expected accuracy), not a measurement."
+        )
+    if report.val is not None:
+        console.print(_val_line(report.val))
+    other = f" and {report.test_pool_other_runs} infer run(s)" if report.test_pool_other_runs else ""
+    console.print(
+        f"the test pool of this split has been read by {report.test_pool_runs} eval run(s){other}, these "
+        "included; every decision taken on it erodes it as a holdout."
+    )

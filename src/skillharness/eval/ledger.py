@@ -1,0 +1,121 @@
+"""What the eval layer reads from and writes to the run store, by ``RunMetric`` name.
+
+Read (written by the training loop, under the training run's id):
+
+- ``final``: ``{"workspace": path, "version": "v0003", "bundle_hash": ...}`` — the final bundle.
+- ``val_gain``: ``{"gain": ..., "low": ..., "high": ...}`` — the epoch-end val score of the final
+  bundle minus the baseline's, with its interval.
+
+Written:
+
+- ``holdout`` (under the training run and under the final arm's eval run): the
+  :class:`~skillharness.eval.report.HoldoutReport`.
+- ``eval_purpose`` (under each eval run): why the test pool was read, which arm, for which run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from skillharness.errors import ConfigError, StoreError
+from skillharness.eval.report import ValHoldout
+from skillharness.store import RunInfo, RunKind, RunMetric
+
+__all__ = [
+    "EVAL_PURPOSE",
+    "FINAL",
+    "HOLDOUT",
+    "VAL_GAIN",
+    "FinalBundleRef",
+    "ValGain",
+    "compare_val_holdout",
+    "count_test_pool_runs",
+    "final_ref",
+    "val_gain",
+]
+
+FINAL = "final"
+VAL_GAIN = "val_gain"
+HOLDOUT = "holdout"
+EVAL_PURPOSE = "eval_purpose"
+
+
+class _Lenient(BaseModel):
+    # The training loop owns these values and may add fields; we read only the ones we name.
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class FinalBundleRef(_Lenient):
+    workspace: Path
+    version: str
+    bundle_hash: str
+
+
+class ValGain(_Lenient):
+    gain: float
+    low: float
+    high: float
+
+
+def _one(metrics: list[RunMetric], run_id: str, name: str) -> RunMetric | None:
+    found = [m for m in metrics if m.run_id == run_id and m.name == name]
+    return found[0] if found else None
+
+
+def final_ref(metrics: list[RunMetric], train_run_id: str) -> FinalBundleRef:
+    """The training run's final bundle reference; ConfigError when the run has none (yet)."""
+    metric = _one(metrics, train_run_id, FINAL)
+    if metric is None:
+        raise ConfigError(
+            f"run {train_run_id!r} has no final bundle recorded (RunMetric {FINAL!r}): "
+            "is it a training run, and did it finish? Evaluate a bundle folder with --bundle instead",
+            run_id=train_run_id,
+        )
+    try:
+        return FinalBundleRef.model_validate(metric.value)
+    except ValidationError as exc:
+        raise StoreError(
+            f"run {train_run_id!r}: the recorded final bundle is malformed: {exc}", run_id=train_run_id
+        ) from exc
+
+
+def val_gain(metrics: list[RunMetric], train_run_id: str) -> ValGain | None:
+    """The val gain recorded at the end of training, when there is one."""
+    metric = _one(metrics, train_run_id, VAL_GAIN)
+    if metric is None:
+        return None
+    try:
+        return ValGain.model_validate(metric.value)
+    except ValidationError as exc:
+        raise StoreError(f"run {train_run_id!r}: the recorded val gain is malformed: {exc}") from exc
+
+
+def compare_val_holdout(
+    val: ValGain,
+    holdout_gain: float | None,
+    *,
+    val_truth: float | None = None,
+    holdout_truth: float | None = None,
+) -> ValHoldout:
+    """The val gain beside the holdout gain (``.overfit``: the latter lies outside the val interval)."""
+    return ValHoldout(
+        val_gain=val.gain,
+        val_low=val.low,
+        val_high=val.high,
+        holdout_gain=holdout_gain,
+        val_truth=val_truth,
+        holdout_truth=holdout_truth,
+    )
+
+
+def count_test_pool_runs(runs: list[RunInfo], pools_sha256: str) -> tuple[int, int]:
+    """How often this split's (same ``pools.json``) test pool was read: ``(eval runs, other runs)``.
+
+    Other runs are ``infer --pool test`` runs: they read the holdout too, so they are counted and
+    shown, not hidden.
+    """
+    on_test = [i for i in runs if i.provenance.pool == "test" and i.provenance.pools_sha256 == pools_sha256]
+    evals = sum(1 for i in on_test if i.provenance.kind is RunKind.EVAL)
+    return evals, len(on_test) - evals

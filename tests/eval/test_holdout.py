@@ -1,0 +1,102 @@
+"""run_holdout end to end against the simulator: the test pool only, eval runs, the stored report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from eval_support import asked_questions, improved
+
+from bench_support import Bench
+from skillharness.config import load_config
+from skillharness.data.pools import load_pools
+from skillharness.errors import ConfigError
+from skillharness.eval import EVAL_PURPOSE, HOLDOUT, HoldoutReport, run_holdout
+from skillharness.sim import SimServer
+from skillharness.skills import Bundle
+from skillharness.store import RunKind, RunMetric, RunReader
+from train.train_support import write_train_config
+
+
+def _pool(bench: Bench, name: str) -> list[str]:
+    return list(load_pools(bench.pools).questions[name])
+
+
+async def test_holdout_asks_only_the_test_pool_and_stores_its_report(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    config = load_config(write_train_config(tmp_path, bench, sim))
+    base = Bundle.load(bench.bundle)
+    final = improved(base, sim)
+    test_ids = _pool(bench, "test")
+    with asked_questions(sim) as log:
+        report = await run_holdout(config, final, base, train_run_id=None, purpose="test: end to end")
+    # The simulator saw agent requests for every test question and for nothing else.
+    assert set(log.asked) == set(test_ids)
+
+    overall = report.overall
+    assert overall.final.n_questions == overall.baseline.n_questions == overall.paired.n_pairs == 48
+    assert overall.final.method == "wilson"
+    assert overall.paired.method == "newcombe"
+    assert overall.paired.low <= overall.paired.gain <= overall.paired.high
+    assert overall.final.correct == round(overall.final.accuracy * overall.final.n_samples)
+    assert {r.label for r in report.rows_of("task_type")} == {
+        q.task_type for q in sim.world.questions.values() if q.question_id in test_ids
+    }
+    assert report.test_pool_runs == 2
+    assert report.val is None  # no training run, no val gain to compare with
+
+    # Simulator truth beside every number: the oracle's exact accuracies on the same questions.
+    assert report.simulator
+    effect = sim.oracle.edit_effect(base, final, test_ids)
+    assert effect.delta > 0.15  # the fixture really improves the bundle
+    assert overall.truth is not None
+    assert (overall.truth.final, overall.truth.baseline) == pytest.approx((effect.after, effect.before))
+    truth_by_type = sim.oracle.per_task_type(final, test_ids)
+    for row in report.rows_of("task_type"):
+        assert row.truth is not None
+        assert row.truth.final == pytest.approx(truth_by_type[row.label])
+    for row in report.rows_of("duration"):
+        ids = [q for q in test_ids if sim.world.question(q).duration == row.label]
+        assert row.truth is not None
+        assert row.truth.baseline == pytest.approx(sim.oracle.expected_accuracy(base, ids))
+
+    with RunReader(config.store) as reader:
+        runs = {info.run_id: info.provenance for info in reader.runs()}
+        for run_id, bundle in ((report.final_run_id, final), (report.baseline_run_id, base)):
+            provenance = runs[run_id]
+            assert provenance.kind is RunKind.EVAL
+            assert provenance.pool == "test"
+            assert provenance.pools_sha256 == bench.pools_sha256
+            assert provenance.bundle_hash == bundle.bundle_hash
+            assert {p.question_id for p in reader.predictions(run_id)} == set(test_ids)
+            [purpose] = reader.ledger(RunMetric, run_id=run_id, name=EVAL_PURPOSE)
+            assert purpose.value["purpose"] == "test: end to end"
+        [stored] = reader.ledger(RunMetric, run_id=report.final_run_id, name=HOLDOUT)
+    assert HoldoutReport.model_validate(stored.value) == report
+
+
+async def test_a_resumed_evaluation_asks_nothing_again(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
+    config = load_config(write_train_config(tmp_path, bench, sim))
+    base = Bundle.load(bench.bundle)
+    first = await run_holdout(
+        config, improved(base, sim), base, train_run_id=None, purpose="first", eval_id="e1"
+    )
+    with asked_questions(sim) as log:
+        again = await run_holdout(
+            config, improved(base, sim), base, train_run_id=None, purpose="again", eval_id="e1"
+        )
+    assert not log.asked
+    assert again.rows == first.rows
+    assert again.test_pool_runs == 2  # the same two runs, not new reads of the holdout
+
+
+async def test_holdout_refuses_a_bad_eval_id_and_an_empty_purpose(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    config = load_config(write_train_config(tmp_path, bench, sim))
+    base = Bundle.load(bench.bundle)
+    with pytest.raises(ConfigError, match="purpose"):
+        await run_holdout(config, base, base, train_run_id=None, purpose="  ")
+    with pytest.raises(ConfigError, match="invalid eval id"):
+        await run_holdout(config, base, base, train_run_id=None, purpose="p", eval_id="bad id/with slash")

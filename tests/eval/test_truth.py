@@ -1,0 +1,49 @@
+"""Simulator truth only from the simulator; an endpoint that is not one gives none, never an error."""
+
+from __future__ import annotations
+
+import pytest
+from eval_support import improved
+
+from bench_support import Bench
+from net_support import free_port
+from skillharness.data.pools import load_pools
+from skillharness.eval import simulator_truth
+from skillharness.eval.truth import simulator_root
+from skillharness.sim import SimServer
+from skillharness.skills import Bundle
+
+
+def test_simulator_root_strips_the_openai_path() -> None:
+    assert simulator_root("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000"
+    assert simulator_root("http://127.0.0.1:8000/v1/") == "http://127.0.0.1:8000"
+    assert simulator_root("http://gpu:9000") == "http://gpu:9000"
+
+
+async def test_truth_from_the_simulator_matches_its_oracle(bench: Bench, sim: SimServer) -> None:
+    base = Bundle.load(bench.bundle)
+    final = improved(base, sim)
+    pools = load_pools(bench.pools).questions
+    test_ids, val_ids = list(pools["test"]), list(pools["val"])
+    truth = await simulator_truth(sim.base_url, final, base, {("overall", "all"): test_ids}, val_ids)
+    assert truth is not None
+    overall = truth.cells[("overall", "all")]
+    assert overall.final == pytest.approx(sim.oracle.expected_accuracy(final, test_ids))
+    assert overall.baseline == pytest.approx(sim.oracle.expected_accuracy(base, test_ids))
+    by_type = sim.oracle.per_task_type(base, test_ids)
+    assert {
+        label: cell.baseline for (g, label), cell in truth.cells.items() if g == "task_type"
+    } == pytest.approx(by_type)
+    assert truth.val_gain == pytest.approx(sim.oracle.edit_effect(base, final, val_ids).delta)
+
+
+async def test_no_truth_without_a_simulator(bench: Bench) -> None:
+    base = Bundle.load(bench.bundle)
+    nothing_there = f"http://127.0.0.1:{free_port()}/v1"
+    assert await simulator_truth(nothing_there, base, base, {("overall", "all"): ["x"]}) is None
+
+
+async def test_an_oracle_that_cannot_answer_gives_no_truth(bench: Bench, sim: SimServer) -> None:
+    base = Bundle.load(bench.bundle)
+    # The simulator knows no such question: its oracle answers 400, and the eval goes on without truth.
+    assert await simulator_truth(sim.base_url, base, base, {("overall", "all"): ["no-such-question"]}) is None
