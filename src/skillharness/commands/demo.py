@@ -17,6 +17,8 @@ from rich.console import Console
 from skillharness import __version__
 from skillharness.commands.demo_report import print_demo_truth
 from skillharness.commands.demo_setup import DEMO_VIDEOS, demo_sizes, size_explanation, write_experiment
+from skillharness.commands.eval import holdout_for_run
+from skillharness.commands.eval_table import print_holdout
 from skillharness.commands.folders import ensure_folder
 from skillharness.commands.split import gate_min_val, print_split
 from skillharness.commands.train import print_outcome
@@ -27,6 +29,7 @@ from skillharness.data.questions import Question
 from skillharness.data.split import SplitParams, make_split
 from skillharness.data.synth import ensure_synthetic_benchmark
 from skillharness.errors import SplitError
+from skillharness.infer.progress import RichProgress
 from skillharness.sim import SimServer, decisive_world
 from skillharness.skills import Bundle, initial_bundle
 from skillharness.train.progress import TrainProgress
@@ -121,6 +124,11 @@ def demo(
             outcome = asyncio.run(run_training(settings, request, observer=progress))
         console.print()
         print_outcome(console, outcome)
+        console.rule("5. holdout: final against baseline on the sealed test pool")
+        with RichProgress(console, label="holdout") as progress:
+            report = holdout_for_run(settings, _RUN_ID, purpose="demo", progress=progress)
+        print_holdout(console, report)
+        console.rule("6. what training achieved, by the simulator's truth")
         print_demo_truth(console, sim, outcome, frozen.questions, settings)
     console.rule("done")
     console.print(

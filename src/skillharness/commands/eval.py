@@ -12,7 +12,7 @@ from rich.console import Console
 from skillharness.config import Config, load_config
 from skillharness.data.pools import load_pools
 from skillharness.errors import ConfigError, SkillError
-from skillharness.eval import Arm, final_ref, run_holdout
+from skillharness.eval import Arm, HoldoutReport, final_ref, run_holdout
 from skillharness.infer.progress import InferProgress, RichProgress
 from skillharness.infer.runner import load_bundle
 from skillharness.skills import Workspace
@@ -71,6 +71,16 @@ def eval_command(
     from skillharness.commands.eval_table import print_holdout
 
     print_holdout(console, report)
+
+
+def holdout_for_run(
+    settings: Config, run_id: str, *, purpose: str, progress: InferProgress | None = None
+) -> HoldoutReport:
+    """A training run's final bundle against its v0000 on the test pool (``train`` ends with this)."""
+    final, baseline = _run_arms(settings, run_id)
+    return asyncio.run(
+        run_holdout(settings, final, baseline, train_run_id=run_id, purpose=purpose, progress=progress)
+    )
 
 
 def _metrics(settings: Config, run_id: str) -> list[RunMetric]:

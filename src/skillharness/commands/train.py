@@ -8,8 +8,11 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from skillharness.commands.eval import holdout_for_run
+from skillharness.commands.eval_table import print_holdout
 from skillharness.config import load_config
 from skillharness.errors import ConfigError
+from skillharness.infer.progress import RichProgress
 from skillharness.train.budget import TrainingStopped
 from skillharness.train.experiment import default_train_run_id
 from skillharness.train.preflight import run_preflight
@@ -65,6 +68,16 @@ def train(
         )
         raise typer.Exit(130) from None
     print_outcome(console, outcome)
+    if settings.eval.run_holdout_eval:
+        console.rule("holdout: final against baseline on the sealed test pool")
+        with RichProgress(console, label="holdout") as holdout_progress:
+            report = holdout_for_run(settings, chosen, purpose="end of training", progress=holdout_progress)
+        print_holdout(console, report)
+    else:
+        console.print(
+            f"eval.run_holdout_eval is false: no test-pool number. Run `skillharness eval --config {config} "
+            f"--run {chosen}` when you decide to read the holdout."
+        )
 
 
 def print_outcome(console: Console, outcome: TrainOutcome) -> None:
