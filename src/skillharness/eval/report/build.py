@@ -1,0 +1,39 @@
+"""From a store URL and a run id to the report files: read, optionally add truth, render, write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from skillharness.eval.report.collect import collect_report
+from skillharness.eval.report.oracle import add_simulator_truth
+from skillharness.eval.report.render import ReportFiles, write_report
+from skillharness.store import RunReader
+from skillharness.store.records import public_endpoint
+from skillharness.train.config import GateConfig
+
+__all__ = ["build_report"]
+
+
+def build_report(
+    store_url: str,
+    run_id: str,
+    out: Path | str,
+    *,
+    gate: GateConfig | None = None,
+    confidence: float = 0.95,
+    workspace: Path | None = None,
+    oracle_url: str | None = None,
+) -> ReportFiles:
+    """Write the report of training run ``run_id`` to ``out`` (and ``out`` with ``.json``).
+
+    The store is opened read-only. ``workspace`` (default: the one the run's ``final`` metric
+    names) is only read when ``oracle_url`` asks for simulator truth.
+    """
+    with RunReader(store_url) as reader:
+        data = collect_report(
+            reader, run_id, store=public_endpoint(store_url), gate=gate, confidence=confidence
+        )
+        if oracle_url is not None:
+            folder = workspace or Path(str((data.final or {}).get("workspace", "")))
+            data = add_simulator_truth(data, reader, folder, oracle_url)
+    return write_report(data, out)

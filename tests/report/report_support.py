@@ -1,0 +1,439 @@
+"""Write what a small training run leaves in the store, row by row, for the report tests.
+
+The training loop's step modules are tested on their own; here the store is filled directly with
+the rows the loop writes (runs, predictions, gate decisions and observations, dual metric, steps,
+diagnoses, run metrics) so the report can be checked against known values.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skillharness.data import slugify
+from skillharness.infer import wilson
+from skillharness.llm.types import SamplingParams
+from skillharness.skills import Bundle, EditRecord, EditSet, EditTarget, Workspace, initial_bundle
+from skillharness.store import (
+    DiagnosisRow,
+    DualMetricRow,
+    GateDecisionRow,
+    GateObservationRow,
+    LedgerRecord,
+    Prediction,
+    PredictionStatus,
+    RunKind,
+    RunLog,
+    RunMetric,
+    RunProvenance,
+    RunStatus,
+    RunStore,
+    TrainStepRow,
+)
+
+TASK_TYPES = ("Counting Problem", "OCR Problems", "Action Recognition")
+REASONS = ("accept", "reject_evidence", "reject_inertia", "reject_invalid")
+
+
+@dataclass
+class Written:
+    """What the builder wrote, for the tests to compare the page against."""
+
+    run_id: str
+    val_ids: list[str]
+    baseline: tuple[int, int] = (0, 0)
+    final: tuple[int, int] | None = None
+    decisions: list[GateDecisionRow] = field(default_factory=list)
+    observations: dict[int, list[GateObservationRow]] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    steps: list[TrainStepRow] = field(default_factory=list)
+    diagnoses: list[DiagnosisRow] = field(default_factory=list)
+    workspace: Path | None = None
+    open_log: RunLog | None = None  # the training run's log, left open for an in-progress run
+    store: RunStore | None = None
+
+
+def provenance(run_id: str, kind: RunKind, pool: str | None, parent: str | None) -> RunProvenance:
+    return RunProvenance(
+        run_id=run_id,
+        kind=kind,
+        config_hash="c" * 64,
+        bundle_hash="b" * 64,
+        pools_sha256="ab12" * 16,
+        pool=pool,
+        model="sim-vl",
+        endpoints=("http://127.0.0.1:8000/v1",),
+        sampling=SamplingParams(temperature=0.0, seed=7),
+        parent_run_id=parent,
+    )
+
+
+async def write_run(
+    store: RunStore,
+    run_id: str,
+    kind: RunKind,
+    pool: str | None,
+    parent: str | None,
+    answers: list[tuple[str, str, bool]],
+    status: RunStatus = RunStatus.FINISHED,
+) -> None:
+    """A run with one first-sample prediction per (question id, task type, correct)."""
+    log = await store.open_run(provenance(run_id, kind, pool, parent))
+    for question_id, task_type, correct in answers:
+        await log.write_prediction(
+            Prediction(
+                run_id=run_id,
+                question_id=question_id,
+                task_type=task_type,
+                duration="short",
+                answer="A" if correct else "B",
+                correct=correct,
+                status=PredictionStatus.OK,
+                prompt_tokens=120,
+                completion_tokens=6,
+            )
+        )
+    if status is RunStatus.RUNNING:
+        await log.flush()
+        return
+    await log.close(status)
+
+
+def _wealth_path(rng: random.Random, draws: int, accept: bool) -> list[tuple[int, int, int, float, float]]:
+    """Paired outcomes and the wealth (and mirror harm wealth) after each, with a fixed bet."""
+    rows: list[tuple[int, int, int, float, float]] = []
+    wealth, harm = 1.0, 1.0
+    for i in range(draws):
+        cand = int(rng.random() < (0.8 if accept else 0.45))
+        inc = int(rng.random() < 0.5)
+        wealth *= 1 + 0.3 * (cand - inc)
+        harm *= 1 + 0.3 * (inc - cand)
+        rows.append((i, cand, inc, wealth, harm))
+    return rows
+
+
+def _documents(bundle: Bundle, task_type: str, note: str) -> tuple[Bundle, str, str]:
+    target = EditTarget.skill(task_type)
+    body = bundle.skill(task_type).body
+    edit = EditSet(skill_update_mode="rewrite", edits=(), body=f"{body}\n- {note}", rationale=note)
+    after = bundle.apply(target, edit)
+    assert isinstance(after, Bundle)
+    return after, bundle.text_of(target), after.text_of(target)
+
+
+class TrainingStoreBuilder:
+    """Builds one training run's rows; ``finished=False`` stops half-way (an interrupted run)."""
+
+    def __init__(self, store: RunStore, run_id: str, val: list[tuple[str, str]], *, seed: int = 5) -> None:
+        self.store, self.run_id, self.val = store, run_id, val
+        self.rng = random.Random(seed)
+        self.written = Written(run_id=run_id, val_ids=[q for q, _ in val])
+        self.records: list[LedgerRecord] = []
+        self.gate_index = 0
+        self.alpha_sum = 0.0
+        self.ema = {t: 0.4 for t in TASK_TYPES}
+
+    async def start(self, status: RunStatus = RunStatus.FINISHED) -> None:
+        self.train_log = await self.store.open_run(provenance(self.run_id, RunKind.TRAIN, None, None))
+        answers = [(q, t, self.rng.random() < 0.4) for q, t in self.val]
+        await write_run(self.store, f"{self.run_id}.baseline", RunKind.INFER, "val", self.run_id, answers)
+        self.written.baseline = (sum(1 for a in answers if a[2]), len(answers))
+
+    async def step(
+        self, epoch: int, step: int, bundle: Bundle | None, ws: Workspace | None, draws: int
+    ) -> Bundle | None:
+        roll = f"{self.run_id}.e{epoch}s{step}.roll"
+        batch = [(f"train-{epoch}-{step}-{i}", TASK_TYPES[i % 3], self.rng.random() < 0.5) for i in range(12)]
+        await write_run(self.store, roll, RunKind.INFER, "train", self.run_id, batch)
+        wrong = [b for b in batch if not b[2]]
+        for q, t, _ in wrong:
+            cause = self.rng.choice(["defect", "lapse", "uncertain"])
+            row = DiagnosisRow(
+                fingerprint=f"fp-{q}",
+                run_id=roll,
+                question_id=q,
+                sample_idx=0,
+                task_type=t,
+                cause=cause,
+                target=f"skill:{slugify(t)}" if cause == "defect" else None,
+                reason="judged",
+                retryable=False,
+            )
+            self.records.append(row)
+            self.written.diagnoses.append(row)
+        candidates = {}
+        for k, task_type in enumerate(TASK_TYPES):
+            reason = REASONS[(self.gate_index + k) % len(REASONS)]
+            bundle = await self._decide(epoch, step, task_type, reason, bundle, ws, draws)
+            candidates[f"skill:{slugify(task_type)}"] = "rank"
+        summary = {
+            "rollout_run": roll,
+            "questions": len(batch),
+            "correct": len(batch) - len(wrong),
+            "waterfall": {"wrong": len(wrong), "defect": 2, "lapse": 1, "excluded": 0},
+            "judge_calls": len(wrong),
+            "fingerprint_hits": 1,
+            "packs": {},
+            "candidates": candidates,
+            "version_after": "v0000",
+        }
+        row = TrainStepRow(train_run_id=self.run_id, epoch=epoch, step=step, summary=summary)
+        self.records.append(row)
+        self.written.steps.append(row)
+        return bundle
+
+    async def _decide(
+        self,
+        epoch: int,
+        step: int,
+        task_type: str,
+        reason: str,
+        bundle: Bundle | None,
+        ws: Workspace | None,
+        draws: int,
+    ) -> Bundle | None:
+        index, label = self.gate_index, f"skill:{slugify(task_type)}"
+        self.gate_index += 1
+        base = bundle or initial_bundle()
+        after, before_doc, after_doc = _documents(base, task_type, f"rule {index} <count & check>")
+        version_before = ws.current_version if ws else "v0000"
+        version_after = None
+        n = 0 if reason == "reject_invalid" else draws
+        alpha = 0.0 if n == 0 else 0.05 / (index + 1) ** 2
+        self.alpha_sum += alpha
+        obs = []
+        for i, cand, inc, wealth, harm in _wealth_path(self.rng, n, reason == "accept"):  # type: ignore[misc]
+            obs.append(
+                GateObservationRow(
+                    train_run_id=self.run_id,
+                    gate_index=index,
+                    draw_index=i,
+                    question_id=self.val[i % len(self.val)][0],
+                    task_type=task_type,
+                    sample_idx=0,
+                    arm="pair",
+                    candidate=cand,
+                    incumbent=inc,
+                    wealth=wealth,
+                    harm_wealth=harm,
+                )
+            )
+        if reason == "accept":
+            if ws is not None:
+                version_after = ws.commit(
+                    after, ws.current_version, EditRecord(target=label, reason="accept", edit_set=None)
+                )
+            else:
+                version_after = f"v{index + 1:04d}"
+            bundle = after
+        wins = sum(1 for o in obs if (o.candidate or 0) > (o.incumbent or 0))
+        losses = sum(1 for o in obs if (o.candidate or 0) < (o.incumbent or 0))
+        decision = {
+            "kind": reason,
+            "wealth": obs[-1].wealth if obs else 1.0,
+            "harm_wealth": obs[-1].harm_wealth if obs else 1.0,
+            "threshold": 1 / alpha if alpha else 0.0,
+            "n": n,
+            "wins": wins,
+            "losses": losses,
+            "ties": n - wins - losses,
+            "infra": 0,
+            "stage": 1,
+            "next_request": 0,
+        }
+        evidence: dict[str, Any] = {"alpha": alpha, "guard": None, "choice": "rank"}
+        if n:
+            evidence["decision"] = decision
+        row = GateDecisionRow(
+            train_run_id=self.run_id,
+            gate_index=index,
+            epoch=epoch,
+            step=step,
+            target=label,
+            reason=reason,
+            detail=f"{reason} after {n} draws",
+            evidence=evidence,
+            version_before=version_before,
+            version_after=version_after,
+            rationale=f"rule {index} <count & check>",
+            edits={"skill_update_mode": "rewrite", "edits": [], "rationale": f"rule {index}"},
+            document_before=before_doc,
+            document_after=None if reason == "reject_invalid" else after_doc,
+        )
+        self.ema[task_type] = 0.3 * (0.5 + 0.01 * index) + 0.7 * self.ema[task_type]
+        correct = self.rng.randrange(len(self.val) // 3, len(self.val))
+        dual = DualMetricRow(
+            train_run_id=self.run_id,
+            epoch=epoch,
+            step=step,
+            target=label,
+            version=version_after or version_before,
+            target_correct=correct // 3,
+            target_n=len(self.val) // 3,
+            val_correct=correct,
+            val_n=len(self.val),
+            ema=dict(self.ema),
+        )
+        self.records += [row, *obs, dual]
+        self.written.decisions.append(row)
+        self.written.observations[index] = obs
+        return bundle
+
+    def epoch_end(self, epoch: int, version: str) -> None:
+        correct = self.rng.randrange(len(self.val) // 2, len(self.val))
+        value = {
+            "epoch": epoch,
+            "version": version,
+            "correct": correct,
+            "n": len(self.val),
+            "accuracy": correct / len(self.val),
+            "low": wilson(correct, len(self.val))[0],
+            "high": wilson(correct, len(self.val))[1],
+            "per_class": {},
+            "improved": True,
+        }
+        self.metric(f"epoch_end/{epoch:03d}", value)
+
+    def metric(self, name: str, value: Any) -> None:
+        self.records.append(RunMetric(run_id=self.run_id, name=name, value=value))
+        self.written.metrics[name] = value
+
+    async def finish(self, version: str, workspace: Path | None, test: list[tuple[str, str]]) -> None:
+        final_correct = self.rng.randrange(self.written.baseline[0], len(self.val) + 1)
+        self.written.final = (final_correct, len(self.val))
+        b_correct, n = self.written.baseline
+        self.metric(
+            "final",
+            {
+                "workspace": str(workspace or "/nowhere/runs/x/workspace"),
+                "version": version,
+                "bundle_hash": "f" * 64,
+                "state": "finished",
+                "stop_reason": "",
+                "baseline_run": f"{self.run_id}.baseline",
+            },
+        )
+        gain = (final_correct - b_correct) / n
+        self.metric("val_gain", {"gain": gain, "low": gain - 0.1, "high": gain + 0.1, "n": float(n)})
+        self.metric(
+            "val_scores",
+            {
+                "baseline": {"correct": b_correct, "n": n, "per_class": {}},
+                "final": {"correct": final_correct, "n": n, "per_class": {}},
+            },
+        )
+        self.metric(
+            "alpha_spent",
+            {
+                "sum": self.alpha_sum,
+                "gates": sum(1 for d in self.written.decisions if d.evidence.get("decision")),
+                "bound": "run-wide: P(any false accept) <= alpha",
+            },
+        )
+        self.metric(
+            "usage",
+            {
+                "agent": {
+                    "calls": 812,
+                    "cache_hits": 40,
+                    "errors": 2,
+                    "prompt_tokens": 90000,
+                    "completion_tokens": 4000,
+                    "cost": 0.0,
+                    "latency_s": 301.5,
+                },
+                "judge": {
+                    "calls": 57,
+                    "cache_hits": 3,
+                    "errors": 0,
+                    "prompt_tokens": 30000,
+                    "completion_tokens": 2100,
+                    "cost": 0.0,
+                    "latency_s": 20.0,
+                },
+                "evolve": {
+                    "calls": 18,
+                    "cache_hits": 0,
+                    "errors": 0,
+                    "prompt_tokens": 25000,
+                    "completion_tokens": 5200,
+                    "cost": 0.0,
+                    "latency_s": 12.0,
+                },
+            },
+        )
+        answers = [(q, t, self.rng.random() < 0.55) for q, t in test]
+        await write_run(self.store, f"{self.run_id}.holdout", RunKind.EVAL, "test", self.run_id, answers)
+        self.metric(
+            "holdout",
+            {
+                "test": {
+                    "baseline": {"correct": 9, "n": 20},
+                    "final": {"correct": 13, "n": 20},
+                    "paired_difference": {"diff": 0.2, "low": -0.05, "high": 0.45},
+                    "mcnemar": {"b": 1, "c": 5, "p": 0.21875},
+                    "agreement": "agree",
+                },
+                "per_task_type": {
+                    t: {"baseline": {"correct": 3, "n": 7}, "final": {"correct": 4, "n": 7}}
+                    for t in TASK_TYPES
+                },
+            },
+        )
+
+    async def close(self, status: RunStatus) -> None:
+        self.store.upsert(self.records)
+        if status is RunStatus.RUNNING:
+            await self.train_log.flush()
+            self.written.open_log, self.written.store = self.train_log, self.store
+            return
+        await self.train_log.close(status)
+
+
+async def build_training_store(
+    store_url: str,
+    run_id: str,
+    val: list[tuple[str, str]],
+    *,
+    epochs: int = 2,
+    steps: int = 2,
+    draws: int = 24,
+    status: RunStatus = RunStatus.FINISHED,
+    workspace: Path | None = None,
+    test: list[tuple[str, str]] | None = None,
+) -> Written:
+    """Write a training run of ``epochs`` x ``steps`` steps with 3 decisions each into the store."""
+    store = RunStore.open(store_url)
+    builder = TrainingStoreBuilder(store, run_id, val)
+    ws = Workspace.create(workspace, initial_bundle()) if workspace is not None else None
+    try:
+        await builder.start()
+        bundle = ws.current() if ws else None
+        finished = status is RunStatus.FINISHED
+        for epoch in range(1, epochs + 1):
+            for step in range(steps):
+                bundle = await builder.step(epoch, step, bundle, ws, draws)
+            if finished or epoch < epochs:
+                builder.epoch_end(epoch, ws.current_version if ws else "v0000")
+        if finished:
+            await builder.finish(ws.current_version if ws else "v0000", workspace, test or val[:20])
+        await builder.close(status)
+    finally:
+        if status is not RunStatus.RUNNING:
+            store.close()
+    builder.written.workspace = workspace
+    return builder.written
+
+
+async def finish_open(written: Written) -> None:
+    """Close what an in-progress build left open."""
+    if written.open_log is not None:
+        await written.open_log.close(RunStatus.INTERRUPTED)
+    if written.store is not None:
+        written.store.close()
+
+
+def val_questions(n: int = 30) -> list[tuple[str, str]]:
+    return [(f"val-{i:03d}", TASK_TYPES[i % 3]) for i in range(n)]
