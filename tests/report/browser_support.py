@@ -8,11 +8,13 @@ message and every uncaught exception is recorded, so a test can assert there wer
 from __future__ import annotations
 
 import base64
+import contextlib
 import itertools
 import json
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,27 +48,38 @@ class PageLog:
     loaded: bool = False
 
 
-class Browser:
-    """One headless Chromium with one page, driven over CDP (a flattened target session)."""
-
-    def __init__(self, binary: str, profile: Path, *, timeout: float = 60.0) -> None:
-        self.timeout = timeout
-        self.proc = subprocess.Popen(
-            [binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+@contextlib.contextmanager
+def launch(binary: str, profile: Path, *, timeout: float = 60.0) -> Iterator[Browser]:
+    """Start Chromium with a fresh ``profile`` and yield a :class:`Browser` on one blank page."""
+    proc = subprocess.Popen(
+        [binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
         port_file = profile / "DevToolsActivePort"
         deadline = time.monotonic() + timeout
         while not port_file.is_file() or len(port_file.read_text().splitlines()) < 2:
-            if time.monotonic() > deadline or self.proc.poll() is not None:
-                self.close()
-                raise RuntimeError(f"chromium did not start (exit code {self.proc.poll()})")
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise RuntimeError(f"chromium did not start (exit code {proc.poll()})")
             time.sleep(0.1)
         port, path = port_file.read_text().splitlines()[:2]
-        self.ws: ClientConnection = connect(
-            f"ws://127.0.0.1:{port}{path}", max_size=None, open_timeout=timeout
-        )
+        with connect(f"ws://127.0.0.1:{port}{path}", max_size=None, open_timeout=timeout) as ws:
+            yield Browser(ws, timeout)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class Browser:
+    """One page of a headless Chromium, driven over CDP (a flattened target session)."""
+
+    def __init__(self, ws: ClientConnection, timeout: float) -> None:
+        self.ws, self.timeout = ws, timeout
         self.ids = itertools.count(1)
         self.log = PageLog()
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -138,15 +151,3 @@ class Browser:
         data = base64.b64decode(self.call("Page.captureScreenshot", params, session=True)["data"])
         path.write_bytes(data)
         return data
-
-    def close(self) -> None:
-        try:
-            if hasattr(self, "ws"):
-                self.ws.close()
-        finally:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
