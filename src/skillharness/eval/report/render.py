@@ -15,11 +15,11 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from skillharness.eval.report.model import ReportData
+from skillharness.eval.report.model import Headline, ReportData
 from skillharness.eval.report.plots import MAX_GATE_PANELS, cost_svg, gates_svg, learning_curves_svg
 from skillharness.util.atomic import atomic_write_text
 
-__all__ = ["SECTIONS", "ReportFiles", "render_html", "write_report"]
+__all__ = ["SECTIONS", "ReportFiles", "render_html", "verdict", "write_report"]
 
 SECTIONS = (
     ("overview", "Overview"),
@@ -76,6 +76,21 @@ def _cell(value: Any) -> str:
     return _num(value, 4) if isinstance(value, float) else ("-" if value is None else str(value))
 
 
+def verdict(headline: Headline) -> str:
+    """One sentence: did the final bundle beat the baseline on this pool, by its paired interval?"""
+    gain = headline.gain or {}
+    if headline.final is None:
+        return f"{headline.pool}: no final score yet."
+    if "low" not in gain or "high" not in gain:
+        return f"{headline.pool}: no interval on the difference stored."
+    change = f"{_signed(gain.get('gain'))} [{_signed(gain['low'])}, {_signed(gain['high'])}]"
+    if gain["low"] > 0:
+        return f"{headline.pool}: training helped, {change}; the interval excludes zero."
+    if gain["high"] < 0:
+        return f"{headline.pool}: training hurt, {change}; the interval excludes zero."
+    return f"{headline.pool}: no clear change, {change}; the interval includes zero."
+
+
 def _environment() -> Environment:
     env = Environment(
         loader=PackageLoader("skillharness.eval.report", "templates"),
@@ -121,6 +136,8 @@ def _context(data: ReportData) -> dict[str, Any]:
         "alpha_sum": float(alpha.get("sum", sum(g.alpha for g in data.gates if g.draws))),
         "gates_run": int(alpha.get("gates", len(drawn))),
         "accepted": sum(1 for g in data.gates if g.accepted),
+        "accepted_gates": [g for g in data.gates if g.accepted],
+        "verdicts_text": [verdict(h) for h in data.headlines],
         "targets": sorted({g.target for g in data.gates}),
         "reasons": sorted({g.reason for g in data.gates}),
         "waterfall_keys": sorted({k for s in data.steps for k in s.waterfall}),
