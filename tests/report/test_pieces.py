@@ -89,7 +89,6 @@ def test_the_verdict_reads_the_paired_interval() -> None:
 def test_rendering_escapes_stored_text() -> None:
     from report_support import TASK_TYPES  # noqa: F401  (a stored rationale may hold any text)
 
-
     run = RunSummary(
         run_id="r<script>",
         kind="train",
@@ -133,3 +132,10 @@ def test_rendering_escapes_stored_text() -> None:
     assert "r<script>" not in html
     assert "r&lt;script&gt;" in html
     assert "Partial report" in html
+
+
+def test_the_page_never_shows_a_store_password() -> None:
+    from skillharness.eval.report.build import _shown
+
+    assert _shown("postgresql://harness:secret@db/runs") == "postgresql://harness:***@db/runs"
+    assert _shown("sqlite:////tmp/runs.sqlite") == "sqlite:////tmp/runs.sqlite"

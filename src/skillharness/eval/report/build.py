@@ -4,14 +4,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
 from skillharness.eval.report.collect import collect_report
 from skillharness.eval.report.oracle import add_simulator_truth
 from skillharness.eval.report.render import ReportFiles, write_report
 from skillharness.store import RunReader
-from skillharness.store.records import public_endpoint
 from skillharness.train.config import GateConfig
 
 __all__ = ["build_report"]
+
+
+def _shown(url: str) -> str:
+    """The store URL as the page may show it: never with a password."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "(store)"
 
 
 def build_report(
@@ -30,9 +40,7 @@ def build_report(
     names) is only read when ``oracle_url`` asks for simulator truth.
     """
     with RunReader(store_url) as reader:
-        data = collect_report(
-            reader, run_id, store=public_endpoint(store_url), gate=gate, confidence=confidence
-        )
+        data = collect_report(reader, run_id, store=_shown(store_url), gate=gate, confidence=confidence)
         if oracle_url is not None:
             folder = workspace or Path(str((data.final or {}).get("workspace", "")))
             data = add_simulator_truth(data, reader, folder, oracle_url)
