@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+from report_support import build_training_store, val_questions
+
+from skillharness.eval.report import build_report
 from skillharness.eval.report.diff import document_diff
 from skillharness.eval.report.holdout import holdout_headline, holdout_rows, read_score
 from skillharness.eval.report.model import Headline, ReportData, RunSummary, Score
@@ -139,3 +143,27 @@ def test_the_page_never_shows_a_store_password() -> None:
 
     assert _shown("postgresql://harness:secret@db/runs") == "postgresql://harness:***@db/runs"
     assert _shown("sqlite:////tmp/runs.sqlite") == "sqlite:////tmp/runs.sqlite"
+
+
+async def test_the_report_logs_to_a_local_mlflow_file_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("mlflow", reason="MLflow is optional: pip install 'skillharness[mlflow]'")
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow 3 keeps its file store opt-in
+    url, uri = f"sqlite:///{tmp_path / 'runs.sqlite'}", (tmp_path / "mlruns").as_uri()
+    written = await build_training_store(url, "train-ml", val_questions(12), epochs=1, steps=1, draws=8)
+    build_report(url, "train-ml", tmp_path / "report.html", mlflow_uri=uri, mlflow_experiment="exp")
+
+    client = MlflowClient(tracking_uri=uri)
+    experiment = client.get_experiment_by_name("exp")
+    assert experiment is not None
+    (run,) = client.search_runs([experiment.experiment_id])
+    assert run.data.tags["skillharness.run_id"] == "train-ml"
+    assert run.data.params["model"] == "sim-vl"
+    history = client.get_metric_history(run.info.run_id, "val_accuracy")
+    assert len(history) == len(written.decisions)
+    b_correct, n = written.baseline
+    assert run.data.metrics["val/baseline_accuracy"] == pytest.approx(b_correct / n)
+    assert {a.path for a in client.list_artifacts(run.info.run_id)} == {"report.html", "report.json"}

@@ -31,6 +31,8 @@ def report(
         confidence=settings.eval.confidence,
         workspace=folder / "workspace",
         oracle_url=oracle_url,
+        mlflow_uri=settings.report.mlflow_uri,
+        mlflow_experiment=settings.report.mlflow_experiment,
     )
     typer.echo(f"report: {files.html}\ndata:   {files.json}")
 

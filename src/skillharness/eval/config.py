@@ -12,3 +12,12 @@ class EvalConfig(StrictModel):
 
     run_holdout_eval: bool | None = Field(None, description="Must be set explicitly before training.")
     confidence: float = Field(0.95, gt=0, lt=1)
+
+
+class ReportConfig(StrictModel):
+    """The ``report`` section: where ``skillharness report`` also logs the run (optional)."""
+
+    mlflow_uri: str | None = Field(
+        None, description="MLflow tracking URI; when set, the report logs params, metrics and itself there."
+    )
+    mlflow_experiment: str = Field("skillharness", min_length=1, description="The MLflow experiment name.")

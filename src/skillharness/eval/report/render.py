@@ -8,6 +8,7 @@ network request and needs no server.
 from __future__ import annotations
 
 import math
+import os
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 
 from skillharness.eval.report.model import Headline, ReportData
 from skillharness.eval.report.plots import MAX_GATE_PANELS, cost_svg, gates_svg, learning_curves_svg
-from skillharness.util.atomic import atomic_write_text
+from skillharness.util.atomic import atomic_open
 
 __all__ = ["SECTIONS", "ReportFiles", "render_html", "verdict", "write_report"]
 
@@ -160,11 +161,17 @@ def render_html(data: ReportData) -> str:
     return _environment().get_template("report.html.j2").render(_context(data))
 
 
+def _write(path: Path, text: str) -> None:
+    with atomic_open(path) as handle:
+        os.fchmod(handle.fileno(), 0o644)  # a page to share: readable like any document, not 0600
+        handle.write(text.encode("utf-8"))
+
+
 def write_report(data: ReportData, out: Path | str) -> ReportFiles:
     """Write the page to ``out`` and the same data as JSON beside it (``out`` with ``.json``), atomically."""
     html_path = Path(out)
     json_path = html_path.with_suffix(".json")
     html_path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(html_path, render_html(data))
-    atomic_write_text(json_path, data.model_dump_json(indent=1))
+    _write(html_path, render_html(data))
+    _write(json_path, data.model_dump_json(indent=1))
     return ReportFiles(html=html_path, json=json_path)
