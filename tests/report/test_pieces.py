@@ -62,7 +62,16 @@ def test_holdout_rows_flatten_tables_at_any_depth() -> None:
         ("by_duration", "short"),
         ("by_duration", "long"),
     ]
-    assert rows[0].cells == {"baseline.correct": 3, "baseline.n": 7, "final.correct": 4, "final.n": 7}
+    cells = rows[0].cells
+    assert {k: cells[k] for k in ("baseline.correct", "baseline.n", "final.correct", "final.n")} == {
+        "baseline.correct": 3,
+        "baseline.n": 7,
+        "final.correct": 4,
+        "final.n": 7,
+    }
+    assert cells["final.accuracy"] == pytest.approx(4 / 7)
+    assert cells["final.interval"].startswith("[")  # the Wilson interval, computed where it was not stored
+    assert "accuracy" not in rows[1].cells
 
 
 def test_the_diff_marks_each_line_with_its_region() -> None:

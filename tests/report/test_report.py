@@ -61,6 +61,7 @@ async def test_every_section_is_present_and_numbers_equal_the_store(tmp_path: Pa
     added = page[f"edit-{accepted[0].gate_index}"].find_all("div", cls="add")
     assert any(accepted[0].rationale in line.text for line in added)  # the diff shows the added rule
 
+    assert int(page["gate-draws"].text) == sum(len(obs) for obs in written.observations.values())
     assert len(page["waterfall"].find_all("tr")) - 1 == len(written.steps)
     defects = sum(1 for d in written.diagnoses if d.cause == "defect")
     verdict_cells = page["verdicts"].find_all("td", cls="n")

@@ -338,7 +338,7 @@ def collect_report(
         steps=_steps(reader, run_id),
         diagnoses=_diagnoses(reader, run_id),
         holdout_raw=_finite(metrics.get("holdout")),
-        holdout_rows=holdout_rows(metrics.get("holdout")),
+        holdout_rows=holdout_rows(metrics.get("holdout"), confidence=confidence),
         rollouts_by_purpose=dict(sorted(rollouts.items())),
         task_types=task_types,
     )

@@ -129,7 +129,25 @@ def _is_row(value: dict[str, Any]) -> bool:
     )
 
 
-def holdout_rows(value: Any, group: str = "holdout", depth: int = 0) -> list[HoldoutRow]:
+def _with_intervals(cells: dict[str, Any], confidence: float) -> dict[str, Any]:
+    """Cells plus ``<arm>.accuracy`` and ``<arm>.interval`` wherever ``<arm>.correct`` and ``.n`` exist."""
+    out = dict(cells)
+    for key in cells:
+        if not key.endswith("correct"):
+            continue
+        prefix = key[: -len("correct")]
+        score = read_score(
+            prefix.rstrip("."), {"correct": cells[key], "n": cells.get(f"{prefix}n")}, confidence
+        )
+        if score is not None and score.low is not None and score.high is not None:
+            out.setdefault(f"{prefix}accuracy", score.accuracy)
+            out.setdefault(f"{prefix}interval", f"[{100 * score.low:.1f}%, {100 * score.high:.1f}%]")
+    return out
+
+
+def holdout_rows(
+    value: Any, group: str = "holdout", depth: int = 0, confidence: float = 0.95
+) -> list[HoldoutRow]:
     """Every object with scalar fields in the metric, as a row (group, label, flattened cells)."""
     rows: list[HoldoutRow] = []
     if depth > _MAX_DEPTH:
@@ -146,7 +164,8 @@ def holdout_rows(value: Any, group: str = "holdout", depth: int = 0) -> list[Hol
         return rows
     for label, child in items:
         if isinstance(child, dict) and _is_row(child):
-            rows.append(HoldoutRow(group=group, label=label, cells=_flatten(child)))
+            cells = _with_intervals(_flatten(child), confidence)
+            rows.append(HoldoutRow(group=group, label=label, cells=cells))
         elif isinstance(child, dict | list):
-            rows.extend(holdout_rows(child, f"{group}.{label}" if depth else label, depth + 1))
+            rows.extend(holdout_rows(child, f"{group}.{label}" if depth else label, depth + 1, confidence))
     return rows

@@ -143,8 +143,10 @@ def cost_svg(usage: Sequence[RoleUsage]) -> str | None:
         ("tokens (prompt + completion)", [u.prompt_tokens + u.completion_tokens for u in usage]),
         ("cost", [u.cost for u in usage]),
     ]
+    if not any(u.cost for u in usage):  # a local endpoint or the simulator: nothing to chart
+        panels.pop()
     for i, (title, values) in enumerate(panels):
-        ax = fig.add_subplot(1, 3, i + 1)
+        ax = fig.add_subplot(1, len(panels), i + 1)
         ax.barh(roles, values, color="#457b9d")
         ax.set_title(title, fontsize=8)
         ax.tick_params(labelsize=7)

@@ -146,6 +146,7 @@ def _context(data: ReportData) -> dict[str, Any]:
         "verdicts": verdicts,
         "holdout_groups": _holdout_groups(data),
         "draws_by_step": dict(draws_by_step),
+        "total_draws": sum(g.draws for g in data.gates),
         "curves_svg": learning_curves_svg(data.curves, data.epoch_ends, data.task_types)
         if data.curves
         else None,
