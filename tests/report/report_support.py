@@ -140,6 +140,9 @@ class TrainingStoreBuilder:
         answers = [(q, t, self.rng.random() < 0.4) for q, t in self.val]
         await write_run(self.store, f"{self.run_id}.baseline", RunKind.INFER, "val", self.run_id, answers)
         self.written.baseline = (sum(1 for a in answers if a[2]), len(answers))
+        self.base_class = {t: [sum(1 for a in answers if a[1] == t and a[2]), 0] for t in TASK_TYPES}
+        for _, t, _ in answers:
+            self.base_class[t][1] += 1
 
     async def step(
         self, epoch: int, step: int, bundle: Bundle | None, ws: Workspace | None, draws: int
@@ -300,6 +303,16 @@ class TrainingStoreBuilder:
         self.records.append(RunMetric(run_id=self.run_id, name=name, value=value))
         self.written.metrics[name] = value
 
+    def _final_class(self, correct: int) -> dict[str, list[int]]:
+        """``correct`` spread over the classes, baseline first, then filling up class by class."""
+        out = {t: list(v) for t, v in self.base_class.items()}
+        left = correct - sum(v[0] for v in out.values())
+        for cell in out.values():
+            extra = min(max(left, 0), cell[1] - cell[0])
+            cell[0] += extra
+            left -= extra
+        return out
+
     async def finish(self, version: str, workspace: Path | None, test: list[tuple[str, str]]) -> None:
         final_correct = self.rng.randrange(self.written.baseline[0], len(self.val) + 1)
         self.written.final = (final_correct, len(self.val))
@@ -320,8 +333,8 @@ class TrainingStoreBuilder:
         self.metric(
             "val_scores",
             {
-                "baseline": {"correct": b_correct, "n": n, "per_class": {}},
-                "final": {"correct": final_correct, "n": n, "per_class": {}},
+                "baseline": {"correct": b_correct, "n": n, "per_class": self.base_class},
+                "final": {"correct": final_correct, "n": n, "per_class": self._final_class(final_correct)},
             },
         )
         self.metric(

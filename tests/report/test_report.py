@@ -40,6 +40,12 @@ async def test_every_section_is_present_and_numbers_equal_the_store(tmp_path: Pa
     assert float(page["test-baseline"].attrs["data-value"]) == pytest.approx(9 / 20)
     assert float(page["test-final"].attrs["data-value"]) == pytest.approx(13 / 20)
     assert "p=0.2188" in page["headline"].text
+    per_class = written.metrics["val_scores"]["final"]["per_class"]
+    class_rows = page["val-by-class"].find_all("tr")[1:]
+    assert [r.find_all("td")[0].text for r in class_rows] == sorted(per_class)
+    for row in class_rows:
+        correct, total = per_class[row.find_all("td")[0].text]
+        assert float(row.find_all("td")[2].attrs["data-value"]) == pytest.approx(correct / total)
     assert float(page["alpha-sum"].attrs["data-value"]) == pytest.approx(
         written.metrics["alpha_spent"]["sum"]
     )

@@ -15,6 +15,7 @@ from skillharness import __version__
 from skillharness.eval.report.diff import document_diff
 from skillharness.eval.report.holdout import holdout_headline, holdout_rows
 from skillharness.eval.report.model import (
+    ClassScore,
     CurvePoint,
     DiagnosisCount,
     EpochEnd,
@@ -120,6 +121,21 @@ def _val_headline(reader: RunReader, run_id: str, metrics: dict[str, Any], confi
         final=found["final"],
         gain={k: float(v) for k, v in gain.items()} if isinstance(gain, dict) else None,
     )
+
+
+def _val_by_class(metrics: dict[str, Any], confidence: float) -> list[ClassScore]:
+    """Per task type baseline and final on val, from ``val_scores`` (``per_class``: [correct, n])."""
+    scores = metrics.get("val_scores") or {}
+    per_arm = {arm: (scores.get(arm) or {}).get("per_class") or {} for arm in ("baseline", "final")}
+    rows = []
+    for task_type in sorted(set(per_arm["baseline"]) | set(per_arm["final"])):
+        found: dict[str, Score | None] = {}
+        for arm, table in per_arm.items():
+            cell = table.get(task_type)
+            ok = isinstance(cell, list | tuple) and len(cell) == 2
+            found[arm] = score_of(arm, int(cell[0]), int(cell[1]), confidence) if ok else None
+        rows.append(ClassScore(task_type=task_type, baseline=found["baseline"], final=found["final"]))
+    return rows
 
 
 def _usage(metrics: dict[str, Any]) -> list[RoleUsage]:
@@ -330,6 +346,7 @@ def collect_report(
         partial_reasons=reasons,
         final=metrics.get("final"),
         headlines=headlines,
+        val_by_class=_val_by_class(metrics, confidence),
         usage=_usage(metrics),
         curves=curves,
         epoch_ends=_epoch_ends(metrics),

@@ -13,6 +13,7 @@ from pydantic import Field
 from skillharness.util.model import StrictModel
 
 __all__ = [
+    "ClassScore",
     "CurvePoint",
     "DiagnosisCount",
     "DiffLine",
@@ -72,6 +73,14 @@ class Headline(StrictModel):
     gain: dict[str, float] | None = None
     mcnemar: dict[str, Any] | None = None
     agreement: str | None = None  # the val/holdout agreement flag, as the holdout metric states it
+
+
+class ClassScore(StrictModel):
+    """Baseline against final on one task type of val."""
+
+    task_type: str
+    baseline: Score | None
+    final: Score | None
 
 
 class RoleUsage(StrictModel):
@@ -207,6 +216,7 @@ class ReportData(StrictModel):
     partial_reasons: list[str]
     final: dict[str, Any] | None
     headlines: list[Headline]
+    val_by_class: list[ClassScore] = Field(default_factory=list)
     usage: list[RoleUsage]
     curves: list[CurvePoint]
     epoch_ends: list[EpochEnd]
