@@ -51,6 +51,8 @@ class Written:
     steps: list[TrainStepRow] = field(default_factory=list)
     diagnoses: list[DiagnosisRow] = field(default_factory=list)
     workspace: Path | None = None
+    baseline_answers: list[tuple[str, str, bool]] = field(default_factory=list)
+    final_answers: list[tuple[str, str, bool]] = field(default_factory=list)
     open_log: RunLog | None = None  # the training run's log, left open for an in-progress run
     store: RunStore | None = None
 
@@ -140,6 +142,7 @@ class TrainingStoreBuilder:
         answers = [(q, t, self.rng.random() < 0.4) for q, t in self.val]
         await write_run(self.store, f"{self.run_id}.baseline", RunKind.INFER, "val", self.run_id, answers)
         self.written.baseline = (sum(1 for a in answers if a[2]), len(answers))
+        self.written.baseline_answers = answers
         self.base_class = {t: [sum(1 for a in answers if a[1] == t and a[2]), 0] for t in TASK_TYPES}
         for _, t, _ in answers:
             self.base_class[t][1] += 1
@@ -316,6 +319,13 @@ class TrainingStoreBuilder:
     async def finish(self, version: str, workspace: Path | None, test: list[tuple[str, str]]) -> None:
         final_correct = self.rng.randrange(self.written.baseline[0], len(self.val) + 1)
         self.written.final = (final_correct, len(self.val))
+        # the final bundle's val score, a child run named by its hash (paired with the baseline)
+        right = set(self.rng.sample(range(len(self.val)), final_correct))
+        final_answers = [(q, t, i in right) for i, (q, t) in enumerate(self.val)]
+        await write_run(
+            self.store, f"{self.run_id}.val.{'f' * 16}", RunKind.INFER, "val", self.run_id, final_answers
+        )
+        self.written.final_answers = final_answers
         b_correct, n = self.written.baseline
         self.metric(
             "final",

@@ -40,6 +40,14 @@ async def test_every_section_is_present_and_numbers_equal_the_store(tmp_path: Pa
     assert float(page["test-baseline"].attrs["data-value"]) == pytest.approx(9 / 20)
     assert float(page["test-final"].attrs["data-value"]) == pytest.approx(13 / 20)
     assert "p=0.2188" in page["headline"].text
+    # McNemar on val pairs the baseline run with the final bundle's val run, question by question
+    pairs = zip(written.baseline_answers, written.final_answers, strict=True)
+    flips = [(before[2], after[2]) for before, after in pairs]
+    b = sum(1 for x, y in flips if x and not y)
+    c = sum(1 for x, y in flips if y and not x)
+    val_row = page["headline"].find_all("tr")[1].find_all("td")
+    assert f"b={b} c={c}" in val_row[4].text
+    assert f"pairs={n}" in val_row[4].text
     per_class = written.metrics["val_scores"]["final"]["per_class"]
     class_rows = page["val-by-class"].find_all("tr")[1:]
     assert [r.find_all("td")[0].text for r in class_rows] == sorted(per_class)

@@ -11,6 +11,8 @@ from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from typing import Any
 
+from scipy.stats import binomtest
+
 from skillharness import __version__
 from skillharness.eval.report.diff import document_diff
 from skillharness.eval.report.holdout import holdout_headline, holdout_rows
@@ -43,7 +45,7 @@ from skillharness.store import (
 from skillharness.train.config import GateConfig
 from skillharness.train.gate import stage_ends
 
-__all__ = ["collect_report", "score_of", "summarize_run"]
+__all__ = ["collect_report", "score_of", "summarize_run", "val_mcnemar"]
 
 
 def _parse_time(text: str | None) -> datetime | None:
@@ -101,6 +103,35 @@ def _run_score(reader: RunReader, run_id: str, label: str, confidence: float) ->
     return score_of(label, sum(1 for p in rows if p.correct), len(rows), confidence)
 
 
+def _first_samples(reader: RunReader, run_id: str) -> dict[str, bool]:
+    return {
+        p.question_id: bool(p.correct)
+        for p in reader.predictions(run_id)
+        if p.sample_idx == 0 and p.status is not PredictionStatus.INFRA_ERROR
+    }
+
+
+def val_mcnemar(reader: RunReader, run_id: str, final: dict[str, Any]) -> dict[str, Any] | None:
+    """Exact two-sided McNemar of baseline against final on val, paired by question.
+
+    The final bundle's val score is the child run ``RUN.val.<bundle hash[:16]>`` the loop wrote;
+    without it (or the baseline run) there is nothing to pair.
+    """
+    baseline_run = final.get("baseline_run") or f"{run_id}.baseline"
+    final_hash = str(final.get("bundle_hash") or "")
+    final_run = f"{run_id}.val.{final_hash[:16]}"
+    if not final_hash or final_run not in {info.run_id for info in reader.children(run_id)}:
+        return None
+    before, after = _first_samples(reader, baseline_run), _first_samples(reader, final_run)
+    pairs = [(before[q], after[q]) for q in before.keys() & after.keys()]
+    if not pairs:
+        return None
+    b = sum(1 for x, y in pairs if x and not y)  # right before, wrong after
+    c = sum(1 for x, y in pairs if y and not x)
+    p = binomtest(c, b + c, 0.5).pvalue if b + c else 1.0
+    return {"b": b, "c": c, "p": float(p), "pairs": len(pairs)}
+
+
 def _val_headline(reader: RunReader, run_id: str, metrics: dict[str, Any], confidence: float) -> Headline:
     scores = metrics.get("val_scores") or {}
     found: dict[str, Score | None] = {}
@@ -115,11 +146,13 @@ def _val_headline(reader: RunReader, run_id: str, metrics: dict[str, Any], confi
         baseline_run = (metrics.get("final") or {}).get("baseline_run") or f"{run_id}.baseline"
         found["baseline"] = _run_score(reader, baseline_run, "baseline", confidence)
     gain = metrics.get("val_gain")
+    final = metrics.get("final")
     return Headline(
         pool="val",
         baseline=found["baseline"],
         final=found["final"],
         gain={k: float(v) for k, v in gain.items()} if isinstance(gain, dict) else None,
+        mcnemar=val_mcnemar(reader, run_id, final) if isinstance(final, dict) else None,
     )
 
 
