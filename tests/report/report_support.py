@@ -12,22 +12,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from run_rows import documents, provenance, wealth_path, write_run
+
 from skillharness.data import slugify
 from skillharness.infer import wilson
-from skillharness.llm.types import SamplingParams
-from skillharness.skills import Bundle, EditRecord, EditSet, EditTarget, Workspace, initial_bundle
+from skillharness.skills import Bundle, EditRecord, Workspace, initial_bundle
 from skillharness.store import (
     DiagnosisRow,
     DualMetricRow,
     GateDecisionRow,
     GateObservationRow,
     LedgerRecord,
-    Prediction,
-    PredictionStatus,
     RunKind,
     RunLog,
     RunMetric,
-    RunProvenance,
     RunStatus,
     RunStore,
     TrainStepRow,
@@ -57,74 +55,6 @@ class Written:
     store: RunStore | None = None
 
 
-def provenance(run_id: str, kind: RunKind, pool: str | None, parent: str | None) -> RunProvenance:
-    return RunProvenance(
-        run_id=run_id,
-        kind=kind,
-        config_hash="c" * 64,
-        bundle_hash="b" * 64,
-        pools_sha256="ab12" * 16,
-        pool=pool,
-        model="sim-vl",
-        endpoints=("http://127.0.0.1:8000/v1",),
-        sampling=SamplingParams(temperature=0.0, seed=7),
-        parent_run_id=parent,
-    )
-
-
-async def write_run(
-    store: RunStore,
-    run_id: str,
-    kind: RunKind,
-    pool: str | None,
-    parent: str | None,
-    answers: list[tuple[str, str, bool]],
-    status: RunStatus = RunStatus.FINISHED,
-) -> None:
-    """A run with one first-sample prediction per (question id, task type, correct)."""
-    log = await store.open_run(provenance(run_id, kind, pool, parent))
-    for question_id, task_type, correct in answers:
-        await log.write_prediction(
-            Prediction(
-                run_id=run_id,
-                question_id=question_id,
-                task_type=task_type,
-                duration="short",
-                answer="A" if correct else "B",
-                correct=correct,
-                status=PredictionStatus.OK,
-                prompt_tokens=120,
-                completion_tokens=6,
-            )
-        )
-    if status is RunStatus.RUNNING:
-        await log.flush()
-        return
-    await log.close(status)
-
-
-def _wealth_path(rng: random.Random, draws: int, accept: bool) -> list[tuple[int, int, int, float, float]]:
-    """Paired outcomes and the wealth (and mirror harm wealth) after each, with a fixed bet."""
-    rows: list[tuple[int, int, int, float, float]] = []
-    wealth, harm = 1.0, 1.0
-    for i in range(draws):
-        cand = int(rng.random() < (0.8 if accept else 0.45))
-        inc = int(rng.random() < 0.5)
-        wealth *= 1 + 0.3 * (cand - inc)
-        harm *= 1 + 0.3 * (inc - cand)
-        rows.append((i, cand, inc, wealth, harm))
-    return rows
-
-
-def _documents(bundle: Bundle, task_type: str, note: str) -> tuple[Bundle, str, str]:
-    target = EditTarget.skill(task_type)
-    body = bundle.skill(task_type).body
-    edit = EditSet(skill_update_mode="rewrite", edits=(), body=f"{body}\n- {note}", rationale=note)
-    after = bundle.apply(target, edit)
-    assert isinstance(after, Bundle)
-    return after, bundle.text_of(target), after.text_of(target)
-
-
 class TrainingStoreBuilder:
     """Builds one training run's rows; ``finished=False`` stops half-way (an interrupted run)."""
 
@@ -143,9 +73,11 @@ class TrainingStoreBuilder:
         await write_run(self.store, f"{self.run_id}.baseline", RunKind.INFER, "val", self.run_id, answers)
         self.written.baseline = (sum(1 for a in answers if a[2]), len(answers))
         self.written.baseline_answers = answers
-        self.base_class = {t: [sum(1 for a in answers if a[1] == t and a[2]), 0] for t in TASK_TYPES}
-        for _, t, _ in answers:
-            self.base_class[t][1] += 1
+        self.base_class: dict[str, list[int]] = {}
+        for _, t, correct in answers:
+            cell = self.base_class.setdefault(t, [0, 0])
+            cell[0] += int(correct)
+            cell[1] += 1
 
     async def step(
         self, epoch: int, step: int, bundle: Bundle | None, ws: Workspace | None, draws: int
@@ -203,14 +135,14 @@ class TrainingStoreBuilder:
         index, label = self.gate_index, f"skill:{slugify(task_type)}"
         self.gate_index += 1
         base = bundle or initial_bundle()
-        after, before_doc, after_doc = _documents(base, task_type, f"rule {index} <count & check>")
+        after, before_doc, after_doc = documents(base, task_type, f"rule {index} <count & check>")
         version_before = ws.current_version if ws else "v0000"
         version_after = None
         n = 0 if reason == "reject_invalid" else draws
         alpha = 0.0 if n == 0 else 0.05 / (index + 1) ** 2
         self.alpha_sum += alpha
         obs = []
-        for i, cand, inc, wealth, harm in _wealth_path(self.rng, n, reason == "accept"):  # type: ignore[misc]
+        for i, cand, inc, wealth, harm in wealth_path(self.rng, n, reason == "accept"):  # type: ignore[misc]
             obs.append(
                 GateObservationRow(
                     train_run_id=self.run_id,
