@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from run_rows import documents, provenance, wealth_path, write_run
+from run_rows import decision_evidence, documents, observations, provenance, wealth_path, write_run
 
 from skillharness.data import slugify
 from skillharness.infer import wilson
@@ -33,6 +33,33 @@ from skillharness.store import (
 
 TASK_TYPES = ("Counting Problem", "OCR Problems", "Action Recognition")
 REASONS = ("accept", "reject_evidence", "reject_inertia", "reject_invalid")
+USAGE = {
+    role: dict(
+        zip(
+            ("calls", "cache_hits", "errors", "prompt_tokens", "completion_tokens", "cost", "latency_s"),
+            v,
+            strict=True,
+        )
+    )
+    for role, v in {
+        "agent": (812, 40, 2, 90000, 4000, 0.0, 301.5),
+        "judge": (57, 3, 0, 30000, 2100, 0.0, 20.0),
+        "evolve": (18, 0, 0, 25000, 5200, 0.0, 12.0),
+    }.items()
+}
+# The held-out evaluation's metric, in one plausible shape (the report's adapter reads any).
+HOLDOUT = {
+    "test": {
+        "baseline": {"correct": 9, "n": 20},
+        "final": {"correct": 13, "n": 20},
+        "paired_difference": {"diff": 0.2, "low": -0.05, "high": 0.45},
+        "mcnemar": {"b": 1, "c": 5, "p": 0.21875},
+        "agreement": "agree",
+    },
+    "per_task_type": {
+        t: {"baseline": {"correct": 3, "n": 7}, "final": {"correct": 4, "n": 7}} for t in TASK_TYPES
+    },
+}
 
 
 @dataclass
@@ -141,23 +168,10 @@ class TrainingStoreBuilder:
         n = 0 if reason == "reject_invalid" else draws
         alpha = 0.0 if n == 0 else 0.05 / (index + 1) ** 2
         self.alpha_sum += alpha
-        obs = []
-        for i, cand, inc, wealth, harm in wealth_path(self.rng, n, reason == "accept"):  # type: ignore[misc]
-            obs.append(
-                GateObservationRow(
-                    train_run_id=self.run_id,
-                    gate_index=index,
-                    draw_index=i,
-                    question_id=self.val[i % len(self.val)][0],
-                    task_type=task_type,
-                    sample_idx=0,
-                    arm="pair",
-                    candidate=cand,
-                    incumbent=inc,
-                    wealth=wealth,
-                    harm_wealth=harm,
-                )
-            )
+        questions = [self.val[i % len(self.val)][0] for i in range(n)]
+        obs = observations(
+            self.run_id, index, task_type, questions, wealth_path(self.rng, n, reason == "accept")
+        )
         if reason == "accept":
             if ws is not None:
                 version_after = ws.commit(
@@ -166,24 +180,7 @@ class TrainingStoreBuilder:
             else:
                 version_after = f"v{index + 1:04d}"
             bundle = after
-        wins = sum(1 for o in obs if (o.candidate or 0) > (o.incumbent or 0))
-        losses = sum(1 for o in obs if (o.candidate or 0) < (o.incumbent or 0))
-        decision = {
-            "kind": reason,
-            "wealth": obs[-1].wealth if obs else 1.0,
-            "harm_wealth": obs[-1].harm_wealth if obs else 1.0,
-            "threshold": 1 / alpha if alpha else 0.0,
-            "n": n,
-            "wins": wins,
-            "losses": losses,
-            "ties": n - wins - losses,
-            "infra": 0,
-            "stage": 1,
-            "next_request": 0,
-        }
-        evidence: dict[str, Any] = {"alpha": alpha, "guard": None, "choice": "rank"}
-        if n:
-            evidence["decision"] = decision
+        evidence = decision_evidence(reason, alpha, obs)
         row = GateDecisionRow(
             train_run_id=self.run_id,
             gate_index=index,
@@ -200,24 +197,27 @@ class TrainingStoreBuilder:
             document_before=before_doc,
             document_after=None if reason == "reject_invalid" else after_doc,
         )
+        dual = self._dual(epoch, step, task_type, index, version_after or version_before)
+        self.records += [row, *obs, dual]
+        self.written.decisions.append(row)
+        self.written.observations[index] = obs
+        return bundle
+
+    def _dual(self, epoch: int, step: int, task_type: str, index: int, version: str) -> DualMetricRow:
         self.ema[task_type] = 0.3 * (0.5 + 0.01 * index) + 0.7 * self.ema[task_type]
         correct = self.rng.randrange(len(self.val) // 3, len(self.val))
-        dual = DualMetricRow(
+        return DualMetricRow(
             train_run_id=self.run_id,
             epoch=epoch,
             step=step,
-            target=label,
-            version=version_after or version_before,
+            target=f"skill:{slugify(task_type)}",
+            version=version,
             target_correct=correct // 3,
             target_n=len(self.val) // 3,
             val_correct=correct,
             val_n=len(self.val),
             ema=dict(self.ema),
         )
-        self.records += [row, *obs, dual]
-        self.written.decisions.append(row)
-        self.written.observations[index] = obs
-        return bundle
 
     def epoch_end(self, epoch: int, version: str) -> None:
         correct = self.rng.randrange(len(self.val) // 2, len(self.val))
@@ -287,56 +287,10 @@ class TrainingStoreBuilder:
                 "bound": "run-wide: P(any false accept) <= alpha",
             },
         )
-        self.metric(
-            "usage",
-            {
-                "agent": {
-                    "calls": 812,
-                    "cache_hits": 40,
-                    "errors": 2,
-                    "prompt_tokens": 90000,
-                    "completion_tokens": 4000,
-                    "cost": 0.0,
-                    "latency_s": 301.5,
-                },
-                "judge": {
-                    "calls": 57,
-                    "cache_hits": 3,
-                    "errors": 0,
-                    "prompt_tokens": 30000,
-                    "completion_tokens": 2100,
-                    "cost": 0.0,
-                    "latency_s": 20.0,
-                },
-                "evolve": {
-                    "calls": 18,
-                    "cache_hits": 0,
-                    "errors": 0,
-                    "prompt_tokens": 25000,
-                    "completion_tokens": 5200,
-                    "cost": 0.0,
-                    "latency_s": 12.0,
-                },
-            },
-        )
+        self.metric("usage", USAGE)
         answers = [(q, t, self.rng.random() < 0.55) for q, t in test]
         await write_run(self.store, f"{self.run_id}.holdout", RunKind.EVAL, "test", self.run_id, answers)
-        self.metric(
-            "holdout",
-            {
-                "test": {
-                    "baseline": {"correct": 9, "n": 20},
-                    "final": {"correct": 13, "n": 20},
-                    "paired_difference": {"diff": 0.2, "low": -0.05, "high": 0.45},
-                    "mcnemar": {"b": 1, "c": 5, "p": 0.21875},
-                    "agreement": "agree",
-                },
-                "per_task_type": {
-                    t: {"baseline": {"correct": 3, "n": 7}, "final": {"correct": 4, "n": 7}}
-                    for t in TASK_TYPES
-                },
-            },
-        )
+        self.metric("holdout", HOLDOUT)
 
     async def close(self, status: RunStatus) -> None:
         self.store.upsert(self.records)

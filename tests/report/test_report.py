@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from html_support import parse_page
-from report_support import build_training_store, finish_open, val_questions
+from html_support import Page, parse_page
+from report_support import Written, build_training_store, finish_open, val_questions
 
 from skillharness.errors import StoreError
 from skillharness.eval.report import SECTIONS, ReportData, build_report
@@ -19,17 +19,7 @@ def _url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'runs.sqlite'}"
 
 
-async def test_every_section_is_present_and_numbers_equal_the_store(tmp_path: Path) -> None:
-    url = _url(tmp_path)
-    written = await build_training_store(url, "train-a", val_questions(30), epochs=2, steps=2, draws=24)
-    files = build_report(url, "train-a", tmp_path / "out" / "report.html", gate=GateConfig())
-    page = parse_page(files.html.read_text())
-
-    for ident, title in SECTIONS:
-        assert page[ident].tag == "section"
-        assert title in page[ident].text
-    assert "partial-banner" not in page.by_id
-
+def _check_headline(page: Page, written: Written) -> None:
     b_correct, n = written.baseline
     f_correct, _ = written.final or (0, 0)
     assert float(page["val-baseline"].attrs["data-value"]) == pytest.approx(b_correct / n)
@@ -54,11 +44,12 @@ async def test_every_section_is_present_and_numbers_equal_the_store(tmp_path: Pa
     for row in class_rows:
         correct, total = per_class[row.find_all("td")[0].text]
         assert float(row.find_all("td")[2].attrs["data-value"]) == pytest.approx(correct / total)
-    assert float(page["alpha-sum"].attrs["data-value"]) == pytest.approx(
-        written.metrics["alpha_spent"]["sum"]
-    )
+    alpha = written.metrics["alpha_spent"]["sum"]
+    assert float(page["alpha-sum"].attrs["data-value"]) == pytest.approx(alpha)
     assert page["pools-sha256"].text == "ab12" * 16
 
+
+def _check_gates_and_edits(page: Page, written: Written) -> None:
     rows = page["gate-table"].find_all("tr")[1:]
     assert len(rows) == len(written.decisions) == 12
     for decision in written.decisions:
@@ -75,25 +66,41 @@ async def test_every_section_is_present_and_numbers_equal_the_store(tmp_path: Pa
     added = page[f"edit-{accepted[0].gate_index}"].find_all("div", cls="add")
     assert any(accepted[0].rationale in line.text for line in added)  # the diff shows the added rule
 
+
+def _check_diagnosis_and_cost(page: Page, written: Written) -> None:
     assert int(page["gate-draws"].text) == sum(len(obs) for obs in written.observations.values())
     assert len(page["waterfall"].find_all("tr")) - 1 == len(written.steps)
     defects = sum(1 for d in written.diagnoses if d.cause == "defect")
     verdict_cells = page["verdicts"].find_all("td", cls="n")
     assert sum(int(c.text) for c in verdict_cells) == len(written.diagnoses) > defects
-    agent_calls = [
+    agent = [
         r for r in page["overview"].find_all("tr") if r.find_all("td") and r.find_all("td")[0].text == "agent"
     ]
-    assert agent_calls[0].find_all("td")[1].text == "812"
-    assert page["epoch-ends"].find_all("td", cls="n")[0].attrs["data-value"] == str(
-        written.metrics["epoch_end/001"]["accuracy"]
-    )
+    assert agent[0].find_all("td")[1].text == "812"
+    first_end = page["epoch-ends"].find_all("td", cls="n")[0].attrs["data-value"]
+    assert first_end == str(written.metrics["epoch_end/001"]["accuracy"])
+
+
+async def test_every_section_is_present_and_numbers_equal_the_store(tmp_path: Path) -> None:
+    url = _url(tmp_path)
+    written = await build_training_store(url, "train-a", val_questions(30), epochs=2, steps=2, draws=24)
+    files = build_report(url, "train-a", tmp_path / "out" / "report.html", gate=GateConfig())
+    page = parse_page(files.html.read_text())
+
+    for ident, title in SECTIONS:
+        assert page[ident].tag == "section"
+        assert title in page[ident].text
+    assert "partial-banner" not in page.by_id
+    _check_headline(page, written)
+    _check_gates_and_edits(page, written)
+    _check_diagnosis_and_cost(page, written)
 
     data = ReportData.model_validate_json(files.json.read_text())
     assert files.json == files.html.with_suffix(".json")
     assert len(data.gates) == 12
     assert not data.partial
     assert data.headlines[0].baseline is not None
-    assert data.headlines[0].baseline.correct == b_correct
+    assert data.headlines[0].baseline.correct == written.baseline[0]
     assert [p.draw_index for p in data.gates[0].path] == list(range(24))
     assert data.rollouts_by_purpose["rollout"] == 4 * 12
     assert json.loads(files.json.read_text())["run"]["run_id"] == "train-a"
