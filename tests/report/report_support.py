@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from run_rows import decision_evidence, documents, observations, provenance, wealth_path, write_run
+from report_rows import decision_evidence, documents, observations, provenance, wealth_path, write_run
 
 from skillharness.data import slugify
 from skillharness.infer import wilson

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from html_support import Page, parse_page
+from report_html import Page, parse_page
 from report_support import Written, build_training_store, finish_open, val_questions
 
 from skillharness.errors import StoreError

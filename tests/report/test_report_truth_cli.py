@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import typer
 import yaml
-from html_support import parse_page
+from report_html import parse_page
 from report_support import build_training_store, val_questions
 from typer.testing import CliRunner
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser_support import Browser, chromium_path, launch
+from report_browser import Browser, chromium_path, launch
 from report_support import build_training_store, val_questions
 
 from skillharness.eval.report import build_report
