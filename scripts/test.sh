@@ -2,8 +2,10 @@
 # The project's one test command (README, `make test`, `.ci/run`).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-[ -f .venv/.installed ] || scripts/bootstrap.sh || exit 1
+# Re-install when pyproject.toml changed since the last install (a new pinned dependency).
+[ .venv/.installed -nt pyproject.toml ] || scripts/bootstrap.sh || exit 1
 scripts/ensure-services.sh
+scripts/ensure-chromium.sh
 # Builds llama.cpp's server once (about 5 minutes) and caches it; prints LLAMA_SERVER=/LLAMA_MODEL=.
 if llama_env=$(scripts/ensure-llama-server.sh); then
   export $llama_env

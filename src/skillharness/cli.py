@@ -48,6 +48,7 @@ def _register() -> None:
     from skillharness.commands import gate as gate_cmd
     from skillharness.commands import infer as infer_cmd
     from skillharness.commands import preflight as preflight_cmd
+    from skillharness.commands import report as report_cmd
     from skillharness.commands import runs as runs_cmd
     from skillharness.commands import sim as sim_cmd
     from skillharness.commands import split as split_cmd
@@ -69,6 +70,7 @@ def _register() -> None:
     train_cmd.register(app)
     diagnose_cmd.register(app)
     eval_cmd.register(app)
+    report_cmd.register(app)
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from skillharness.agent.config import AgentConfig
 from skillharness.data.config import DataConfig
 from skillharness.errors import ConfigError
-from skillharness.eval.config import EvalConfig
+from skillharness.eval.config import EvalConfig, ReportConfig
 from skillharness.infer.config import InferConfig
 from skillharness.llm.config import CacheConfig, LLMConfig
 from skillharness.store.config import StoreConfig
@@ -37,6 +37,7 @@ _NESTED = "__"
 # Settings that change how a run executes but not what any answer can be (see Config.fingerprint).
 _OPERATIONAL = (
     "store",
+    "report",
     "cache.url",
     "cache.ttl",
     "cache.namespace",
@@ -91,6 +92,7 @@ class Config(BaseSettings):
     train: TrainConfig = Field(default_factory=TrainConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     infer: InferConfig = Field(default_factory=InferConfig)
+    report: ReportConfig = Field(default_factory=ReportConfig)
 
     @classmethod
     def settings_customise_sources(

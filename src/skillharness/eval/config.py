@@ -23,3 +23,12 @@ class EvalConfig(StrictModel):
         description="Samples per test question at the configured temperature. Above 1, accuracy is the mean "
         "of per-question means and intervals come from a bootstrap over questions.",
     )
+
+
+class ReportConfig(StrictModel):
+    """The ``report`` section: where ``skillharness report`` also logs the run (optional)."""
+
+    mlflow_uri: str | None = Field(
+        None, description="MLflow tracking URI; when set, the report logs params, metrics and itself there."
+    )
+    mlflow_experiment: str = Field("skillharness", min_length=1, description="The MLflow experiment name.")

@@ -1,0 +1,143 @@
+"""Simulator truth for the report: the oracle's exact accuracy beside the measured numbers.
+
+Optional. It asks a running simulator's ``/sim/oracle`` route over HTTP (the eval layer does not
+import the simulator), giving it the bundle texts read from the run's workspace folder. Only a
+simulator has such a route; against a real model there is no truth to show.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from skillharness.data import slugify
+from skillharness.errors import ConfigError, SkillharnessError
+from skillharness.eval.report.model import GateView, ReportData
+from skillharness.skills import Bundle
+from skillharness.store import PredictionStatus, RunReader
+
+__all__ = ["OracleClient", "add_simulator_truth", "bundle_texts"]
+
+
+def bundle_texts(bundle: Bundle) -> dict[str, Any]:
+    """The oracle's ``BundleText`` object of a bundle (skills rendered, keyed by slug)."""
+    return {
+        "system_prompt": bundle.system_prompt,
+        "skills": {slug: doc.render() for slug, doc in bundle.skills.items()},
+        "tool_descriptions": dict(bundle.tools),
+    }
+
+
+def _with_target(texts: dict[str, Any], target: str, document: str) -> dict[str, Any]:
+    """``texts`` with ``target``'s document replaced (``skill:slug``, ``system``, ``tools:name``)."""
+    kind, _, name = target.partition(":")
+    changed = {k: dict(v) if isinstance(v, dict) else v for k, v in texts.items()}
+    if kind == "skill":
+        changed["skills"][name] = document
+    elif kind == "system":
+        changed["system_prompt"] = document
+    elif kind == "tools":
+        changed["tool_descriptions"][name] = document
+    return changed
+
+
+class OracleClient:
+    """A small client of ``/sim/oracle``; errors become ConfigError naming the URL."""
+
+    def __init__(self, url: str, *, timeout: float = 30.0) -> None:
+        base = url.rstrip("/").removesuffix("/v1")  # the chat base URL is accepted too
+        self.url = base if base.endswith("/sim/oracle") else f"{base}/sim/oracle"
+        self._client = httpx.Client(timeout=timeout)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def ask(self, payload: dict[str, Any]) -> dict[str, Any]:
+        try:
+            response = self._client.post(self.url, json=payload)
+            response.raise_for_status()
+            answer = response.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise ConfigError(f"the simulator oracle at {self.url} did not answer: {exc}") from exc
+        if not isinstance(answer, dict) or not answer.get("simulator"):
+            raise ConfigError(f"{self.url} is not a simulator oracle (no 'simulator': true in its answer)")
+        return answer
+
+    def accuracy(self, texts: dict[str, Any], question_ids: list[str]) -> float:
+        return float(self.ask({"bundle": texts, "question_ids": question_ids})["accuracy"])
+
+
+def _pool_ids(reader: RunReader, run_id: str | None) -> dict[str, str]:
+    """question id -> task type of a stored run's answered questions."""
+    if run_id is None:
+        return {}
+    return {
+        p.question_id: p.task_type
+        for p in reader.predictions(run_id)
+        if p.status is not PredictionStatus.INFRA_ERROR
+    }
+
+
+def _final_version(data: ReportData) -> str | None:
+    if data.final and data.final.get("version"):
+        return str(data.final["version"])
+    if data.curves:
+        return data.curves[-1].version
+    return None
+
+
+def _gate_delta(
+    oracle: OracleClient, texts: dict[str, Any], gate: GateView, ids: dict[str, str]
+) -> float | None:
+    """The true effect on val of the gate's edit (on its class for a skill, on all val otherwise)."""
+    if gate.document_after is None:
+        return None
+    kind, _, name = gate.target.partition(":")
+    chosen = sorted(q for q, t in ids.items() if kind != "skill" or slugify(t) == name)
+    if not chosen:
+        return None
+    after = _with_target(texts, gate.target, gate.document_after)
+    return float(oracle.ask({"bundle": texts, "after": after, "question_ids": chosen})["delta"])
+
+
+def add_simulator_truth(data: ReportData, reader: RunReader, workspace: Path, oracle_url: str) -> ReportData:
+    """``data`` with the oracle's accuracy beside each headline score and each gate's true effect."""
+    if not workspace.is_dir():
+        raise ConfigError(f"simulator truth needs the run's workspace folder; {workspace} does not exist")
+    baseline_run = (data.final or {}).get("baseline_run") or f"{data.run.run_id}.baseline"
+    test_run = next((c.run_id for c in data.children if c.pool == "test"), None)
+    pools = {"val": _pool_ids(reader, baseline_run), "test": _pool_ids(reader, test_run)}
+    texts: dict[str, dict[str, Any]] = {}
+
+    def texts_of(version: str) -> dict[str, Any]:
+        if version not in texts:
+            try:
+                texts[version] = bundle_texts(Bundle.load(workspace / version))
+            except SkillharnessError as exc:
+                raise ConfigError(f"cannot read version {version} in {workspace}: {exc}") from exc
+        return texts[version]
+
+    oracle = OracleClient(oracle_url)
+    try:
+        final_version = _final_version(data)
+        headlines = []
+        for h in data.headlines:
+            ids = sorted(pools.get(h.pool, {}))
+            updates: dict[str, Any] = {}
+            for arm, version in (("baseline", "v0000"), ("final", final_version)):
+                score = getattr(h, arm)
+                if score is not None and version is not None and ids:
+                    truth = oracle.accuracy(texts_of(version), ids)
+                    updates[arm] = score.model_copy(update={"sim_truth": truth})
+            headlines.append(h.model_copy(update=updates) if updates else h)
+        gates = [
+            g.model_copy(
+                update={"sim_delta": _gate_delta(oracle, texts_of(g.version_before), g, pools["val"])}
+            )
+            for g in data.gates
+        ]
+    finally:
+        oracle.close()
+    return data.model_copy(update={"headlines": headlines, "gates": gates, "simulator_truth": True})

@@ -1,0 +1,101 @@
+"""The headline scores: baseline against final on val, per class, and McNemar on val pairs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scipy.stats import binomtest
+
+from skillharness.eval.report.model import ClassScore, Headline, Score
+from skillharness.infer import wilson
+from skillharness.store import PredictionStatus, RunReader
+
+__all__ = ["score_of", "val_by_class", "val_headline", "val_mcnemar"]
+
+
+def score_of(label: str, correct: int, n: int, confidence: float = 0.95) -> Score:
+    """An accuracy with its Wilson interval (None fields when ``n`` is 0)."""
+    if n <= 0:
+        return Score(label=label, correct=correct, n=n, accuracy=None, low=None, high=None)
+    low, high = wilson(correct, n, confidence)
+    return Score(label=label, correct=correct, n=n, accuracy=correct / n, low=low, high=high)
+
+
+def _run_score(reader: RunReader, run_id: str, label: str, confidence: float) -> Score | None:
+    """First-sample accuracy of a stored run (infra errors are not answers: left out)."""
+    rows = [
+        p
+        for p in reader.predictions(run_id)
+        if p.sample_idx == 0 and p.status is not PredictionStatus.INFRA_ERROR
+    ]
+    if not rows:
+        return None
+    return score_of(label, sum(1 for p in rows if p.correct), len(rows), confidence)
+
+
+def _first_samples(reader: RunReader, run_id: str) -> dict[str, bool]:
+    return {
+        p.question_id: bool(p.correct)
+        for p in reader.predictions(run_id)
+        if p.sample_idx == 0 and p.status is not PredictionStatus.INFRA_ERROR
+    }
+
+
+def val_mcnemar(reader: RunReader, run_id: str, final: dict[str, Any]) -> dict[str, Any] | None:
+    """Exact two-sided McNemar of baseline against final on val, paired by question.
+
+    The final bundle's val score is the child run ``RUN.val.<bundle hash[:16]>`` the loop wrote;
+    without it (or the baseline run) there is nothing to pair.
+    """
+    baseline_run = final.get("baseline_run") or f"{run_id}.baseline"
+    final_hash = str(final.get("bundle_hash") or "")
+    final_run = f"{run_id}.val.{final_hash[:16]}"
+    if not final_hash or final_run not in {info.run_id for info in reader.children(run_id)}:
+        return None
+    before, after = _first_samples(reader, baseline_run), _first_samples(reader, final_run)
+    pairs = [(before[q], after[q]) for q in before.keys() & after.keys()]
+    if not pairs:
+        return None
+    b = sum(1 for x, y in pairs if x and not y)  # right before, wrong after
+    c = sum(1 for x, y in pairs if y and not x)
+    p = binomtest(c, b + c, 0.5).pvalue if b + c else 1.0
+    return {"b": b, "c": c, "p": float(p), "pairs": len(pairs)}
+
+
+def val_headline(reader: RunReader, run_id: str, metrics: dict[str, Any], confidence: float) -> Headline:
+    scores = metrics.get("val_scores") or {}
+    found: dict[str, Score | None] = {}
+    for arm in ("baseline", "final"):
+        value = scores.get(arm)
+        found[arm] = (
+            score_of(arm, int(value["correct"]), int(value["n"]), confidence)
+            if isinstance(value, dict) and "correct" in value and "n" in value
+            else None
+        )
+    if found["baseline"] is None:  # an unfinished run: its baseline child may exist already
+        baseline_run = (metrics.get("final") or {}).get("baseline_run") or f"{run_id}.baseline"
+        found["baseline"] = _run_score(reader, baseline_run, "baseline", confidence)
+    gain = metrics.get("val_gain")
+    final = metrics.get("final")
+    return Headline(
+        pool="val",
+        baseline=found["baseline"],
+        final=found["final"],
+        gain={k: float(v) for k, v in gain.items()} if isinstance(gain, dict) else None,
+        mcnemar=val_mcnemar(reader, run_id, final) if isinstance(final, dict) else None,
+    )
+
+
+def val_by_class(metrics: dict[str, Any], confidence: float) -> list[ClassScore]:
+    """Per task type baseline and final on val, from ``val_scores`` (``per_class``: [correct, n])."""
+    scores = metrics.get("val_scores") or {}
+    per_arm = {arm: (scores.get(arm) or {}).get("per_class") or {} for arm in ("baseline", "final")}
+    rows = []
+    for task_type in sorted(set(per_arm["baseline"]) | set(per_arm["final"])):
+        found: dict[str, Score | None] = {}
+        for arm, table in per_arm.items():
+            cell = table.get(task_type)
+            ok = isinstance(cell, list | tuple) and len(cell) == 2
+            found[arm] = score_of(arm, int(cell[0]), int(cell[1]), confidence) if ok else None
+        rows.append(ClassScore(task_type=task_type, baseline=found["baseline"], final=found["final"]))
+    return rows

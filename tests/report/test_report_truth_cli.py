@@ -1,0 +1,106 @@
+"""Simulator truth beside the measured numbers (a real simulator over HTTP), and the command line."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import typer
+import yaml
+from report_html import parse_page
+from report_support import build_training_store, val_questions
+from typer.testing import CliRunner
+
+from bench_support import Bench, make_bench
+from skillharness.commands import report as report_cmd
+from skillharness.data import slugify
+from skillharness.data.loader import load_questions
+from skillharness.errors import StoreError
+from skillharness.eval.report import ReportData, build_report
+from skillharness.sim import SimConfig, SimServer
+from skillharness.skills import Bundle
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
+    return make_bench(tmp_path_factory.mktemp("report-bench"), videos=12, sizes=(4, 4, 4))
+
+
+@pytest.fixture
+def sim(bench: Bench) -> Iterator[SimServer]:
+    with SimServer(SimConfig(seed=3), questions=bench.questions) as server:
+        yield server
+
+
+async def test_simulator_truth_sits_beside_each_number(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
+    questions = load_questions(bench.questions)
+    val = [(q.question_id, q.task_type) for q in questions[:30]]
+    test = [(q.question_id, q.task_type) for q in questions[30:45]]
+    workspace = tmp_path / "runs" / "train-s" / "workspace"
+    url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    written = await build_training_store(
+        url, "train-s", val, epochs=1, steps=2, draws=8, workspace=workspace, test=test
+    )
+    files = build_report(url, "train-s", tmp_path / "report.html", oracle_url=sim.base_url)
+    data = ReportData.model_validate_json(files.json.read_text())
+
+    assert data.simulator_truth
+    final_version = written.metrics["final"]["version"]
+    assert final_version != "v0000"  # the builder committed its accepted edits
+    oracle = sim.oracle
+    val_ids, test_ids = [q for q, _ in val], [q for q, _ in test]
+    for headline, ids in zip(data.headlines, (val_ids, test_ids), strict=True):
+        assert headline.baseline is not None
+        assert headline.final is not None
+        base_truth = oracle.expected_accuracy(Bundle.load(workspace / "v0000"), ids)
+        final_truth = oracle.expected_accuracy(Bundle.load(workspace / final_version), ids)
+        assert headline.baseline.sim_truth == pytest.approx(base_truth)
+        assert headline.final.sim_truth == pytest.approx(final_truth)
+    for gate in (g for g in data.gates if g.accepted):
+        assert gate.version_after is not None
+        name = gate.target.split(":", 1)[1]
+        ids = [q for q, t in val if slugify(t) == name]
+        before, after = (
+            Bundle.load(workspace / gate.version_before),
+            Bundle.load(workspace / gate.version_after),
+        )
+        expected = oracle.edit_effect(before, after, ids).delta if ids else None
+        assert gate.sim_delta == (pytest.approx(expected) if ids else None)
+
+    page = parse_page(files.html.read_text())
+    truth = page["val-baseline"].find_all("span", cls="sim")
+    assert float(truth[0].attrs["data-sim"]) == pytest.approx(data.headlines[0].baseline.sim_truth)
+    assert "sim truth" in truth[0].text
+    assert "true Δ (sim)" in page["gate-table"].text
+
+
+def _report_app() -> typer.Typer:
+    # Only the report command: the whole CLI also loads the training commands, tested elsewhere.
+    app = typer.Typer()
+    report_cmd.register(app)
+    app.command("noop")(lambda: None)  # a second command keeps "report" a sub-command
+    return app
+
+
+async def test_report_command_writes_both_files(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    await build_training_store(url, "train-cli", val_questions(12), epochs=1, steps=1, draws=8)
+    config = tmp_path / "experiment.yaml"
+    config.write_text(yaml.safe_dump({"store": {"url": url}}))
+    out = tmp_path / "out" / "r.html"
+    runner, app = CliRunner(), _report_app()
+
+    done = runner.invoke(app, ["report", "--config", str(config), "--run", "train-cli", "--out", str(out)])
+
+    assert done.exit_code == 0, done.output
+    assert str(out) in done.output
+    assert out.is_file()
+    assert ReportData.model_validate_json(out.with_suffix(".json").read_text()).run.run_id == "train-cli"
+    default = runner.invoke(app, ["report", "--config", str(config), "--run", "train-cli"])
+    assert default.exit_code == 0, default.output
+    assert (tmp_path / "runs" / "train-cli" / "report.html").is_file()
+
+    missing = runner.invoke(app, ["report", "--config", str(config), "--run", "nope"])
+    assert isinstance(missing.exception, StoreError)  # cli.main prints it as one line, exit 2
+    assert "no run 'nope'" in str(missing.exception)
