@@ -29,6 +29,7 @@ from skillharness.data.questions import Question
 from skillharness.data.split import SplitParams, make_split
 from skillharness.data.synth import ensure_synthetic_benchmark
 from skillharness.errors import SplitError
+from skillharness.eval.report import build_report
 from skillharness.infer.progress import RichProgress
 from skillharness.sim import SimServer, decisive_world
 from skillharness.skills import Bundle, initial_bundle
@@ -130,6 +131,17 @@ def demo(
         print_holdout(console, report)
         console.rule("6. what training achieved, by the simulator's truth")
         print_demo_truth(console, sim, outcome, frozen.questions, settings)
+        console.rule("7. the report")
+        files = build_report(
+            settings.store.url,
+            _RUN_ID,
+            out / "report.html",
+            gate=settings.train.gate,
+            confidence=settings.eval.confidence,
+            workspace=request.folder / "workspace",
+            oracle_url=sim.base_url,
+        )
+    console.print(f"report: [bold]{files.html}[/] (open it in a browser; data for scripts: {files.json})")
     console.rule("done")
     console.print(
         f"everything is in {out}: experiment/ (experiment.yaml, runs/), split/, bundle/, runs.sqlite"

@@ -1,7 +1,7 @@
 """Holdout evaluation: the final and the baseline bundle on the sealed test pool, with intervals.
 
 Sits above training (the loop calls :func:`run_holdout` when it ends). The statistics are in
-:mod:`skillharness.eval.stats`, the report records in :mod:`skillharness.eval.report`, the run-store
+:mod:`skillharness.eval.stats`, the report records in :mod:`skillharness.eval.holdout_report`, the run-store
 names read and written in :mod:`skillharness.eval.ledger`.
 """
 
@@ -13,6 +13,14 @@ from skillharness.eval.holdout import (
     default_eval_id,
     load_test_pool,
     run_holdout,
+)
+from skillharness.eval.holdout_report import (
+    ArmCell,
+    GroupRow,
+    HoldoutReport,
+    PairedCell,
+    TruthCell,
+    ValHoldout,
 )
 from skillharness.eval.ledger import (
     EVAL_PURPOSE,
@@ -26,7 +34,6 @@ from skillharness.eval.ledger import (
     final_ref,
     val_gain,
 )
-from skillharness.eval.report import ArmCell, GroupRow, HoldoutReport, PairedCell, TruthCell, ValHoldout
 from skillharness.eval.stats import (
     PairedTable,
     bootstrap_mean_interval,

@@ -24,6 +24,7 @@ from skillharness.data.loader import load_questions
 from skillharness.data.pools import load_pools
 from skillharness.errors import ConfigError
 from skillharness.eval.config import EvalConfig
+from skillharness.eval.holdout_report import GroupRow, HoldoutReport
 from skillharness.eval.ledger import (
     EVAL_PURPOSE,
     HOLDOUT,
@@ -31,7 +32,6 @@ from skillharness.eval.ledger import (
     count_test_pool_runs,
     val_gain,
 )
-from skillharness.eval.report import GroupRow, HoldoutReport
 from skillharness.eval.tables import compare_groups
 from skillharness.eval.truth import SimTruth, simulator_truth
 from skillharness.infer import RunSession, open_session

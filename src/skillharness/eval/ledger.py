@@ -9,7 +9,7 @@ Read (written by the training loop, under the training run's id):
 Written:
 
 - ``holdout`` (under the training run and under the final arm's eval run): the
-  :class:`~skillharness.eval.report.HoldoutReport`.
+  :class:`~skillharness.eval.holdout_report.HoldoutReport`.
 - ``eval_purpose`` (under each eval run): why the test pool was read, which arm, for which run.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from skillharness.errors import ConfigError, StoreError
-from skillharness.eval.report import ValHoldout
+from skillharness.eval.holdout_report import ValHoldout
 from skillharness.store import RunInfo, RunKind, RunMetric
 
 __all__ = [

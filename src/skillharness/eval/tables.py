@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from skillharness.data import Question
-from skillharness.eval.report import ArmCell, GroupRow, PairedCell
+from skillharness.eval.holdout_report import ArmCell, GroupRow, PairedCell
 from skillharness.eval.stats import (
     PairedTable,
     bootstrap_mean_interval,

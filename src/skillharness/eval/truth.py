@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from skillharness.eval.report import TruthCell
+from skillharness.eval.holdout_report import TruthCell
 from skillharness.skills import Bundle
 
 __all__ = ["SimTruth", "simulator_root", "simulator_truth"]

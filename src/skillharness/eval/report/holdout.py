@@ -21,6 +21,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from pydantic import ValidationError
+
+from skillharness.eval.holdout_report import ArmCell, HoldoutReport
 from skillharness.eval.report.model import Headline, HoldoutRow, Score
 from skillharness.infer import wilson
 
@@ -81,10 +84,49 @@ def _as_dict(value: Any, key: str) -> dict[str, Any] | None:
     return {key: value} if _num(value) is not None else None
 
 
+def _arm(label: str, cell: ArmCell) -> Score | None:
+    if cell.accuracy is None:
+        return None
+    return Score(
+        label=label,
+        correct=cell.correct,
+        n=cell.n_samples,
+        accuracy=cell.accuracy,
+        low=cell.low,
+        high=cell.high,
+    )
+
+
+def _typed_headline(report: HoldoutReport) -> Headline:
+    """The headline of a holdout written by :mod:`skillharness.eval.holdout` (the usual case)."""
+    row = report.overall
+    paired = row.paired
+    gain = {
+        k: v
+        for k, v in {"gain": paired.gain, "low": paired.low, "high": paired.high}.items()
+        if v is not None
+    }
+    agreement = None
+    if report.val is not None and report.val.holdout_gain is not None:
+        agreement = "overfitting to val" if report.val.overfit else "holdout gain inside the val interval"
+    return Headline(
+        pool="test",
+        baseline=_arm("baseline", row.baseline),
+        final=_arm("final", row.final),
+        gain=gain or None,
+        mcnemar={"b": paired.wins, "c": paired.losses, "p": paired.p_value},
+        agreement=agreement,
+    )
+
+
 def holdout_headline(value: Any, confidence: float = 0.95) -> Headline | None:
     """Baseline against final on the test pool, from a ``holdout`` metric; None when it has neither."""
     if not isinstance(value, dict):
         return None
+    try:
+        return _typed_headline(HoldoutReport.model_validate(value))
+    except (ValidationError, IndexError):
+        pass  # another shape (an older or hand-written metric): read it by its keys below
     pool = value["test"] if isinstance(value.get("test"), dict) else value
     baseline = read_score("baseline", pool.get("baseline"), confidence)
     final = read_score("final", _first(pool, ("final", "trained")), confidence)
