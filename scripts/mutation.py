@@ -271,6 +271,39 @@ def apply(source: str, mutant: Mutant) -> str:
     return (head + mutant.text.encode("utf-8") + tail).decode("utf-8")
 
 
+# Runs in each workspace as a long-lived process: it imports the heavy third-party libraries once,
+# then forks one child per test run, so a mutant does not pay for interpreter start-up and
+# imports (the bulk of a run's CPU). It never imports skillharness itself: every child imports
+# the mutated tree afresh.
+_SERVER = r"""
+import json, os, signal, sys, time
+import numpy, pydantic, hypothesis, pytest, httpx, starlette, pytest_asyncio  # noqa: F401
+assert "skillharness" not in sys.modules
+for line in sys.stdin:
+    request = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        os.setpgid(0, 0)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        os._exit(int(pytest.main(["-x", "-q", "-p", "no:cacheprovider", *request["tests"]])))
+    deadline = time.monotonic() + request["timeout"]
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            result = os.waitstatus_to_exitcode(status)
+            break
+        if time.monotonic() > deadline:
+            os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            result = "timeout"
+            break
+        time.sleep(0.02)
+    print(json.dumps(result), flush=True)
+"""
+
+
 class Workspace:
     """A private copy of the tree that one worker mutates, one file at a time."""
 
@@ -283,41 +316,46 @@ class Workspace:
                 shutil.copytree(source, root / name, ignore=ignore)
             elif source.exists():
                 shutil.copy2(source, root / name)
-        self.env = {
+        questions = REPO.parent / "shared/data/videomme/videomme_questions.json"
+        env = {
             **os.environ,
             "PYTHONPATH": str(root / "src"),  # ahead of the editable install of the working tree
             "PYTHONDONTWRITEBYTECODE": "1",  # a same-size mutant must never reuse a stale .pyc
-            "SKILLHARNESS_VIDEOMME_QUESTIONS": os.environ.get(
-                "SKILLHARNESS_VIDEOMME_QUESTIONS",
-                str(REPO.parent / "shared/data/videomme/videomme_questions.json"),
-            ),
+            "SKILLHARNESS_VIDEOMME_QUESTIONS": os.environ.get("SKILLHARNESS_VIDEOMME_QUESTIONS", str(questions)),
         }
+        self.server = subprocess.Popen(
+            [sys.executable, "-c", _SERVER],
+            cwd=root,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def close(self) -> None:
+        if self.server.stdin is not None:
+            self.server.stdin.close()
+        self.server.wait(timeout=30)
+        shutil.rmtree(self.root, ignore_errors=True)
 
     def run_tests(self, tests: list[str], timeout: float) -> tuple[str, float]:
-        command = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-x",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--no-header",
-            *tests,
-        ]
+        if self.server.stdin is None or self.server.stdout is None:
+            raise RuntimeError("the test server has no pipes")
         started = time.monotonic()
-        try:
-            proc = subprocess.run(
-                command, cwd=self.root, env=self.env, timeout=timeout, capture_output=True, check=False
-            )
-        except subprocess.TimeoutExpired:
-            return "timeout", time.monotonic() - started
+        self.server.stdin.write(json.dumps({"tests": tests, "timeout": timeout}) + "\n")
+        self.server.stdin.flush()
+        answer = self.server.stdout.readline()
+        if not answer:
+            raise RuntimeError(f"the test server in {self.root} stopped (exit {self.server.poll()})")
+        result = json.loads(answer)
         elapsed = time.monotonic() - started
-        if proc.returncode == 0:
+        if result == "timeout":
+            return "timeout", elapsed
+        if result == 0:
             return "survived", elapsed
-        if proc.returncode in (1, 2):  # failures, or an import error during collection
+        if result in (1, 2, 3):  # failures, an import error during collection, an internal error
             return "killed", elapsed
-        raise RuntimeError(f"pytest exited {proc.returncode} for {tests}:\n{proc.stdout.decode()[-2000:]}")
+        raise RuntimeError(f"pytest exited {result} for {tests}")
 
     def run_mutant(self, mutant: Mutant, tests: list[str], timeout: float) -> Outcome:
         target = self.root / mutant.path
@@ -394,7 +432,7 @@ def run_module(name: str, entry: dict[str, list[str]], workers: int, only: set[s
             return list(executor.map(one, mutants))
     finally:
         for space in spaces:
-            shutil.rmtree(space.root, ignore_errors=True)
+            space.close()
 
 
 def save(name: str, outcomes: list[Outcome], merge: bool) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import subprocess
 import sys
 import textwrap
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from skillharness.util import atomic
 from skillharness.util.atomic import (
     atomic_open,
     atomic_write_bytes,
@@ -96,3 +98,19 @@ def test_hashes_are_sha256_of_the_bytes_streamed_past_one_block(tmp_path: Path) 
     atomic_write_bytes(target, data)
     assert sha256_bytes(data) == hashlib.sha256(data).hexdigest()
     assert sha256_file(target) == hashlib.sha256(data).hexdigest()
+
+
+def test_hashing_a_file_reads_it_in_bounded_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Frame caches and pools can be large: a file is hashed in 1 MiB reads, never loaded whole.
+    target = tmp_path / "big.bin"
+    target.write_bytes(b"x" * (3 << 20))
+    sizes: list[int] = []
+
+    class Recording(io.FileIO):
+        def read(self, size: int = -1) -> bytes:
+            sizes.append(size)
+            return super().read(size)
+
+    monkeypatch.setattr(atomic, "open", lambda path, mode: Recording(path, "r"), raising=False)
+    assert sha256_file(target) == hashlib.sha256(b"x" * (3 << 20)).hexdigest()
+    assert sizes == [1 << 20] * 4
