@@ -321,7 +321,9 @@ class Workspace:
             **os.environ,
             "PYTHONPATH": str(root / "src"),  # ahead of the editable install of the working tree
             "PYTHONDONTWRITEBYTECODE": "1",  # a same-size mutant must never reuse a stale .pyc
-            "SKILLHARNESS_VIDEOMME_QUESTIONS": os.environ.get("SKILLHARNESS_VIDEOMME_QUESTIONS", str(questions)),
+            "SKILLHARNESS_VIDEOMME_QUESTIONS": os.environ.get(
+                "SKILLHARNESS_VIDEOMME_QUESTIONS", str(questions)
+            ),
         }
         self.server = subprocess.Popen(
             [sys.executable, "-c", _SERVER],
