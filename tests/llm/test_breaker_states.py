@@ -192,3 +192,22 @@ def test_a_recovered_endpoint_is_back_in_the_routers_rotation_after_the_cooldown
     assert router.pick().name == "a"
     clock.now = 1.0
     assert router.pick().name == "b"
+
+
+async def test_a_waiting_caller_gives_up_when_its_deadline_is_reached_exactly() -> None:
+    class Stepping:
+        """0 when the caller computes its deadline, then exactly the deadline ever after."""
+
+        def __init__(self) -> None:
+            self.values = [0.0]
+
+        def __call__(self) -> float:
+            return self.values.pop(0) if self.values else 5.0
+
+    clock = Stepping()
+    breaker = CircuitBreaker(
+        "ep", BreakerConfig(failure_threshold=1, cooldown_s=100, wait_deadline_s=5.0), clock=clock
+    )
+    breaker.state = OPEN  # opened at t=0 (the default), cooldown far away
+    with pytest.raises(CircuitOpenError):
+        await asyncio.wait_for(breaker.admit(), timeout=10)
