@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 from llm_support import make_request
@@ -211,3 +212,21 @@ async def test_a_waiting_caller_gives_up_when_its_deadline_is_reached_exactly() 
     breaker.state = OPEN  # opened at t=0 (the default), cooldown far away
     with pytest.raises(CircuitOpenError):
         await asyncio.wait_for(breaker.admit(), timeout=10)
+
+
+async def test_a_waiting_caller_sleeps_until_the_cooldown_ends_instead_of_polling() -> None:
+    # During an outage many callers wait: each must sleep through the cooldown, not spin on it.
+    calls = 0
+
+    def counting() -> float:
+        nonlocal calls
+        calls += 1
+        return time.monotonic()
+
+    breaker = CircuitBreaker(
+        "ep", BreakerConfig(failure_threshold=1, cooldown_s=0.3, wait_deadline_s=60), clock=counting
+    )
+    trip(breaker)
+    calls = 0
+    assert await asyncio.wait_for(breaker.admit(), timeout=20) is True
+    assert calls < 30  # about two checks: before and after the sleep; polling would be hundreds
