@@ -169,6 +169,12 @@ def test_model_usage_and_empty_content() -> None:
     assert response.tool_calls == ()
 
 
+def test_a_usage_count_that_is_missing_is_zero() -> None:
+    usage = json.dumps({"choices": [], "usage": {"prompt_tokens": 6}})
+    response = feed([chunk({"content": "a"}, "stop"), usage, "[DONE]"]).finish()
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (6, 0)
+
+
 def test_a_usage_that_is_not_an_object_is_ignored() -> None:
     response = feed([chunk({"content": "a"}, "stop", usage=[1, 2]), "[DONE]"]).finish()
     assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (0, 0)
