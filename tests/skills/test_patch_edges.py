@@ -193,3 +193,8 @@ def test_a_rewrite_to_an_empty_body_stays_empty(sample_doc: SkillDocument) -> No
     result = apply_edit_set(sample_doc, rewrite)
     assert body_of(result) == ""
     assert result.render().startswith(MOMENTUM_MARKER)
+
+
+def test_adjacent_spans_do_not_overlap(sample_doc: SkillDocument) -> None:
+    result = apply_edit_set(sample_doc, patch(("replace", "Read", "Scan"), ("replace", " the text", " it")))
+    assert body_of(result) == "# OCR\n\nScan it.\nCount twice.\nUnique line here.\n"
