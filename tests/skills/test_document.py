@@ -251,3 +251,15 @@ def test_marker_errors_name_the_lines(text: str, line: int | None, words: str) -
         SkillDocument.parse(text, source="s.md")
     assert info.value.context["line"] == line
     assert info.value.context["file"] == "s.md"
+
+
+def test_a_marker_error_counts_a_leading_empty_line() -> None:
+    with pytest.raises(SkillError, match=r"s\.md:3: momentum marker after the appendix marker \(line 2\)"):
+        SkillDocument.parse(f"\n{APPENDIX_MARKER}\n{MOMENTUM_MARKER}\n", source="s.md")
+
+
+def test_the_private_body_writer_refuses_a_marker_itself(sample_doc: SkillDocument) -> None:
+    # skills.patch refuses such a body first; the writer checks again so no other caller can slip.
+    with pytest.raises(SkillError, match="sample.md: refusing a body containing a marker-like sequence"):
+        sample_doc._with_body(f"x\n{APPENDIX_MARKER}\n")
+    assert sample_doc._with_body("new").body == "new\n"
