@@ -260,6 +260,6 @@ def test_a_marker_error_counts_a_leading_empty_line() -> None:
 
 def test_the_private_body_writer_refuses_a_marker_itself(sample_doc: SkillDocument) -> None:
     # skills.patch refuses such a body first; the writer checks again so no other caller can slip.
-    with pytest.raises(SkillError, match="sample.md: refusing a body containing a marker-like sequence"):
+    with pytest.raises(SkillError, match=r"sample\.md: refusing a body containing a marker-like sequence"):
         sample_doc._with_body(f"x\n{APPENDIX_MARKER}\n")
     assert sample_doc._with_body("new").body == "new\n"
