@@ -167,3 +167,42 @@ def test_an_object_that_fails_while_read_is_a_parse_error_never_an_exception() -
 def test_json_text_is_judged_by_its_structure() -> None:
     assert normalize_answer(json.dumps({"answer": None}), LETTERS) == Normalized(None, "not an answer: None")
     assert normalize_answer('{"answer": B}', LETTERS, OPTIONS).letter is None  # not JSON, not an answer
+
+
+def _wrapped(levels: int, key: str, inner: object) -> object:
+    value = inner
+    for _ in range(levels):
+        value = {key: value}
+    return value
+
+
+def test_answer_objects_are_read_up_to_six_levels_and_refused_beyond() -> None:
+    assert normalize_answer(_wrapped(6, "answer", "B"), LETTERS).letter == "B"
+    assert normalize_answer(_wrapped(7, "answer", "B"), LETTERS) == Normalized(
+        None, "answer nested too deeply"
+    )
+
+
+def test_single_key_wrappers_count_as_levels_too() -> None:
+    assert normalize_answer(_wrapped(5, "result", {"answer": "B"}), LETTERS).letter == "B"
+    deep = _wrapped(6, "result", {"answer": "B"})
+    assert normalize_answer(deep, LETTERS) == Normalized(None, "answer nested too deeply")
+
+
+def test_json_text_counts_as_one_level() -> None:
+    assert normalize_answer(json.dumps(_nested(5)), LETTERS).letter == "B"
+    assert normalize_answer(json.dumps(_nested(6)), LETTERS) == Normalized(None, "answer nested too deeply")
+
+
+def test_one_character_option_texts_are_never_cut_out_of_the_answer() -> None:
+    # Grades as options: cutting the option texts "B", "A", ... would leave no letter at all.
+    grades = ("A. B", "B. A", "C. C", "D. D")
+    assert normalize_answer("Answer: B", LETTERS, grades).letter == "B"
+
+
+@pytest.mark.parametrize(("length", "cut"), [(68, False), (69, True)])
+def test_an_answer_is_quoted_whole_up_to_80_characters(length: int, cut: bool) -> None:
+    raw = {"note": "x" * length}
+    assert len(repr(raw)) == length + 12
+    shown = repr(raw)[:77] + "..." if cut else repr(raw)
+    assert normalize_answer(raw, LETTERS) == Normalized(None, f"no answer field in {shown}")
