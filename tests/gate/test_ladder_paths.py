@@ -153,3 +153,19 @@ def test_agrapa_bets_on_a_fixed_sequence() -> None:
     capped = [0.3, 0.3, 1 / 6, 1 / 6, 0.3, 0.3]
     assert AGrapa(0.3).bets(D)[0] == pytest.approx(capped)
     assert AGrapa(0.5).bets(-D)[0] == pytest.approx([0.5, 0.0, 1 / 6, 1 / 6, 0.0, 0.0])
+
+
+def test_a_ladder_is_the_first_gate_of_its_run_unless_told() -> None:
+    config = GateConfig(alpha_spending="geometric")
+    assert Ladder(config, drawable=64).threshold == pytest.approx(40.0)
+    assert Ladder(config, drawable=64, gate_index=2).threshold == pytest.approx(80.0)
+
+
+def test_a_decided_gate_requests_nothing_more() -> None:
+    gate = Ladder(GateConfig(n_max=16, first_stage=8), drawable=16)
+    assert gate.next_request == 8
+    assert gate.feed([1] * 4).next_request == 4  # the first stage is not complete yet
+    assert gate.next_request == 4
+    decision = gate.feed([1] * 4)
+    assert decision.kind is DecisionKind.ACCEPT
+    assert gate.next_request == 0
