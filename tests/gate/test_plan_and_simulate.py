@@ -11,13 +11,17 @@ import pytest
 from skillharness.errors import ConfigError, GateError
 from skillharness.train.config import GateConfig
 from skillharness.train.gate import (
+    AGrapa,
     DecisionKind,
     EProcessGate,
     FixedNStandardError,
+    OnlineNewtonStep,
     StrictlyBetterMinibatch,
     effect_rates,
+    ensure_reachable,
     estimate_power,
     gate_alpha,
+    make_bet_strategy,
     mcnemar_guard,
     mcnemar_harm_p,
     min_net_wins,
@@ -27,6 +31,7 @@ from skillharness.train.gate import (
     reachability_for,
     simulate,
 )
+from skillharness.train.gate.reachability import threshold
 from skillharness.train.gate.simulate import draw_observations
 
 
@@ -222,3 +227,65 @@ def test_alpha_spending_levels() -> None:
         gate_alpha(0.05, "none", 0)
     with pytest.raises(ConfigError, match="unknown alpha spending"):
         gate_alpha(0.05, "linear", 1)
+
+
+def test_defaults_are_the_documented_ones() -> None:
+    # Power figures, plans and simulations are reproducible: their defaults are part of the method.
+    config = GateConfig(n_max=16, first_stage=4)
+    assert estimate_power(config, 16, 0.2, 0.3) == estimate_power(config, 16, 0.2, 0.3, runs=2000, seed=0)
+    (plan,) = plan_classes({"OCR": 16}, config)
+    assert [delta for delta, _ in plan.power] == [0.05, 0.10, 0.20]
+    assert plan.power[2][1] == estimate_power(config, 16, 0.2, 0.3, runs=2000, seed=0)
+    gate = EProcessGate(config)
+    summary = simulate(gate, 0.3, 0.1, n=16)
+    assert summary == simulate(gate, 0.3, 0.1, n=16, runs=5000, seed=0)
+    assert summary.runs == 5000
+    assert AGrapa().cap == 0.5
+    assert OnlineNewtonStep().cap == 0.5
+    assert StrictlyBetterMinibatch().size == 3
+    assert (FixedNStandardError().n, FixedNStandardError().z) == (64, 2.0)
+
+
+def test_a_one_observation_budget_can_still_accept_at_a_loose_level() -> None:
+    config = GateConfig(alpha=0.9, n_max=8, first_stage=1)
+    assert estimate_power(config, 1, 1.0, 1.0, runs=10) == 1.0
+
+
+def test_the_first_gate_of_a_run_is_the_default_everywhere() -> None:
+    spent = GateConfig(alpha_spending="geometric")
+    assert gate_alpha(0.05, "geometric") == pytest.approx(0.025)
+    assert reachability_for(spent, 64).threshold == pytest.approx(40.0)
+    assert ensure_reachable(spent, 64).threshold == pytest.approx(40.0)
+    assert EProcessGate(spent).threshold == pytest.approx(40.0)
+    assert threshold(0.05) == pytest.approx(20.0)
+
+
+def test_an_unknown_bet_strategy_is_refused() -> None:
+    with pytest.raises(ConfigError, match="unknown bet strategy 'kelly'"):
+        make_bet_strategy("kelly", 0.5)
+    assert isinstance(make_bet_strategy("agrapa", 0.3), AGrapa)
+    assert isinstance(make_bet_strategy("ons", 0.3), OnlineNewtonStep)
+
+
+def test_holm_stops_at_the_first_class_it_does_not_flag() -> None:
+    # p = 1/4096, 1/32, 1/32: the second misses 0.05/2, so the third (which alone would pass
+    # 0.05/1) is not flagged either.
+    results = mcnemar_guard({"a": (0, 12), "b": (0, 5), "c": (0, 5)}, alpha=0.05)
+    assert [r.harmed for r in results] == [True, False, False]
+
+
+def test_fixed_n_rule_at_its_defaults_and_boundaries() -> None:
+    # 7 wins in the first 64 (then losses it must not read): mean/se = 2.78, between 2 and 3.
+    d = np.asarray([[1] * 7 + [0] * 57 + [-1] * 36], dtype=np.int8)
+    result = FixedNStandardError().run(d)
+    assert (result.kinds.tolist(), result.n_used.tolist()) == ([DecisionKind.ACCEPT], [64])
+    assert FixedNStandardError(z=3.0).run(d).kinds.tolist() == [DecisionKind.REJECT_INERTIA]
+    # Sample standard deviation (ddof = 1): 4 wins of 16 give mean/se = 2.236, just above 2.2.
+    four = np.asarray([[1] * 4 + [0] * 12], dtype=np.int8)
+    assert FixedNStandardError(n=16, z=2.2).run(four).kinds.tolist() == [DecisionKind.ACCEPT]
+    assert FixedNStandardError(n=16, z=2.3).run(four).kinds.tolist() == [DecisionKind.REJECT_INERTIA]
+    # Two observations already have a standard error; all ties are neither better nor worse.
+    two = FixedNStandardError(n=2).run(np.asarray([[1, 0], [0, 0]], dtype=np.int8))
+    assert two.kinds.tolist() == [DecisionKind.REJECT_INERTIA, DecisionKind.REJECT_INERTIA]
+    ties = FixedNStandardError(n=16).run(np.zeros((1, 16), dtype=np.int8))
+    assert ties.kinds.tolist() == [DecisionKind.REJECT_INERTIA]
