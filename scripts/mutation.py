@@ -25,6 +25,7 @@ import json
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -287,7 +288,8 @@ for line in sys.stdin:
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, 1)
         os.dup2(null, 2)
-        os._exit(int(pytest.main(["-x", "-q", "-p", "no:cacheprovider", *request["tests"]])))
+        args = ["-x", "-q", "-p", "no:cacheprovider", "-o", f"timeout={request['test_timeout']}"]
+        os._exit(int(pytest.main([*args, *request["tests"]])))
     deadline = time.monotonic() + request["timeout"]
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
@@ -344,7 +346,10 @@ class Workspace:
         if self.server.stdin is None or self.server.stdout is None:
             raise RuntimeError("the test server has no pipes")
         started = time.monotonic()
-        self.server.stdin.write(json.dumps({"tests": tests, "timeout": timeout}) + "\n")
+        # One test may take at most a quarter of the run's timeout: a mutant that loops forever
+        # fails that test (pytest-timeout) instead of holding the whole run.
+        request = {"tests": tests, "timeout": timeout, "test_timeout": max(10, round(timeout / 4))}
+        self.server.stdin.write(json.dumps(request) + "\n")
         self.server.stdin.flush()
         answer = self.server.stdout.readline()
         if not answer:
@@ -413,7 +418,7 @@ def run_module(name: str, entry: dict[str, list[str]], workers: int, only: set[s
         status, baseline = spaces[0].run_tests(entry["tests"], timeout=600)
         if status != "survived":
             raise SystemExit(f"{name}: the unmutated tests do not pass ({status}); fix them first")
-        timeout = max(20.0, 4 * baseline)
+        timeout = max(30.0, 2.5 * baseline)
         print(
             f"{name}: {len(mutants)} mutants, tests take {baseline:.1f}s, timeout {timeout:.0f}s", flush=True
         )
@@ -487,7 +492,12 @@ def report(names: list[str], modules: dict[str, dict[str, list[str]]]) -> bool:
     return clean
 
 
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(f"stopped by signal {signum}")  # unwinds through the cleanup of the workspaces
+
+
 def main() -> int:
+    signal.signal(signal.SIGTERM, _stop)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--module", action="append", help="a module of scripts/mutation.toml (repeatable)")
     parser.add_argument("--workers", type=int, default=1, help=f"parallel test runs (1..{MAX_WORKERS})")
