@@ -412,6 +412,8 @@ def _workspaces(count: int) -> Iterator[Workspace]:
 
 def run_module(name: str, entry: dict[str, list[str]], workers: int, only: set[str]) -> list[Outcome]:
     mutants = [m for path in entry["sources"] for m in mutants_of(path) if not only or m.id in only]
+    if not mutants:
+        return []
     pool: queue.Queue[Workspace] = queue.Queue()
     spaces = list(_workspaces(workers))
     try:
@@ -448,6 +450,12 @@ def save(name: str, outcomes: list[Outcome], merge: bool) -> None:
     merged = {o["id"]: o for o in json.loads(path.read_text())} if merge and path.exists() else {}
     merged.update({o.id: asdict(o) for o in outcomes})
     path.write_text(json.dumps(list(merged.values()), indent=1))
+
+
+def _saved_survivors(name: str) -> set[str]:
+    path = RESULTS / f"{name}.json"
+    saved = json.loads(path.read_text()) if path.exists() else []
+    return {o["id"] for o in saved if o["status"] == "survived"}
 
 
 def report(names: list[str], modules: dict[str, dict[str, list[str]]]) -> bool:
@@ -502,6 +510,9 @@ def main() -> int:
     parser.add_argument("--module", action="append", help="a module of scripts/mutation.toml (repeatable)")
     parser.add_argument("--workers", type=int, default=1, help=f"parallel test runs (1..{MAX_WORKERS})")
     parser.add_argument("--only", action="append", default=[], help="run only this mutant id (repeatable)")
+    parser.add_argument(
+        "--survivors", action="store_true", help="run again only the mutants that survived the saved run"
+    )
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument("--report", action="store_true", help="print the saved results, run nothing")
     args = parser.parse_args()
@@ -520,8 +531,11 @@ def main() -> int:
         return 0
     if not args.report:
         for name in names:
-            outcomes = run_module(name, modules[name], args.workers, set(args.only))
-            save(name, outcomes, merge=bool(args.only))
+            only = set(args.only) | (_saved_survivors(name) if args.survivors else set())
+            if (args.only or args.survivors) and not only:
+                continue  # nothing of this module to run again
+            outcomes = run_module(name, modules[name], args.workers, only)
+            save(name, outcomes, merge=bool(only))
     return 0 if report(names, modules) else 1
 
 
