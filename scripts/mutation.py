@@ -458,12 +458,16 @@ def _saved_survivors(name: str) -> set[str]:
     return {o["id"] for o in saved if o["status"] == "survived"}
 
 
-def report(names: list[str], modules: dict[str, dict[str, list[str]]]) -> bool:
+def report(names: list[str], modules: dict[str, dict[str, list[str]]], *, markdown: bool = False) -> bool:
     """Print the kill rate per module and the survivors; True when no survivor is unexplained."""
     equivalents = load_equivalents()
     current = {m.id for name in names for path in modules[name]["sources"] for m in mutants_of(path)}
     clean = True
     rows = []
+    table = [
+        "| module | mutants | killed | equivalent | surviving | kill rate | excluding equivalents |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name in names:
         path = RESULTS / f"{name}.json"
         if not path.exists():
@@ -481,6 +485,10 @@ def report(names: list[str], modules: dict[str, dict[str, list[str]]]) -> bool:
             f"{name:<12} {len(valid):>4} mutants  {killed:>4} killed  {len(equivalent):>3} equivalent  "
             f"{len(live):>3} surviving   kill rate {raw:5.1f} %   excluding equivalents {adjusted:5.1f} %"
         )
+        table.append(
+            f"| {name} | {len(valid)} | {killed} | {len(equivalent)} | {len(live)} "
+            f"| {raw:.1f} % | {adjusted:.1f} % |"
+        )
         if equivalent:
             print(f"\n{name}: equivalent (judged by hand)")
             for o in equivalent:
@@ -493,7 +501,7 @@ def report(names: list[str], modules: dict[str, dict[str, list[str]]]) -> bool:
     sources = {path for name in names for path in modules[name]["sources"]}
     stale = [i for i in equivalents if i.split(":", 1)[0] in sources and i not in current]
     print("\nkill rate per module")
-    print("\n".join(rows))
+    print("\n".join(table if markdown else rows))
     if stale:
         print("\nequivalents that match no current mutant (the code moved; re-check them):")
         print("\n".join(f"  {i}" for i in stale))
@@ -515,6 +523,7 @@ def main() -> int:
     )
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument("--report", action="store_true", help="print the saved results, run nothing")
+    parser.add_argument("--markdown", action="store_true", help="print the kill rates as a Markdown table")
     args = parser.parse_args()
     if not 1 <= args.workers <= MAX_WORKERS:
         parser.error(f"--workers must be between 1 and {MAX_WORKERS}")
@@ -536,7 +545,7 @@ def main() -> int:
                 continue  # nothing of this module to run again
             outcomes = run_module(name, modules[name], args.workers, only)
             save(name, outcomes, merge=bool(only))
-    return 0 if report(names, modules) else 1
+    return 0 if report(names, modules, markdown=args.markdown) else 1
 
 
 if __name__ == "__main__":
