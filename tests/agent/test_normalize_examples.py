@@ -206,3 +206,9 @@ def test_an_answer_is_quoted_whole_up_to_80_characters(length: int, cut: bool) -
     assert len(repr(raw)) == length + 12
     shown = repr(raw)[:77] + "..." if cut else repr(raw)
     assert normalize_answer(raw, LETTERS) == Normalized(None, f"no answer field in {shown}")
+
+
+def test_the_longest_option_text_is_cut_first() -> None:
+    # Cutting "Plan" first would break "Plan (A) now" apart and leave its "(A)" to be read.
+    options = ("A. Plan", "B. Plan (A) now", "C. Other", "D. None")
+    assert normalize_answer("B) Plan (A) now", LETTERS, options) == Normalized("B")
