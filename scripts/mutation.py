@@ -29,6 +29,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
 from collections.abc import Iterator
@@ -278,7 +279,13 @@ def apply(source: str, mutant: Mutant) -> str:
 # the mutated tree afresh.
 _SERVER = r"""
 import json, os, signal, sys, time
-import numpy, pydantic, hypothesis, pytest, httpx, starlette, pytest_asyncio  # noqa: F401
+import importlib
+for name in PRELOAD:
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        pass
+import pytest
 assert "skillharness" not in sys.modules
 for line in sys.stdin:
     request = json.loads(line)
@@ -306,6 +313,14 @@ for line in sys.stdin:
 """
 
 
+# Third-party modules the package and its tests import (scipy.stats alone takes seconds).
+_PRELOAD = (
+    "numpy", "scipy.stats", "pydantic", "pydantic_settings", "hypothesis", "pytest", "pytest_asyncio",
+    "httpx", "httpx_sse", "starlette.applications", "uvicorn", "jinja2", "yaml", "rich", "typer",
+    "sqlalchemy", "redis", "av", "pysubs2",
+)  # fmt: skip
+
+
 class Workspace:
     """A private copy of the tree that one worker mutates, one file at a time."""
 
@@ -328,7 +343,7 @@ class Workspace:
             ),
         }
         self.server = subprocess.Popen(
-            [sys.executable, "-c", _SERVER],
+            [sys.executable, "-c", f"PRELOAD = {_PRELOAD!r}\n{_SERVER}"],
             cwd=root,
             env=env,
             stdin=subprocess.PIPE,
@@ -410,7 +425,10 @@ def _workspaces(count: int) -> Iterator[Workspace]:
         yield Workspace(Path(tempfile.mkdtemp(prefix="skillharness-mutation-")))
 
 
-def run_module(name: str, entry: dict[str, list[str]], workers: int, only: set[str]) -> list[Outcome]:
+def run_module(
+    name: str, entry: dict[str, list[str]], workers: int, only: set[str], *, fresh: bool
+) -> list[Outcome]:
+    """Run the mutants of one module (all, or ``only``), saving each outcome as it arrives."""
     mutants = [m for path in entry["sources"] for m in mutants_of(path) if not only or m.id in only]
     if not mutants:
         return []
@@ -426,6 +444,9 @@ def run_module(name: str, entry: dict[str, list[str]], workers: int, only: set[s
         )
         for space in spaces:
             pool.put(space)
+        if fresh:
+            save(name, [], merge=False)
+        lock = threading.Lock()
 
         def one(mutant: Mutant) -> Outcome:
             space = pool.get()
@@ -433,6 +454,8 @@ def run_module(name: str, entry: dict[str, list[str]], workers: int, only: set[s
                 outcome = space.run_mutant(mutant, entry["tests"], timeout)
             finally:
                 pool.put(space)
+            with lock:  # saved at once, so a run stopped half-way can --resume
+                save(name, [outcome], merge=True)
             if outcome.status == "survived":
                 print(f"  survived {outcome.id}  ({outcome.description})", flush=True)
             return outcome
@@ -456,6 +479,11 @@ def _saved_survivors(name: str) -> set[str]:
     path = RESULTS / f"{name}.json"
     saved = json.loads(path.read_text()) if path.exists() else []
     return {o["id"] for o in saved if o["status"] == "survived"}
+
+
+def _saved(name: str) -> set[str]:
+    path = RESULTS / f"{name}.json"
+    return {o["id"] for o in json.loads(path.read_text())} if path.exists() else set()
 
 
 def report(names: list[str], modules: dict[str, dict[str, list[str]]], *, markdown: bool = False) -> bool:
@@ -521,6 +549,9 @@ def main() -> int:
     parser.add_argument(
         "--survivors", action="store_true", help="run again only the mutants that survived the saved run"
     )
+    parser.add_argument(
+        "--resume", action="store_true", help="run only the mutants the saved results do not hold yet"
+    )
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument("--report", action="store_true", help="print the saved results, run nothing")
     parser.add_argument("--markdown", action="store_true", help="print the kill rates as a Markdown table")
@@ -541,10 +572,11 @@ def main() -> int:
     if not args.report:
         for name in names:
             only = set(args.only) | (_saved_survivors(name) if args.survivors else set())
-            if (args.only or args.survivors) and not only:
+            if args.resume:
+                only |= {m.id for path in modules[name]["sources"] for m in mutants_of(path)} - _saved(name)
+            if (args.only or args.survivors or args.resume) and not only:
                 continue  # nothing of this module to run again
-            outcomes = run_module(name, modules[name], args.workers, only)
-            save(name, outcomes, merge=bool(only))
+            run_module(name, modules[name], args.workers, only, fresh=not only)
     return 0 if report(names, modules, markdown=args.markdown) else 1
 
 
