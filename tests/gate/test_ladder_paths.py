@@ -9,7 +9,15 @@ import numpy as np
 import pytest
 
 from skillharness.train.config import GateConfig
-from skillharness.train.gate import AGrapa, DecisionKind, EProcessGate, Ladder, OnlineNewtonStep, stage_ends
+from skillharness.train.gate import (
+    INFRA,
+    AGrapa,
+    DecisionKind,
+    EProcessGate,
+    Ladder,
+    OnlineNewtonStep,
+    stage_ends,
+)
 
 STRATEGIES = ["agrapa", "ons"]
 
@@ -169,3 +177,8 @@ def test_a_decided_gate_requests_nothing_more() -> None:
     decision = gate.feed([1] * 4)
     assert decision.kind is DecisionKind.ACCEPT
     assert gate.next_request == 0
+
+
+def test_infra_reads_as_infra_in_logs() -> None:
+    assert repr(INFRA) == "INFRA"
+    assert str([INFRA, 1]) == "[INFRA, 1]"
