@@ -68,7 +68,7 @@ def _paths(budget: int) -> list[list[int]]:
         [1, -1] * (budget // 2),
         [1] * 3 + [0] * (budget - 3),
     ]
-    drawn = rng.choice([-1, 0, 1], size=(120, budget), p=[0.25, 0.4, 0.35]).tolist()
+    drawn = rng.choice([-1, 0, 1], size=(40, budget), p=[0.25, 0.4, 0.35]).tolist()
     return [row[:budget] for row in fixed] + drawn
 
 
