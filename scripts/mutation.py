@@ -493,8 +493,9 @@ def report(names: list[str], modules: dict[str, dict[str, list[str]]], *, markdo
     clean = True
     rows = []
     table = [
-        "| module | mutants | killed | equivalent | surviving | kill rate | excluding equivalents |",
-        "|---|---|---|---|---|---|---|",
+        "| module | mutants run | killed | equivalent | surviving | not run yet | kill rate "
+        "| excluding equivalents |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name in names:
         path = RESULTS / f"{name}.json"
@@ -502,6 +503,7 @@ def report(names: list[str], modules: dict[str, dict[str, list[str]]], *, markdo
             rows.append(f"{name:<12} (not run)")
             continue
         outcomes = [Outcome(**o) for o in json.loads(path.read_text()) if o["id"] in current]
+        pending = sum(1 for p in modules[name]["sources"] for _ in mutants_of(p)) - len(outcomes)
         valid = [o for o in outcomes if o.status != "invalid"]
         killed = sum(o.status in ("killed", "timeout") for o in valid)
         survivors = [o for o in valid if o.status == "survived"]
@@ -511,10 +513,11 @@ def report(names: list[str], modules: dict[str, dict[str, list[str]]], *, markdo
         adjusted = 100 * killed / (len(valid) - len(equivalent)) if len(valid) > len(equivalent) else 100.0
         rows.append(
             f"{name:<12} {len(valid):>4} mutants  {killed:>4} killed  {len(equivalent):>3} equivalent  "
-            f"{len(live):>3} surviving   kill rate {raw:5.1f} %   excluding equivalents {adjusted:5.1f} %"
+            f"{len(live):>3} surviving  {pending:>3} not run yet   kill rate {raw:5.1f} %   "
+            f"excluding equivalents {adjusted:5.1f} %"
         )
         table.append(
-            f"| {name} | {len(valid)} | {killed} | {len(equivalent)} | {len(live)} "
+            f"| {name} | {len(valid)} | {killed} | {len(equivalent)} | {len(live)} | {pending} "
             f"| {raw:.1f} % | {adjusted:.1f} % |"
         )
         if equivalent:
