@@ -17,7 +17,9 @@ from skillharness.train.gate import (
     Ladder,
     OnlineNewtonStep,
     stage_ends,
+    wealth_paths,
 )
+from skillharness.train.gate.ladder import decide_paths
 
 STRATEGIES = ["agrapa", "ons"]
 
@@ -182,3 +184,10 @@ def test_a_decided_gate_requests_nothing_more() -> None:
 def test_infra_reads_as_infra_in_logs() -> None:
     assert repr(INFRA) == "INFRA"
     assert str([INFRA, 1]) == "[INFRA, 1]"
+
+
+def test_paths_that_end_before_any_verdict_continue_with_what_they_used() -> None:
+    paths = wealth_paths(np.zeros((2, 4), dtype=np.int8), AGrapa())
+    result = decide_paths(paths, (8,), 20.0, 0.5, 8)
+    assert result.kinds.tolist() == [DecisionKind.CONTINUE] * 2
+    assert result.n_used.tolist() == [4, 4]
