@@ -191,3 +191,10 @@ def test_paths_that_end_before_any_verdict_continue_with_what_they_used() -> Non
     result = decide_paths(paths, (8,), 20.0, 0.5, 8)
     assert result.kinds.tolist() == [DecisionKind.CONTINUE] * 2
     assert result.n_used.tolist() == [4, 4]
+
+
+def test_checkpoints_past_the_data_are_skipped_and_earlier_ones_still_count() -> None:
+    # Four ties; stage ends at 2 and 8 of a budget of 8: at 2, 1.5^6 = 11.4 < 20 is futile.
+    paths = wealth_paths(np.zeros((1, 4), dtype=np.int8), AGrapa())
+    result = decide_paths(paths, (2, 8), 20.0, 0.5, 8)
+    assert (int(result.kinds[0]), int(result.n_used[0])) == (DecisionKind.REJECT_INERTIA, 2)
