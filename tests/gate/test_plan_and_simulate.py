@@ -289,3 +289,8 @@ def test_fixed_n_rule_at_its_defaults_and_boundaries() -> None:
     assert two.kinds.tolist() == [DecisionKind.REJECT_INERTIA, DecisionKind.REJECT_INERTIA]
     ties = FixedNStandardError(n=16).run(np.zeros((1, 16), dtype=np.int8))
     assert ties.kinds.tolist() == [DecisionKind.REJECT_INERTIA]
+
+
+def test_a_vanishing_bet_cap_needs_an_astronomical_count_returned_at_once() -> None:
+    # 1 + 1e-300 is 1.0 in floats: counting factor by factor would never end.
+    assert min_wins(100.0, 1e-300) == math.ceil(math.log(100.0) / math.log1p(1e-300))
