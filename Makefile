@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean-venv
+.PHONY: demo test lint bench clean-venv mutation
 
 $(STAMP): pyproject.toml
 	scripts/bootstrap.sh "$(PYTHON)"
@@ -17,6 +17,11 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/ruff format --check src tests benchmarks
+
+# Mutation testing of the safety-critical modules (not part of CI or `make test`; about half an
+# hour). A subset: make mutation ARGS="--module breaker --module retry --workers 2".
+mutation: $(STAMP)
+	$(VENV)/bin/python scripts/mutation.py $(ARGS)
 
 clean-venv:
 	rm -rf $(VENV)

@@ -14,6 +14,7 @@ from skills_support import APPENDIX, BODY, MOMENTUM, SAMPLE, documents, region_t
 
 from skillharness.errors import SkillError
 from skillharness.skills import EditSet, MomentumUpdate, SkillDocument
+from skillharness.skills.document import ensure_trailing_newline
 from skillharness.skills.markers import APPENDIX_MARKER, MARKER_LIKE, MARKERS, MOMENTUM_MARKER
 
 
@@ -41,6 +42,7 @@ def test_round_trip_property(body: str, momentum: str, appendix: str) -> None:
     again = SkillDocument.parse(text)
     assert again == doc
     assert again.render() == text
+    assert (again.body, again.momentum) == (doc.body, doc.momentum)
     assert again.appendix == appendix
     assert doc.body in (body, body + "\n")
 
@@ -125,7 +127,10 @@ def test_appendix_is_unwritable_by_the_api(sample_doc: SkillDocument) -> None:
 def test_momentum_writes_keep_body_and_appendix(doc: SkillDocument, guidance: str) -> None:
     updated = doc.with_momentum(MomentumUpdate(text=guidance))
     assert (updated.body, updated.appendix) == (doc.body, doc.appendix)
-    assert SkillDocument.parse(updated.render()) == updated
+    parsed = SkillDocument.parse(updated.render())
+    assert parsed == updated
+    assert parsed.render() == updated.render()
+    assert parsed.momentum == updated.momentum == ensure_trailing_newline(guidance)
 
 
 def test_copies_and_pickles_round_trip(sample_doc: SkillDocument) -> None:
@@ -154,3 +159,107 @@ def test_momentum_guidance_with_a_lone_surrogate_cannot_break_the_bundle() -> No
     update.text.encode("utf-8")
     with pytest.raises(ValidationError, match="not encodable"):
         MomentumUpdate(text="bad \ud800")
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        SkillDocument.author("b\n", "A\n", momentum="m\n"),
+        SkillDocument.author("a\n", "B\n", momentum="m\n"),
+        SkillDocument.author("a\n", "A\n", momentum="n\n"),
+        SkillDocument.author("a\n", "A\n"),
+        SkillDocument.parse(f"a\r\n{MOMENTUM_MARKER}\r\nm\r\n{APPENDIX_MARKER}\r\nA\r\n"),
+    ],
+)
+def test_documents_that_differ_anywhere_are_unequal(other: SkillDocument) -> None:
+    doc = SkillDocument.author("a\n", "A\n", momentum="m\n")
+    assert doc != other
+    assert other != doc
+    assert doc.render() != other.render()
+
+
+def test_equal_documents_are_equal_whatever_their_source_and_never_equal_text() -> None:
+    one = SkillDocument.author("a\n", "A\n", source="one.md")
+    two = SkillDocument.parse(one.render(), source="two.md")
+    assert one == two
+    assert hash(one) == hash(two)
+    assert one != one.render()
+    assert len({one, two}) == 1
+
+
+def test_author_terminates_body_and_momentum_but_not_the_appendix() -> None:
+    doc = SkillDocument.author("body", "appendix", momentum="momentum")
+    assert doc.render() == f"body\n{MOMENTUM_MARKER}\nmomentum\n{APPENDIX_MARKER}\nappendix"
+    assert (doc.body, doc.momentum, doc.appendix, doc.body_end) == ("body\n", "momentum\n", "appendix", 5)
+    empty = SkillDocument.author("", "")
+    assert empty.render() == f"{MOMENTUM_MARKER}\n{APPENDIX_MARKER}\n"
+
+
+def test_the_constructor_and_attributes_are_closed(sample_doc: SkillDocument) -> None:
+    with pytest.raises(TypeError, match=r"SkillDocument\.parse"):
+        SkillDocument(object(), ("", "", "", "", ""), "x")
+    with pytest.raises(AttributeError, match="cannot set 'source'"):
+        sample_doc.source = "y"  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="cannot delete '_body'"):
+        del sample_doc._body
+    assert (
+        repr(sample_doc) == f"SkillDocument(source='sample.md', body={len(BODY)}, "
+        f"momentum={len(MOMENTUM)}, appendix={len(APPENDIX)} chars)"
+    )
+
+
+def test_with_momentum_replaces_only_momentum_and_terminates_it(sample_doc: SkillDocument) -> None:
+    updated = sample_doc.with_momentum(MomentumUpdate(text="Zoom out."))
+    assert updated.render() == f"{BODY}{MOMENTUM_MARKER}\nZoom out.\n{APPENDIX_MARKER}\n{APPENDIX}"
+    assert updated.source == sample_doc.source
+    cleared = sample_doc.with_momentum(MomentumUpdate(text=""))
+    assert cleared.momentum == ""
+
+
+@pytest.mark.parametrize(
+    ("guidance", "max_chars", "expected"),
+    [
+        ("  keep this  \n", 2000, "keep this"),
+        (f"one\n{MOMENTUM_MARKER}\ntwo", 2000, "one\ntwo"),
+        ("abcdef   ghij", 9, "abcdef"),  # capped, then trailing space trimmed
+        ("<!--\nskillharness:x -->", 2000, "x -->"),  # a marker formed across the join is removed
+    ],
+)
+def test_sanitized_guidance_examples(guidance: str, max_chars: int, expected: str) -> None:
+    assert MomentumUpdate.sanitized(guidance, max_chars=max_chars).text == expected
+
+
+def test_sanitized_guidance_defaults_to_2000_characters() -> None:
+    assert len(MomentumUpdate.sanitized("y" * 5000).text) == 2000
+
+
+def test_a_marker_in_momentum_text_is_refused_by_the_model() -> None:
+    with pytest.raises(ValidationError, match="marker-like"):
+        MomentumUpdate(text=f"x {APPENDIX_MARKER}")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        (f"a\n{MOMENTUM_MARKER}\nb\n{MOMENTUM_MARKER}\n{APPENDIX_MARKER}\n", 4, "first at line 2"),
+        (f"{APPENDIX_MARKER}\nb\n{MOMENTUM_MARKER}\n", 3, "after the appendix marker (line 1)"),
+        (f"a\nb\n{MOMENTUM_MARKER}\n", None, "searched lines 1-4"),
+    ],
+)
+def test_marker_errors_name_the_lines(text: str, line: int | None, words: str) -> None:
+    with pytest.raises(SkillError, match=words.replace("(", r"\(").replace(")", r"\)")) as info:
+        SkillDocument.parse(text, source="s.md")
+    assert info.value.context["line"] == line
+    assert info.value.context["file"] == "s.md"
+
+
+def test_a_marker_error_counts_a_leading_empty_line() -> None:
+    with pytest.raises(SkillError, match=r"s\.md:3: momentum marker after the appendix marker \(line 2\)"):
+        SkillDocument.parse(f"\n{APPENDIX_MARKER}\n{MOMENTUM_MARKER}\n", source="s.md")
+
+
+def test_the_private_body_writer_refuses_a_marker_itself(sample_doc: SkillDocument) -> None:
+    # skills.patch refuses such a body first; the writer checks again so no other caller can slip.
+    with pytest.raises(SkillError, match=r"sample\.md: refusing a body containing a marker-like sequence"):
+        sample_doc._with_body(f"x\n{APPENDIX_MARKER}\n")
+    assert sample_doc._with_body("new").body == "new\n"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import io
 import subprocess
 import sys
 import textwrap
@@ -9,7 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from skillharness.util.atomic import atomic_open, atomic_write_json, atomic_write_text, sha256_file
+from skillharness.util import atomic
+from skillharness.util.atomic import (
+    atomic_open,
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_text,
+    sha256_bytes,
+    sha256_file,
+)
 
 CHILD = textwrap.dedent(
     """
@@ -66,3 +76,41 @@ def test_json_write_is_stable_and_hashable(tmp_path: Path) -> None:
     atomic_write_json(b, {"a": [1, 2], "b": 1})
     assert sha256_file(a) == sha256_file(b)
     assert a.read_text().startswith("{\n")
+
+
+def test_missing_parent_folders_are_created(tmp_path: Path) -> None:
+    target = tmp_path / "runs" / "r1" / "checkpoints" / "state.json"
+    atomic_write_text(target, "NEW")
+    assert target.read_text() == "NEW"
+
+
+def test_json_form_is_sorted_indented_utf8_with_a_final_newline(tmp_path: Path) -> None:
+    target = tmp_path / "pools.json"
+    written = atomic_write_json(target, {"z": 1, "a": ["é", 2]})
+    expected = '{\n  "a": [\n    "é",\n    2\n  ],\n  "z": 1\n}\n'.encode()
+    assert written == expected
+    assert target.read_bytes() == expected
+
+
+def test_hashes_are_sha256_of_the_bytes_streamed_past_one_block(tmp_path: Path) -> None:
+    data = bytes(range(256)) * 8193  # a little more than two 1 MiB blocks
+    target = tmp_path / "frames.bin"
+    atomic_write_bytes(target, data)
+    assert sha256_bytes(data) == hashlib.sha256(data).hexdigest()
+    assert sha256_file(target) == hashlib.sha256(data).hexdigest()
+
+
+def test_hashing_a_file_reads_it_in_bounded_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Frame caches and pools can be large: a file is hashed in 1 MiB reads, never loaded whole.
+    target = tmp_path / "big.bin"
+    target.write_bytes(b"x" * (3 << 20))
+    sizes: list[int] = []
+
+    class Recording(io.FileIO):
+        def read(self, size: int = -1) -> bytes:
+            sizes.append(size)
+            return super().read(size)
+
+    monkeypatch.setattr(atomic, "open", lambda path, mode: Recording(path, "r"), raising=False)
+    assert sha256_file(target) == hashlib.sha256(b"x" * (3 << 20)).hexdigest()
+    assert sizes == [1 << 20] * 4
