@@ -20,8 +20,7 @@ from typing import Protocol
 from pydantic import ValidationError
 
 from skillharness.data import Question
-from skillharness.data.loader import load_questions
-from skillharness.data.pools import load_pools
+from skillharness.data.selection import load_pool_questions
 from skillharness.errors import ConfigError
 from skillharness.eval.config import EvalConfig
 from skillharness.eval.holdout_report import GroupRow, HoldoutReport
@@ -85,20 +84,10 @@ def default_eval_id() -> str:
 
 def load_test_pool(config: HoldoutSettings) -> TestPool:
     """The test pool's questions (ConfigError without a split or with an empty test pool)."""
-    data = config.data
-    if data.questions is None or data.pools is None:
-        raise ConfigError(
-            "the holdout needs data.questions and data.pools (a pools.json from `skillharness split`)"
-        )
-    frozen = load_pools(data.pools, data.pools_sha256)
-    by_id = {q.question_id: q for q in load_questions(data.questions, data.benchmark)}
-    ids = frozen.questions.get("test", ())
-    if not ids:
-        raise ConfigError(f"{data.pools} has an empty test pool: there is nothing to hold out")
-    missing = [qid for qid in ids if qid not in by_id]
-    if missing:
-        raise ConfigError(f"pools.json names {len(missing)} test question(s) not in {data.questions}")
-    return TestPool(tuple(by_id[qid] for qid in ids), tuple(frozen.questions.get("val", ())), frozen.sha256)
+    chosen, frozen = load_pool_questions(config.data, ("test",), purpose="the holdout")
+    if not chosen["test"]:
+        raise ConfigError(f"{config.data.pools} has an empty test pool: there is nothing to hold out")
+    return TestPool(chosen["test"], tuple(frozen.questions.get("val", ())), frozen.sha256)
 
 
 def _provenance(

@@ -12,10 +12,8 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Protocol
 
-from skillharness.data.loader import load_questions
-from skillharness.data.pools import load_pools
 from skillharness.data.questions import Question
-from skillharness.errors import ConfigError
+from skillharness.data.selection import load_pool_questions
 from skillharness.infer.runner import InferSettings, check_media
 from skillharness.infer.session import open_session
 from skillharness.skills import Bundle
@@ -41,21 +39,8 @@ def default_train_run_id() -> str:
 
 
 def _pool_questions(config: TrainSettings) -> tuple[tuple[Question, ...], tuple[Question, ...], str]:
-    data = config.data
-    if data.questions is None or data.pools is None:
-        raise ConfigError(
-            "training needs data.questions and data.pools (a pools.json from `skillharness split`)"
-        )
-    frozen = load_pools(data.pools, data.pools_sha256)
-    by_id = {q.question_id: q for q in load_questions(data.questions, data.benchmark)}
-    pools: dict[str, tuple[Question, ...]] = {}
-    for name in ("train", "val"):
-        ids = frozen.questions.get(name, ())
-        missing = [qid for qid in ids if qid not in by_id]
-        if missing:
-            raise ConfigError(f"pools.json names {len(missing)} {name} question(s) not in {data.questions}")
-        pools[name] = tuple(by_id[qid] for qid in ids)
-    return pools["train"], pools["val"], frozen.sha256
+    chosen, frozen = load_pool_questions(config.data, ("train", "val"), purpose="training")
+    return chosen["train"], chosen["val"], frozen.sha256
 
 
 def trained_task_types(config: TrainConfig, val: tuple[Question, ...]) -> tuple[str, ...]:
