@@ -22,7 +22,7 @@ from skillharness.commands.eval_table import print_holdout
 from skillharness.commands.folders import ensure_folder
 from skillharness.commands.split import gate_min_val, print_split
 from skillharness.commands.train import print_outcome
-from skillharness.config import load_config
+from skillharness.config import Config, load_config
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import existing_artifacts, load_pools, verify_split, write_split
 from skillharness.data.questions import Question
@@ -84,6 +84,19 @@ def _fresh_run(out: Path, experiment: Path) -> None:
         shutil.rmtree(previous, ignore_errors=True)
 
 
+def _write_report(console: Console, settings: Config, out: Path, folder: Path, oracle_url: str) -> None:
+    files = build_report(
+        settings.store.url,
+        _RUN_ID,
+        out / "report.html",
+        gate=settings.train.gate,
+        confidence=settings.eval.confidence,
+        workspace=folder / "workspace",
+        oracle_url=oracle_url,
+    )
+    console.print(f"report: [bold]{files.html}[/] (open it in a browser; data for scripts: {files.json})")
+
+
 def demo(
     out: Path = typer.Option(Path("demo-output"), "--out", help="Where the demo writes everything."),
     seed: int = typer.Option(0, "--seed", help="Seed of the benchmark, the split and the simulator."),
@@ -132,16 +145,7 @@ def demo(
         console.rule("6. what training achieved, by the simulator's truth")
         print_demo_truth(console, sim, outcome, frozen.questions, settings)
         console.rule("7. the report")
-        files = build_report(
-            settings.store.url,
-            _RUN_ID,
-            out / "report.html",
-            gate=settings.train.gate,
-            confidence=settings.eval.confidence,
-            workspace=request.folder / "workspace",
-            oracle_url=sim.base_url,
-        )
-    console.print(f"report: [bold]{files.html}[/] (open it in a browser; data for scripts: {files.json})")
+        _write_report(console, settings, out, request.folder, sim.base_url)
     console.rule("done")
     console.print(
         f"everything is in {out}: experiment/ (experiment.yaml, runs/), split/, bundle/, runs.sqlite"
