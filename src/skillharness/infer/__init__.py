@@ -3,7 +3,14 @@
 Sits above skills (it runs a bundle) and below train and eval (which reuse it).
 """
 
-from skillharness.infer.runner import InferJob, InferResult, default_run_id, load_job, run_inference
+from skillharness.infer.runner import (
+    InferJob,
+    InferResult,
+    default_run_id,
+    load_bundle,
+    load_job,
+    run_inference,
+)
 from skillharness.infer.session import Draw, RunSession, open_session
 from skillharness.infer.summary import Cell, Scored, summarize, wilson
 
@@ -15,6 +22,7 @@ __all__ = [
     "RunSession",
     "Scored",
     "default_run_id",
+    "load_bundle",
     "load_job",
     "open_session",
     "run_inference",

@@ -34,6 +34,7 @@ class TrainSettings(InferSettings, Protocol):
 
     @property
     def train(self) -> TrainConfig: ...
+    def fingerprint(self, kind: RunKind = RunKind.INFER) -> str: ...
 
 
 def default_train_run_id() -> str:
@@ -77,7 +78,9 @@ async def open_training(
     provenance = RunProvenance(
         run_id=run_id,
         kind=kind,
-        config_hash=content_hash({"config": config.fingerprint(), "questions_sha256": questions_sha}),
+        config_hash=content_hash(
+            {"config": config.fingerprint(RunKind.TRAIN), "questions_sha256": questions_sha}
+        ),
         bundle_hash=bundle.bundle_hash,
         pools_sha256=pools_sha,
         pool="train",
