@@ -36,7 +36,7 @@ def test_a_refused_resume_names_each_changed_setting(tmp_path: Path, bench: Benc
     )  # fmt: skip
     assert refused.returncode != 0
     message = " ".join(refused.stderr.split())
-    assert "cannot resume run 'named': 2 setting(s) differ" in message, refused.stderr
+    assert "cannot resume run 'named': its provenance differs in 2 setting(s)" in message, refused.stderr
     assert "agent.samples: stored 1, now 2" in message
     assert "agent.vision: stored true, now false" in message
     assert "concurrency" not in message, "an operational setting is not a difference"

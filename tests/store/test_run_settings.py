@@ -29,7 +29,7 @@ async def test_a_refused_resume_names_each_changed_setting_with_both_values(stor
     with pytest.raises(StoreError) as info:
         await RunLog.open(store_url, provenance(config_hash=_hashed(changed)), resume=True, settings=changed)
     message = str(info.value)
-    assert "4 setting(s) differ" in message
+    assert "its provenance differs in 4 setting(s)" in message
     assert "agent.samples: stored 1, now 3" in message
     assert "agent.vision: stored true, now false" in message
     assert "agent.max_steps: stored (not set), now 2" in message

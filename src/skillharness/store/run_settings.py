@@ -78,7 +78,7 @@ def check_same_run(
         # The settings say what the config hash stands for; the other fields are named as before.
         shown = [name for name in differing if name != "config_hash"]
         details = [*changes, *(f"{name}: stored {old[name]!r}, now {new[name]!r}" for name in shown)]
-        summary = f"{len(changes)} setting(s) differ: " + "; ".join(details)
+        summary = f"its provenance differs in {len(changes)} setting(s): " + "; ".join(details)
     else:
         summary = (
             "its provenance differs ("
