@@ -23,6 +23,7 @@ def test_public_surface_is_pinned():
         "SimServer",
         "World",
         "build_state",
+        "create_app",
         "run_sim_server",
     }
 

@@ -6,6 +6,7 @@ from skillharness.agent.loop import Agent
 from skillharness.agent.normalize import Normalized, normalize_answer
 from skillharness.agent.ports import BundleView, FrameSource, InvalidatingChatModel, SubtitleSource, TraceSink
 from skillharness.agent.records import Prediction, PredictionStatus, StepRole, TraceStep
+from skillharness.agent.video import LocalVideos
 
 __all__ = [
     "Agent",
@@ -13,6 +14,7 @@ __all__ = [
     "BundleView",
     "FrameSource",
     "InvalidatingChatModel",
+    "LocalVideos",
     "Normalized",
     "Prediction",
     "PredictionStatus",

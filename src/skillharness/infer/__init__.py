@@ -3,9 +3,12 @@
 Sits above skills (it runs a bundle) and below train and eval (which reuse it).
 """
 
+from skillharness.infer.progress import RichProgress
 from skillharness.infer.runner import (
     InferJob,
     InferResult,
+    InferSettings,
+    check_media,
     default_run_id,
     load_bundle,
     load_job,
@@ -19,8 +22,11 @@ __all__ = [
     "Draw",
     "InferJob",
     "InferResult",
+    "InferSettings",
+    "RichProgress",
     "RunSession",
     "Scored",
+    "check_media",
     "default_run_id",
     "load_bundle",
     "load_job",

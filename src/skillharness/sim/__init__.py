@@ -7,6 +7,7 @@ oracle reports the exact expected accuracy of any bundle text on any question se
 from skillharness.sim.config import AnswerShape, FaultConfig, FaultKind, LatencyConfig, SimConfig
 from skillharness.sim.oracle import BundleText, EditEffect, Oracle
 from skillharness.sim.runner import SimServer, build_state, run_sim_server
+from skillharness.sim.server import create_app
 from skillharness.sim.world import World
 
 __all__ = [
@@ -21,5 +22,6 @@ __all__ = [
     "SimServer",
     "World",
     "build_state",
+    "create_app",
     "run_sim_server",
 ]
