@@ -9,8 +9,6 @@ the environment variable that holds its key (``api_key_env``), and the key is re
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Mapping
 from contextvars import ContextVar
@@ -24,36 +22,17 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from skillharness.agent.config import AgentConfig
 from skillharness.data.config import DataConfig
 from skillharness.errors import ConfigError
-from skillharness.eval.config import EvalConfig, ReportConfig
-from skillharness.infer.config import InferConfig
+from skillharness.eval import EvalConfig, ReportConfig
+from skillharness.infer import InferConfig
 from skillharness.llm.config import CacheConfig, LLMConfig
-from skillharness.store.config import StoreConfig
+from skillharness.settings import run_settings
+from skillharness.store import RunKind, StoreConfig, content_hash
 from skillharness.train.config import TrainConfig
 
 __all__ = ["ENV_PREFIX", "Config", "flag_overrides", "load_config"]
 
 ENV_PREFIX = "SKILLHARNESS_"
 _NESTED = "__"
-# Settings that change how a run executes but not what any answer can be (see Config.fingerprint).
-_OPERATIONAL = (
-    "store",
-    "report",
-    "cache.url",
-    "cache.ttl",
-    "cache.namespace",
-    "cache.enabled",
-    "llm.timeouts",
-    "llm.retry",
-    "llm.breaker",
-    "llm.prices",
-    "agent.concurrency",
-    "agent.frames.cache_dir",
-    "agent.frames.cache_enabled",
-    "eval.confidence",
-    "train.budget",
-    "infer",
-)
-_ENDPOINT_OPERATIONAL = ("max_in_flight", "name", "api_key_env")
 _SQLITE = "sqlite:///"  # sqlite:///relative/path, sqlite:////absolute/path
 _PATH_KEYS = {
     "data": ("questions", "pools", "videos_dir", "subtitles_dir"),
@@ -107,25 +86,22 @@ class Config(BaseSettings):
         # a secret must come from the environment named in the config, nowhere else.
         return init_settings, env_settings, _YamlSource(settings_cls)
 
-    def fingerprint(self) -> str:
-        """sha256 of the settings that can change an answer (run provenance; holds no secrets).
+    def settings(self, kind: RunKind | str = RunKind.INFER) -> dict[str, Any]:
+        """The settings that can change a ``kind`` run's result, by dotted key (no secrets).
+
+        Classified in :mod:`skillharness.settings`: an infer, eval or gate run counts data, llm,
+        agent and the bundle; a train run also ``train.*``. Paths count by their content.
+        """
+        return run_settings(self, kind)
+
+    def fingerprint(self, kind: RunKind | str = RunKind.INFER) -> str:
+        """sha256 of :meth:`settings` (run provenance; holds no secrets).
 
         Operational settings — where the store and cache live, concurrency, timeouts, retries,
         breaker, prices, report confidence — are left out, so a crashed run can be resumed with,
-        say, lower concurrency, while a changed model, sampling, bundle path or budget is refused.
+        say, lower concurrency, while a changed model, sampling, bundle content or budget is refused.
         """
-        values = self.model_dump(mode="json")
-        for dotted in _OPERATIONAL:
-            *parents, leaf = dotted.split(".")
-            node = values
-            for part in parents:
-                node = node.get(part, {})
-            node.pop(leaf, None)
-        for endpoint in values["llm"]["endpoints"]:
-            for key in _ENDPOINT_OPERATIONAL:
-                endpoint.pop(key, None)
-        canonical = json.dumps(values, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return content_hash(self.settings(kind))
 
 
 def flag_overrides(flags: Mapping[str, Any]) -> dict[str, Any]:

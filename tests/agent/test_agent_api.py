@@ -11,9 +11,9 @@ import skillharness.agent
 def test_public_surface_is_pinned() -> None:
     assert skillharness.agent.__all__ == sorted(skillharness.agent.__all__)
     assert set(skillharness.agent.__all__) == {
-        "Agent", "AgentConfig", "BundleView", "FrameSource", "InvalidatingChatModel", "Normalized",
-        "Prediction", "PredictionStatus", "ProtocolName", "StepRole", "SubtitleSource", "TraceSink",
-        "TraceStep", "answer_all", "extract_reference_letter", "normalize_answer",
+        "Agent", "AgentConfig", "BundleView", "FrameSource", "InvalidatingChatModel", "LocalVideos",
+        "Normalized", "Prediction", "PredictionStatus", "ProtocolName", "StepRole", "SubtitleSource",
+        "TraceSink", "TraceStep", "answer_all", "extract_reference_letter", "normalize_answer",
     }  # fmt: skip
 
 

@@ -141,4 +141,4 @@ def test_resume_accepts_operational_changes_and_refuses_edited_questions(
     edited = cli(*args, "--resume")
     assert edited.returncode == 2
     assert "provenance differs" in edited.stderr
-    assert "config_hash" in edited.stderr
+    assert "data.questions: stored" in edited.stderr, "the changed setting is named, not two hashes"

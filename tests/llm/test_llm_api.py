@@ -7,8 +7,24 @@ from skillharness.llm.types import ChatModel
 
 
 def test_public_surface_is_pinned() -> None:
-    assert llm.__all__ == sorted(llm.__all__)
+    assert llm.__all__ == sorted(llm.__all__, key=lambda name: (not name.isupper(), name))
     assert set(llm.__all__) == {
+        "AGENT_TOOL_NAMES",
+        "DOCUMENT_CLOSE",
+        "DOCUMENT_OPEN",
+        "RANK_CANDIDATE_HEADING",
+        "SAMPLE_IDX_KEY",
+        "TOOL_GET_FRAMES",
+        "TOOL_GET_SUBTITLES",
+        "TOOL_PARAMETERS",
+        "TOOL_SUBMIT_ANSWER",
+        "CacheBackend",
+        "Role",
+        "TimeoutConfig",
+        "open_backend",
+        "redact_url",
+        "response_format",
+        "role_of_request",
         "Accountant",
         "BreakerConfig",
         "CacheConfig",

@@ -24,6 +24,7 @@ def test_public_surface_is_pinned():
         "SimServer",
         "World",
         "build_state",
+        "create_app",
         "decisive_world",
         "run_sim_server",
     }

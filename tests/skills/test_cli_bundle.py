@@ -101,8 +101,14 @@ def test_real_entry_point_prints_user_errors_and_exits_2(tmp_path: Path) -> None
 
 
 def test_public_api_is_pinned() -> None:
-    assert skillharness.skills.__all__ == sorted(skillharness.skills.__all__)
+    exported = skillharness.skills.__all__
+    assert exported == sorted(exported, key=lambda name: (not name.isupper(), name))
     assert set(skillharness.skills.__all__) == {
+        "APPENDIX_MARKER",
+        "MOMENTUM_MARKER",
+        "SKILLS_DIR",
+        "SYSTEM_FILE",
+        "TOOLS_FILE",
         "Bundle",
         "Edit",
         "EditLimits",

@@ -7,6 +7,7 @@ from skillharness.agent.normalize import Normalized, normalize_answer
 from skillharness.agent.ports import BundleView, FrameSource, InvalidatingChatModel, SubtitleSource, TraceSink
 from skillharness.agent.protocols import ProtocolName, extract_reference_letter
 from skillharness.agent.records import Prediction, PredictionStatus, StepRole, TraceStep
+from skillharness.agent.video import LocalVideos
 
 __all__ = [
     "Agent",
@@ -14,6 +15,7 @@ __all__ = [
     "BundleView",
     "FrameSource",
     "InvalidatingChatModel",
+    "LocalVideos",
     "Normalized",
     "Prediction",
     "PredictionStatus",

@@ -29,12 +29,11 @@ from skillharness.data.questions import Question
 from skillharness.data.split import SplitParams, make_split
 from skillharness.data.synth import ensure_synthetic_benchmark
 from skillharness.errors import SplitError
-from skillharness.eval.report import build_report
+from skillharness.eval import build_report
 from skillharness.infer.progress import RichProgress
 from skillharness.sim import SimServer, decisive_world
 from skillharness.skills import Bundle, initial_bundle
-from skillharness.train.progress import TrainProgress
-from skillharness.train.training import TrainRequest, run_folder, run_training
+from skillharness.train import TrainProgress, TrainRequest, run_folder, run_training
 
 _MIN_VAL_PER_CLASS = 6
 _RUN_ID = "demo"

@@ -11,7 +11,7 @@ from skillharness.config import Config
 from skillharness.sim import SimServer
 from skillharness.skills import Workspace
 from skillharness.store import GateDecisionRow, RunReader
-from skillharness.train.training import TrainOutcome
+from skillharness.train import TrainOutcome
 
 __all__ = ["gap_closed", "print_demo_truth"]
 

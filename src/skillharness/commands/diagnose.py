@@ -21,9 +21,15 @@ from skillharness.config import Config, load_config
 from skillharness.errors import ConfigError
 from skillharness.skills import Bundle
 from skillharness.store import RunReader
-from skillharness.train.diagnose import JUDGED, DiagnosisReport, run_waterfall
-from skillharness.train.diagnosis_summary import COLUMNS, defect_confusion, waterfall_table
-from skillharness.train.experiment import open_training
+from skillharness.train import (
+    COLUMNS,
+    JUDGED,
+    DiagnosisReport,
+    defect_confusion,
+    open_training,
+    run_waterfall,
+    waterfall_table,
+)
 
 _ORACLE_TIMEOUT_S = 10.0
 

@@ -13,7 +13,7 @@ from skillharness.config import Config, load_config
 from skillharness.data.pools import load_pools
 from skillharness.errors import ConfigError, SkillError
 from skillharness.eval import Arm, HoldoutReport, final_ref, run_holdout
-from skillharness.infer.progress import InferProgress, RichProgress
+from skillharness.infer import InferProgress, RichProgress
 from skillharness.infer.runner import load_bundle
 from skillharness.skills import Workspace
 from skillharness.store import RunMetric, RunReader

@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from skillharness.errors import ConfigError, SplitError
+from skillharness.train import gate_budget
 from skillharness.train.config import GateConfig
-from skillharness.train.draws import gate_budget
 from skillharness.train.gate import (
     EProcessGate,
     FixedNStandardError,

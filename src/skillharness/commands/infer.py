@@ -14,11 +14,18 @@ from rich.console import Console
 from skillharness.commands.scores_table import print_scores
 from skillharness.config import load_config
 from skillharness.errors import ConfigError, StoreError
-from skillharness.infer import InferJob, InferResult, load_job, run_inference
-from skillharness.infer.export import write_official_results
+from skillharness.infer import (
+    SIGTERM_EXIT,
+    InferJob,
+    InferResult,
+    Terminated,
+    cancel_on_sigterm,
+    load_job,
+    run_inference,
+    score_run,
+    write_official_results,
+)
 from skillharness.infer.progress import RichProgress
-from skillharness.infer.scoring import score_run
-from skillharness.infer.signals import SIGTERM_EXIT, Terminated, cancel_on_sigterm
 from skillharness.store import RunProvenance, RunReader, RunStatus, StoreConfig
 from skillharness.video import default_cache_dir
 

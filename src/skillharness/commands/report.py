@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from skillharness.config import load_config
-from skillharness.eval.report import build_report
+from skillharness.eval import build_report
 
 
 def report(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from skillharness.infer.scoring import Parser, RunScores, parser_gap
+from skillharness.infer import Parser, RunScores, parser_gap
 from skillharness.infer.summary import Cell
 
 __all__ = ["print_scores"]

@@ -13,11 +13,16 @@ from skillharness.commands.eval_table import print_holdout
 from skillharness.config import load_config
 from skillharness.errors import ConfigError
 from skillharness.infer.progress import RichProgress
-from skillharness.train.budget import TrainingStopped
-from skillharness.train.experiment import default_train_run_id
+from skillharness.train import (
+    TrainingStopped,
+    TrainOutcome,
+    TrainProgress,
+    TrainRequest,
+    default_train_run_id,
+    run_folder,
+    run_training,
+)
 from skillharness.train.preflight import run_preflight
-from skillharness.train.progress import TrainProgress
-from skillharness.train.training import TrainOutcome, TrainRequest, run_folder, run_training
 
 
 def train(

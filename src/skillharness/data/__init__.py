@@ -1,5 +1,40 @@
 """Questions, loaders, the synthetic benchmark and the frozen split."""
 
+from skillharness.data.config import DataConfig
+from skillharness.data.loader import load_questions
+from skillharness.data.pools import FrozenPools, existing_artifacts, load_pools, verify_split, write_split
 from skillharness.data.questions import OPTION_LETTERS, VIDEO_MME, Benchmark, Question, TaskType, slugify
+from skillharness.data.selection import load_pool_questions
+from skillharness.data.split import POOL_NAMES, Split, SplitParams, count_table, make_split
+from skillharness.data.synth import (
+    DEFAULT_SEED,
+    DEFAULT_VIDEOS,
+    ensure_synthetic_benchmark,
+    generate_benchmark,
+)
 
-__all__ = ["OPTION_LETTERS", "VIDEO_MME", "Benchmark", "Question", "TaskType", "slugify"]
+__all__ = [
+    "DEFAULT_SEED",
+    "DEFAULT_VIDEOS",
+    "OPTION_LETTERS",
+    "POOL_NAMES",
+    "VIDEO_MME",
+    "Benchmark",
+    "DataConfig",
+    "FrozenPools",
+    "Question",
+    "Split",
+    "SplitParams",
+    "TaskType",
+    "count_table",
+    "ensure_synthetic_benchmark",
+    "existing_artifacts",
+    "generate_benchmark",
+    "load_pool_questions",
+    "load_pools",
+    "load_questions",
+    "make_split",
+    "slugify",
+    "verify_split",
+    "write_split",
+]

@@ -5,7 +5,7 @@ Sits above training (the loop calls :func:`run_holdout` when it ends). The stati
 names read and written in :mod:`skillharness.eval.ledger`.
 """
 
-from skillharness.eval.config import EvalConfig
+from skillharness.eval.config import EvalConfig, ReportConfig
 from skillharness.eval.holdout import (
     Arm,
     HoldoutSettings,
@@ -34,6 +34,7 @@ from skillharness.eval.ledger import (
     final_ref,
     val_gain,
 )
+from skillharness.eval.report import build_report
 from skillharness.eval.stats import (
     PairedTable,
     bootstrap_mean_interval,
@@ -58,12 +59,14 @@ __all__ = [
     "HoldoutSettings",
     "PairedCell",
     "PairedTable",
+    "ReportConfig",
     "SimTruth",
     "TestPool",
     "TruthCell",
     "ValGain",
     "ValHoldout",
     "bootstrap_mean_interval",
+    "build_report",
     "compare_groups",
     "compare_val_holdout",
     "count_test_pool_runs",

@@ -19,8 +19,7 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
-from skillharness.data import Question
-from skillharness.data.selection import load_pool_questions
+from skillharness.data import Question, load_pool_questions
 from skillharness.errors import ConfigError
 from skillharness.eval.config import EvalConfig
 from skillharness.eval.holdout_report import GroupRow, HoldoutReport
@@ -33,8 +32,7 @@ from skillharness.eval.ledger import (
 )
 from skillharness.eval.tables import compare_groups
 from skillharness.eval.truth import SimTruth, simulator_truth
-from skillharness.infer import RunSession, open_session
-from skillharness.infer.progress import InferProgress
+from skillharness.infer import InferProgress, RunSession, open_session
 from skillharness.infer.runner import InferSettings, check_media
 from skillharness.skills import Bundle
 from skillharness.store import (

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from skillharness.agent.config import AgentConfig
 from skillharness.agent.records import Prediction, PredictionStatus
@@ -78,6 +78,7 @@ class InferSettings(Protocol):
     @property
     def infer(self) -> InferConfig: ...
     def fingerprint(self) -> str: ...
+    def settings(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,7 @@ class InferJob:
     kind: RunKind = RunKind.INFER
     confidence: float = 0.95
     max_infra_share: float = InferConfig().max_infra_share
+    settings: Mapping[str, Any] | None = None  # what config_hash hashes, stored with the run
 
 
 @dataclass(frozen=True)
@@ -160,6 +162,7 @@ def load_job(config: InferSettings, *, pool: str | None, run_id: str | None, res
         cache=config.cache,
         store=config.store,
         config_hash=_inputs_hash(config.fingerprint(), data.questions),
+        settings=config.settings(),
         bundle=load_bundle(config.agent.bundle),
         questions=tuple(questions),
         pool=pool,
@@ -254,7 +257,7 @@ async def run_inference(job: InferJob, progress: InferProgress | None = None) ->
     async with open_session(
         data=job.data, agent=job.agent, llm=job.llm, cache=job.cache, store=job.store, salt=scope.salt
     ) as session:
-        log = await session.store.open_run(_provenance(job), resume=job.resume)
+        log = await session.store.open_run(_provenance(job), resume=job.resume, settings=job.settings)
         status = RunStatus.FAILED
         try:
             done = await log.completed_keys()

@@ -4,14 +4,47 @@ Higher layers call :func:`build_chat_model` and then ``await model.complete(requ
 """
 
 from skillharness.llm.accounting import Accountant, RoleUsage
-from skillharness.llm.config import BreakerConfig, CacheConfig, EndpointConfig, LLMConfig, RetryConfig
+from skillharness.llm.cache.backend import CacheBackend, redact_url
+from skillharness.llm.cache.opener import open_backend
+from skillharness.llm.config import (
+    BreakerConfig,
+    CacheConfig,
+    EndpointConfig,
+    LLMConfig,
+    RetryConfig,
+    TimeoutConfig,
+)
+from skillharness.llm.roles import (
+    AGENT_TOOL_NAMES,
+    DOCUMENT_CLOSE,
+    DOCUMENT_OPEN,
+    RANK_CANDIDATE_HEADING,
+    SAMPLE_IDX_KEY,
+    TOOL_GET_FRAMES,
+    TOOL_GET_SUBTITLES,
+    TOOL_PARAMETERS,
+    TOOL_SUBMIT_ANSWER,
+    Role,
+    response_format,
+    role_of_request,
+)
 from skillharness.llm.stack import LLMStack, build_chat_model
 from skillharness.llm.toolcall import extract_tool_call
 from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse, SamplingParams, ToolCall, Usage
 
 __all__ = [
+    "AGENT_TOOL_NAMES",
+    "DOCUMENT_CLOSE",
+    "DOCUMENT_OPEN",
+    "RANK_CANDIDATE_HEADING",
+    "SAMPLE_IDX_KEY",
+    "TOOL_GET_FRAMES",
+    "TOOL_GET_SUBTITLES",
+    "TOOL_PARAMETERS",
+    "TOOL_SUBMIT_ANSWER",
     "Accountant",
     "BreakerConfig",
+    "CacheBackend",
     "CacheConfig",
     "ChatModel",
     "ChatRequest",
@@ -20,10 +53,16 @@ __all__ = [
     "LLMConfig",
     "LLMStack",
     "RetryConfig",
+    "Role",
     "RoleUsage",
     "SamplingParams",
+    "TimeoutConfig",
     "ToolCall",
     "Usage",
     "build_chat_model",
     "extract_tool_call",
+    "open_backend",
+    "redact_url",
+    "response_format",
+    "role_of_request",
 ]

@@ -8,6 +8,7 @@ from skillharness.sim.config import AnswerShape, FaultConfig, FaultKind, Latency
 from skillharness.sim.oracle import BundleText, EditEffect, Oracle
 from skillharness.sim.presets import decisive_world
 from skillharness.sim.runner import SimServer, build_state, run_sim_server
+from skillharness.sim.server import create_app
 from skillharness.sim.world import World
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "SimServer",
     "World",
     "build_state",
+    "create_app",
     "decisive_world",
     "run_sim_server",
 ]

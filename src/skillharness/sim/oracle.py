@@ -5,8 +5,9 @@
     system_prompt + "\\n" + skills[t] + "\\n" + "\\n".join(tool_descriptions.values())
 
 i.e. the system prompt, the question's task-type skill document (all regions, rendered) and the
-tool descriptions — the same texts ``Bundle.relevant_hash(t)`` covers. Skills may be keyed by
-task type or by its slug, so a :class:`~skillharness.skills.bundle.Bundle` converts directly.
+tool descriptions — the same texts ``Bundle.relevant_hash(t)`` covers. Skills are keyed by slug,
+as a :class:`~skillharness.skills.bundle.Bundle` keys them (a task-type name given as a key is
+turned into its slug), so a bundle converts both ways without losing a skill.
 The agent role scores the system messages + first user message + tool descriptions of its
 request: the same text as long as the harness puts the skill in one of those messages
 (question text and subtitles hold no insight wording).
@@ -23,12 +24,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from skillharness.data.questions import Question, slugify
 from skillharness.sim.plain import plain_expectation
 from skillharness.sim.world import World
 from skillharness.skills.bundle import Bundle
+from skillharness.skills.document import SkillDocument
 from skillharness.util.model import StrictModel
 
 __all__ = ["BundleText", "EditEffect", "Oracle", "oracle_http"]
@@ -38,13 +40,36 @@ class BundleText(StrictModel):
     """The texts of a bundle, as the oracle reads them."""
 
     system_prompt: str = ""
-    skills: dict[str, str] = Field(default_factory=dict, description="Task type -> skill document.")
+    skills: dict[str, str] = Field(default_factory=dict, description="Task-type slug -> skill document.")
     tool_descriptions: dict[str, str] = Field(default_factory=dict, description="Tool name -> description.")
 
+    @field_validator("skills")
+    @classmethod
+    def _slug_keys(cls, skills: dict[str, str]) -> dict[str, str]:
+        # One key per skill: a name and its slug given together would be two texts for one type.
+        by_slug: dict[str, str] = {}
+        for key, text in skills.items():
+            slug = slugify(key)
+            if slug in by_slug:
+                raise ValueError(f"skills name task type {slug!r} twice (by name and by slug)")
+            by_slug[slug] = text
+        return by_slug
+
     def text_for(self, task_type: str) -> str:
-        """The bundle text a question of ``task_type`` is scored on (skills keyed by name or slug)."""
-        skill = self.skills.get(task_type, self.skills.get(slugify(task_type), ""))
+        """The bundle text a question of ``task_type`` (name or slug) is scored on."""
+        skill = self.skills.get(slugify(task_type), "")
         return "\n".join([self.system_prompt, skill, *self.tool_descriptions.values()])
+
+    def to_bundle(self, source: str = "<oracle>") -> Bundle:
+        """This text as a :class:`~skillharness.skills.bundle.Bundle` the agent can run.
+
+        Every skill must be a full skill document (its region markers intact), as
+        :meth:`from_bundle` and :meth:`Oracle.best_bundle` of a bundle produce.
+        """
+        skills = {
+            slug: SkillDocument.parse(text, source=f"{source}/{slug}") for slug, text in self.skills.items()
+        }
+        return Bundle(self.system_prompt, skills, dict(self.tool_descriptions), source=source)
 
     @classmethod
     def from_bundle(cls, bundle: Bundle) -> BundleText:
@@ -162,12 +187,15 @@ class Oracle:
         """``base`` with every insight's canonical wording appended to its task type's skill.
 
         Harmful rules already in ``base`` stay: this is the best a pure-addition evolution reaches.
+        Skills stay keyed by slug, so :meth:`BundleText.to_bundle` of the result is the bundle whose
+        expected accuracy this oracle reports.
         """
         b = _as_bundle(base)
         skills = dict(b.skills)
         for task_type in sorted({q.task_type for q in self.world.questions.values()}):
+            slug = slugify(task_type)
             lines = [f"- {rule.canonical}" for rule in self.world.insights_for(task_type)]
-            skills[task_type] = "\n".join([skills.get(task_type, ""), *lines]).strip("\n")
+            skills[slug] = "\n".join([skills.get(slug, ""), *lines]).strip("\n")
         return b.model_copy(update={"skills": skills})
 
 

@@ -1,6 +1,6 @@
 """Skills: region-aware skill documents, patch edits, content-hashed bundles, a crash-safe workspace."""
 
-from skillharness.skills.bundle import Bundle, EditTarget, initial_bundle
+from skillharness.skills.bundle import SKILLS_DIR, SYSTEM_FILE, TOOLS_FILE, Bundle, EditTarget, initial_bundle
 from skillharness.skills.document import MomentumUpdate, SkillDocument
 from skillharness.skills.edits import (
     Edit,
@@ -12,10 +12,16 @@ from skillharness.skills.edits import (
     parse_edit_set,
 )
 from skillharness.skills.hashing import canonical_bytes, content_hash
+from skillharness.skills.markers import APPENDIX_MARKER, MOMENTUM_MARKER
 from skillharness.skills.patch import apply_edit_set, apply_edit_set_to_text
 from skillharness.skills.workspace import EditRecord, Manifest, VersionRecord, Workspace
 
 __all__ = [
+    "APPENDIX_MARKER",
+    "MOMENTUM_MARKER",
+    "SKILLS_DIR",
+    "SYSTEM_FILE",
+    "TOOLS_FILE",
     "Bundle",
     "Edit",
     "EditLimits",

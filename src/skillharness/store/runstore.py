@@ -8,7 +8,7 @@ writes the training ledger (:mod:`skillharness.store.ledger`) generically by rec
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -59,16 +59,33 @@ class RunStore:
     def display(self) -> str:
         return self._location.display
 
-    async def open_run(self, provenance: RunProvenance, *, resume: bool = False) -> RunLog:
-        """Create (or, with ``resume``, continue) one run and return its writer."""
+    async def open_run(
+        self,
+        provenance: RunProvenance,
+        *,
+        resume: bool = False,
+        settings: Mapping[str, Any] | None = None,
+    ) -> RunLog:
+        """Create (or, with ``resume``, continue) one run and return its writer.
+
+        ``settings`` are stored with a new run; a refused resume names those that differ.
+        """
         return await RunLog.on_engine(
-            self._engine, self._location, self.config, provenance, resume=resume, owns_engine=False
+            self._engine,
+            self._location,
+            self.config,
+            provenance,
+            resume=resume,
+            owns_engine=False,
+            settings=settings,
         )
 
-    async def open_or_resume(self, provenance: RunProvenance) -> RunLog:
+    async def open_or_resume(
+        self, provenance: RunProvenance, *, settings: Mapping[str, Any] | None = None
+    ) -> RunLog:
         """The run's writer, creating the run when it does not exist yet (children of a training run)."""
         return await self.open_run(
-            provenance, resume=await asyncio.to_thread(self.has_run, provenance.run_id)
+            provenance, resume=await asyncio.to_thread(self.has_run, provenance.run_id), settings=settings
         )
 
     def has_run(self, run_id: str) -> bool:

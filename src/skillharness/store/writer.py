@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
@@ -47,6 +48,7 @@ from skillharness.store.records import (
     TraceStep,
 )
 from skillharness.store.rows import now_iso, prediction_row, provenance_of, provenance_row, run_of, trace_row
+from skillharness.store.run_settings import check_same_run, read_settings, write_settings
 from skillharness.store.schema import predictions, runs, traces
 from skillharness.store.upsert import upsert_statement
 
@@ -101,20 +103,31 @@ class RunLog:
 
     @classmethod
     async def open(
-        cls, config: StoreConfig | str, provenance: RunProvenance, *, resume: bool = False
+        cls,
+        config: StoreConfig | str,
+        provenance: RunProvenance,
+        *,
+        resume: bool = False,
+        settings: Mapping[str, Any] | None = None,
     ) -> RunLog:
         """Open the store (upgrading its schema if older) and create or resume the run.
 
+        ``settings`` (dotted key → value, what ``provenance.config_hash`` hashes) are stored with a
+        new run, so that a refused resume can name each setting that changed.
+
         Raises:
             StoreError: the run exists and ``resume`` is false; the stored provenance differs from
-                ``provenance`` (the message names the fields); the store is newer than this code.
+                ``provenance`` (the message names the fields, and the settings that differ); the
+                store is newer than this code.
         """
         config = StoreConfig(url=config) if isinstance(config, str) else config
         location = parse_store_url(config.url)
         engine = create_store_engine(location, readonly=False, busy_timeout_s=config.busy_timeout_s)
         try:
             await asyncio.to_thread(_prepare_store, engine, location)
-            return await cls.on_engine(engine, location, config, provenance, resume=resume, owns_engine=True)
+            return await cls.on_engine(
+                engine, location, config, provenance, resume=resume, owns_engine=True, settings=settings
+            )
         except BaseException:
             engine.dispose()
             raise
@@ -129,9 +142,10 @@ class RunLog:
         *,
         resume: bool,
         owns_engine: bool,
+        settings: Mapping[str, Any] | None = None,
     ) -> RunLog:
         """Create or resume the run on an engine whose store is already migrated (see RunStore)."""
-        await asyncio.to_thread(_open_run, engine, location, provenance, resume)
+        await asyncio.to_thread(_open_run, engine, location, provenance, resume, settings)
         log = cls(engine, location, provenance, config, owns_engine=owns_engine)
         log._task = asyncio.create_task(log._writer(), name=f"runlog-{provenance.run_id}")
         return log
@@ -388,7 +402,13 @@ def _prepare_store(engine: Engine, location: StoreLocation) -> None:
     migrate(engine, location.display)
 
 
-def _open_run(engine: Engine, location: StoreLocation, provenance: RunProvenance, resume: bool) -> None:
+def _open_run(
+    engine: Engine,
+    location: StoreLocation,
+    provenance: RunProvenance,
+    resume: bool,
+    settings: Mapping[str, Any] | None,
+) -> None:
     try:
         with engine.begin() as conn:
             row = conn.execute(select(runs).where(runs.c.run_id == provenance.run_id)).mappings().first()
@@ -401,6 +421,8 @@ def _open_run(engine: Engine, location: StoreLocation, provenance: RunProvenance
                     "n_infra_error": 0,
                 }
                 conn.execute(runs.insert().values(**values))
+                if settings is not None:
+                    write_settings(conn, provenance.run_id, settings)
                 return
             if not resume:
                 raise StoreError(
@@ -408,7 +430,10 @@ def _open_run(engine: Engine, location: StoreLocation, provenance: RunProvenance
                     "resume it (--resume) or choose another run id",
                     run_id=provenance.run_id,
                 )
-            _check_same(provenance_of(row), provenance)
+            stored_settings = read_settings(conn, provenance.run_id)
+            check_same_run(provenance_of(row), provenance, stored_settings, settings)
+            if stored_settings is None and settings is not None:  # a run from before settings were kept
+                write_settings(conn, provenance.run_id, settings)
             # Only the mutable columns change; the provenance row stays as first written.
             conn.execute(
                 update(runs)
@@ -417,16 +442,3 @@ def _open_run(engine: Engine, location: StoreLocation, provenance: RunProvenance
             )
     except SQLAlchemyError as exc:
         raise StoreError(f"could not create run {provenance.run_id!r} in {location.display}: {exc}") from exc
-
-
-def _check_same(stored: RunProvenance, given: RunProvenance) -> None:
-    old, new = stored.model_dump(mode="json"), given.model_dump(mode="json")
-    differing = [name for name in old if old[name] != new[name]]
-    if differing:
-        details = "; ".join(f"{name}: stored {old[name]!r}, now {new[name]!r}" for name in differing)
-        raise StoreError(
-            f"cannot resume run {stored.run_id!r}: its provenance differs ({details}); "
-            "start a new run id for a different configuration",
-            run_id=stored.run_id,
-            fields=differing,
-        )

@@ -10,10 +10,10 @@ import contextlib
 import secrets
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
+from skillharness.data import load_pool_questions
 from skillharness.data.questions import Question
-from skillharness.data.selection import load_pool_questions
 from skillharness.infer.runner import InferSettings, check_media
 from skillharness.infer.session import open_session
 from skillharness.skills import Bundle
@@ -32,6 +32,8 @@ class TrainSettings(InferSettings, Protocol):
 
     @property
     def train(self) -> TrainConfig: ...
+    def fingerprint(self, kind: RunKind = RunKind.INFER) -> str: ...
+    def settings(self, kind: RunKind = RunKind.INFER) -> dict[str, Any]: ...
 
 
 def default_train_run_id() -> str:
@@ -62,7 +64,9 @@ async def open_training(
     provenance = RunProvenance(
         run_id=run_id,
         kind=kind,
-        config_hash=content_hash({"config": config.fingerprint(), "questions_sha256": questions_sha}),
+        config_hash=content_hash(
+            {"config": config.fingerprint(RunKind.TRAIN), "questions_sha256": questions_sha}
+        ),
         bundle_hash=bundle.bundle_hash,
         pools_sha256=pools_sha,
         pool="train",

@@ -18,9 +18,7 @@ from skillharness.llm.config import CacheConfig, EndpointConfig, LLMConfig, Retr
 from skillharness.llm.roles import Role
 from skillharness.llm.stack import build_chat_model
 from skillharness.llm.types import ChatRequest, SamplingParams
-from skillharness.store import StoreConfig
-from skillharness.store.engine import create_store_engine, parse_store_url
-from skillharness.store.migrations import migrate
+from skillharness.store import RunStore, StoreConfig
 
 __all__ = ["cache_problems", "endpoint_problems", "salt_note", "store_problems"]
 
@@ -68,20 +66,12 @@ async def _ask(llm: LLMConfig, endpoint: EndpointConfig, timeout_s: float) -> st
 
 
 def store_problems(store: StoreConfig) -> Outcome:
-    """Open the store with a writer engine and bring it to the current schema; create no run."""
+    """Open the store as a writer and bring it to the current schema; create no run."""
     try:
-        location = parse_store_url(store.url)
-    except SkillharnessError as exc:
-        return [str(exc)], ""
-    try:
-        engine = create_store_engine(location, readonly=False, busy_timeout_s=store.busy_timeout_s)
-        try:
-            migrate(engine, location.display)
-        finally:
-            engine.dispose()
+        with RunStore.open(store) as opened:
+            return [], f"run store {opened.display} is writable"
     except (SkillharnessError, OSError) as exc:
-        return [f"run store {location.display} is not writable: {exc}"], ""
-    return [], f"run store {location.display} is writable"
+        return [f"run store is not writable: {exc}"], ""
 
 
 async def cache_problems(cache: CacheConfig) -> Outcome:

@@ -17,7 +17,7 @@ from typing import Any
 from skillharness.errors import ConfigError, StoreError
 from skillharness.infer.runner import load_bundle
 from skillharness.skills import Bundle, Workspace
-from skillharness.store import RunMetric, RunReader, RunStatus
+from skillharness.store import RunKind, RunMetric, RunReader, RunStatus
 from skillharness.train.budget import StopGuard, TrainingStopped
 from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
 from skillharness.train.context import TrainContext
@@ -135,7 +135,8 @@ async def run_training(
     ws, ckpt = _prepare(request, initial)
     initial = ws.load("v0000")
     async with open_training(config, initial, run_id=request.run_id) as ctx:
-        log = await ctx.store.open_run(ctx.provenance, resume=request.resume)
+        settings = config.settings(RunKind.TRAIN)  # stored, so a refused resume names what changed
+        log = await ctx.store.open_run(ctx.provenance, resume=request.resume, settings=settings)
         status = RunStatus.FAILED
         try:
             outcome = await _train(ctx, ws, ckpt, config, request, observer or _Quiet())

@@ -36,8 +36,8 @@ from skillharness.store import (
     RunReader,
     TrainStepRow,
 )
+from skillharness.train import stage_ends
 from skillharness.train.config import GateConfig
-from skillharness.train.gate import stage_ends
 
 __all__ = ["collect_report", "purpose_of", "summarize_run"]
 
