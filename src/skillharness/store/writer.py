@@ -38,6 +38,7 @@ from skillharness.errors import StoreError
 from skillharness.store.config import StoreConfig
 from skillharness.store.engine import StoreLocation, create_store_engine, parse_store_url
 from skillharness.store.initialise import ensure_initialised
+from skillharness.store.lease import LEASE_TTL_S, Lease
 from skillharness.store.migrations import migrate
 from skillharness.store.records import (
     Prediction,
@@ -96,6 +97,8 @@ class RunLog:
         self._upserts: dict[tuple[str, tuple[str, ...]], Executable] = {}
         self.batches_written = 0
         self.records_written = 0
+        self._lease: Lease | None = None
+        self._heartbeat: asyncio.Task[None] | None = None
 
     @property
     def run_id(self) -> str:
@@ -145,10 +148,26 @@ class RunLog:
         settings: Mapping[str, Any] | None = None,
     ) -> RunLog:
         """Create or resume the run on an engine whose store is already migrated (see RunStore)."""
-        await asyncio.to_thread(_open_run, engine, location, provenance, resume, settings)
+        lease = Lease(provenance.run_id)
+        await asyncio.to_thread(_open_run, engine, location, provenance, resume, settings, lease)
         log = cls(engine, location, provenance, config, owns_engine=owns_engine)
+        log._lease = lease
         log._task = asyncio.create_task(log._writer(), name=f"runlog-{provenance.run_id}")
+        log._heartbeat = asyncio.create_task(log._keep_lease(), name=f"lease-{provenance.run_id}")
         return log
+
+    async def _keep_lease(self) -> None:
+        """Refresh the lease while the run is open, so a live writer keeps it."""
+        while True:
+            await asyncio.sleep(LEASE_TTL_S / 3)
+            with contextlib.suppress(SQLAlchemyError, StoreError):  # a missed refresh only shortens it
+                await asyncio.to_thread(self._lease_op, "refresh")
+
+    def _lease_op(self, op: str) -> None:
+        if self._lease is None:
+            return
+        with self._engine.begin() as conn:
+            getattr(self._lease, op)(conn)
 
     async def write_step(self, step: TraceStep) -> None:
         """Queue one trace step for the next batch and return (it waits only when the queue is full).
@@ -192,6 +211,9 @@ class RunLog:
         if self._closed:
             raise StoreError(f"run log {self.run_id} is already closed")
         self._closed = True
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            await asyncio.gather(self._heartbeat, return_exceptions=True)
         if self._task is not None:
             await self._queue.put(_STOP)
             self._awaited += 1
@@ -340,6 +362,8 @@ class RunLog:
             return frozenset((row[0], row[1]) for row in conn.execute(query))
 
     def _finish(self, status: RunStatus) -> RunInfo:
+        with contextlib.suppress(SQLAlchemyError):  # an unreleased lease expires by itself
+            self._lease_op("release")
         counts = (
             select(predictions.c.status, func.count())
             .where(predictions.c.run_id == self.run_id)
@@ -408,9 +432,12 @@ def _open_run(
     provenance: RunProvenance,
     resume: bool,
     settings: Mapping[str, Any] | None,
+    lease: Lease | None = None,
 ) -> None:
     try:
         with engine.begin() as conn:
+            if lease is not None:
+                lease.acquire(conn)  # before anything else: a second writer of this run is refused
             row = conn.execute(select(runs).where(runs.c.run_id == provenance.run_id)).mappings().first()
             if row is None:
                 values = provenance_row(provenance) | {
