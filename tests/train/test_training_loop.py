@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
+import yaml
 from loop_support import TRAINED, decisions, loop_config, train_once
 
 from bench_support import Bench
@@ -101,3 +104,33 @@ async def test_a_call_budget_stops_cleanly_and_resume_ends_like_an_uninterrupted
     strip = [row[1:] for row in decisions(reference, "t-whole")]
     assert [row[1:] for row in decisions(resumed_config, "t-cut")] == strip
     assert TRAINED
+
+
+@pytest.mark.slow
+async def test_two_experiments_train_concurrently_on_one_postgresql_store_and_one_redis_cache(
+    train_bench: Bench, tmp_path, pg_url: str, redis_url: str
+) -> None:
+    """Different experiments share the services without interfering: each ends as it does alone."""
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        shared = {"store": {"url": pg_url}, "cache": {"url": redis_url, "namespace": "shared-test"}}
+        first = loop_config(tmp_path / "a", train_bench, sim, epochs=1, seed=1)
+        second = loop_config(tmp_path / "b", train_bench, sim, epochs=1, seed=2)
+        alone = loop_config(tmp_path / "alone", train_bench, sim, epochs=1, seed=2)
+        for path in (first, second):
+            doc = yaml.safe_load(path.read_text())
+            doc.update({k: {**doc.get(k, {}), **v} for k, v in shared.items()})
+            path.write_text(yaml.safe_dump(doc))
+        together = await asyncio.gather(train_once(first, "pg-a"), train_once(second, "pg-b"))
+        reference = await train_once(alone, "alone-b")
+    assert all(o.checkpoint.state is RunState.FINISHED for o in together)
+    finals = [
+        Workspace.open(o.workspace).load(o.checkpoint.version).bundle_hash for o in (*together, reference)
+    ]
+    assert finals[1] == finals[2]  # run b on shared services ends exactly as b alone on SQLite
+    assert [r[1:] for r in decisions(second, "pg-b")] == [r[1:] for r in decisions(alone, "alone-b")]
+    with RunReader(pg_url) as reader:
+        runs = {r.run_id for r in reader.runs()}
+        assert {"pg-a", "pg-b"} <= runs
+        assert {c.run_id for c in reader.children("pg-a")}.isdisjoint(
+            c.run_id for c in reader.children("pg-b")
+        )

@@ -168,9 +168,8 @@ def _v3_training_ledger(conn: Connection) -> None:
     ``runs.parent_run_id`` (immutable like the rest of the provenance) and an index on the
     predictions' relevant-text hash."""
     conn.exec_driver_sql("ALTER TABLE runs ADD COLUMN parent_run_id VARCHAR(200)")
-    if (
-        conn.dialect.name == "postgresql"
-    ):  # "finished_with_errors" is longer than v1's 16 (SQLite ignores lengths)
+    # "finished_with_errors" is longer than version 1's 16 characters (SQLite ignores lengths).
+    if conn.dialect.name == "postgresql":
         conn.exec_driver_sql("ALTER TABLE runs ALTER COLUMN status TYPE VARCHAR(32)")
     conn.exec_driver_sql("CREATE INDEX ix_predictions_relevant ON predictions (relevant_text_hash)")
     for ddl in _V3_TABLES:
