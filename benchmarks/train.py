@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import re
+import shlex
 import statistics
 import sys
 import tempfile
@@ -399,7 +400,7 @@ def main(argv: list[str] | None = None) -> None:
     start = time.perf_counter()
     data, results = asyncio.run(measure(args.dataset, args.seeds, rows, args.world))
     title = f"SimLab: {DATASETS[args.dataset]}, {args.world} world"
-    command = " ".join(["benchmarks/train.py", *(argv if argv is not None else sys.argv[1:])])
+    command = shlex.join(["benchmarks/train.py", *(argv if argv is not None else sys.argv[1:])])
     header = (
         f"### {title}\n\n`.venv/bin/python {command}`: seeds {args.seeds}; trained classes "
         f"{', '.join(data.classes)} ({len(data.val)} val / {len(data.test)} test questions of them); "
