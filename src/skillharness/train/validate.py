@@ -281,8 +281,9 @@ async def _guard(
 
 def _rule(config: GateConfig) -> GateRule:
     if config.rule == "minibatch":
-        return StrictlyBetterMinibatch(size=config.minibatch_size)
-    return FixedNStandardError(n=config.n_max)
+        size = config.minibatch_size
+        return StrictlyBetterMinibatch(size=size, name=f"strictly better on {size}")
+    return FixedNStandardError(n=config.n_max, name=f"mean > 2 SE at n = {config.n_max}")
 
 
 async def _validate_by_rule(
