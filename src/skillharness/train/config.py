@@ -65,6 +65,15 @@ class GateConfig(StrictModel):
     min_distinct: int = Field(
         20, ge=1, description="Warn when a class's accepts rest on fewer distinct val questions than this."
     )
+    rule: Literal["eprocess", "minibatch", "fixed_n"] = Field(
+        "eprocess",
+        description=(
+            "Acceptance rule: 'eprocess' (the betting ladder above); 'minibatch' (accept when strictly "
+            "better on minibatch_size draws) and 'fixed_n' (mean difference above 2 standard errors on "
+            "n_max draws) exist only as baselines for benchmarks/train.py: neither bounds false accepts."
+        ),
+    )
+    minibatch_size: int = Field(3, ge=1, description="Draws of the 'minibatch' rule.")
 
 
 class RoleSettings(StrictModel):
@@ -88,6 +97,13 @@ class DiagnosisConfig(StrictModel):
     )
     judge_template: Literal["judge", "span_eval_user"] = Field(
         "judge", description="The C3 judge's template."
+    )
+    enabled: bool = Field(
+        True,
+        description=(
+            "False (an ablation): no judge; every wrong answer that C1/C2 do not settle becomes a defect "
+            "of its class's skill."
+        ),
     )
 
 

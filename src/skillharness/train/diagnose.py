@@ -42,6 +42,7 @@ __all__ = [
 ]
 
 JUDGED = (Cause.DEFECT, Cause.LAPSE, Cause.UNCERTAIN)  # a stored row with one of these is an answer
+_UNJUDGED = "diagnosis disabled (train.diagnosis.enabled: false): every unsettled wrong answer is a defect"
 
 
 @dataclass(frozen=True)
@@ -247,6 +248,9 @@ async def run_waterfall(
 
     async def judged(case: Case) -> Diagnosis:
         summary = summarize_trace(case.trace)
+        if not ctx.config.diagnosis.enabled:  # the ablation: no judge, no row (nothing was judged)
+            target = EditTarget.skill(case.question.task_type)
+            return Diagnosis(case, Cause.DEFECT, target, _UNJUDGED, summary)
         fingerprint = diagnosis_fingerprint(
             case.prediction.key, bundle.relevant_hash(case.question.task_type), judge
         )

@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from skillharness.data import Question
 from skillharness.errors import GateError
 from skillharness.infer import Draw
@@ -36,8 +38,11 @@ from skillharness.train.draws import DrawPlan, draw_temperature, plan_draws, pla
 from skillharness.train.gate import (
     Decision,
     DecisionKind,
+    FixedNStandardError,
+    GateRule,
     Ladder,
     PairedOutcome,
+    StrictlyBetterMinibatch,
     WithoutReplacement,
     gate_alpha,
     make_bet_strategy,
@@ -274,6 +279,50 @@ async def _guard(
     }
 
 
+def _rule(config: GateConfig) -> GateRule:
+    if config.rule == "minibatch":
+        size = config.minibatch_size
+        return StrictlyBetterMinibatch(size=size, name=f"strictly better on {size}")
+    return FixedNStandardError(n=config.n_max, name=f"mean > 2 SE at n = {config.n_max}")
+
+
+async def _validate_by_rule(
+    ctx: TrainContext,
+    arms: _Arms,
+    scope: GateScope,
+    plan: DrawPlan,
+    gate_index: int,
+    alpha: float,
+    evidence: dict[str, Any],
+) -> GateOutcome:
+    """A baseline rule (``gate.rule`` minibatch or fixed_n) on the same draws, arms and cache.
+
+    The rule sees one batch of paired outcomes (INFRA ones dropped) and decides once; the rows
+    carry no wealth (1.0), since no e-process runs. No guard either: the baselines have none.
+    """
+    gate = ctx.config.gate
+    rule = _rule(gate)
+    draws = plan.draws[: gate.minibatch_size if gate.rule == "minibatch" else gate.n_max]
+    outcomes = await arms.outcomes(draws)
+    await ctx.store.aupsert(_rows(ctx, gate_index, 0, draws, outcomes, [(1.0, 1.0)] * len(draws), "target"))
+    d = [o.d for o in outcomes if o.d is not None]
+    kind = (
+        DecisionKind(int(rule.run(np.array([d], dtype=np.int8)).kinds[0]))
+        if d
+        else DecisionKind.REJECT_INERTIA
+    )
+    decision = Decision(
+        kind, 1.0, 1.0, 0.0, len(d), d.count(1), d.count(-1), d.count(0), len(draws) - len(d), 1, 0
+    )
+    reason = _REASONS[kind]
+    detail = (
+        f"{scope.label}: {reason.value} by the {rule.name} rule after {len(d)} observations "
+        f"({decision.wins} wins, {decision.losses} losses, {decision.ties} ties, {decision.infra} INFRA)"
+    )
+    evidence |= {"draws": len(draws), "decision": decision.to_record(), "rule": gate.rule}
+    return GateOutcome(reason, detail, decision, alpha=alpha, evidence=evidence)
+
+
 async def validate(
     ctx: TrainContext, incumbent: Bundle, candidate: Candidate, *, gate_index: int, alpha: float
 ) -> GateOutcome:
@@ -286,6 +335,9 @@ async def validate(
         "budget": plan.budget,
         "with_replacement": plan.with_replacement,
     }
+    if gate_config.rule != "eprocess":
+        arms = _Arms(ctx, incumbent, candidate.bundle, gate_index)
+        return await _validate_by_rule(ctx, arms, scope, plan, gate_index, alpha, evidence)
     reach = reachability(alpha, gate_config.bet_cap, plan.budget, gate_config.n_candidates)
     if not reach.reachable:
         detail = (
