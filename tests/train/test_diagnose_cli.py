@@ -69,8 +69,12 @@ async def test_diagnose_prints_the_waterfall_and_truth_and_judges_once(
     assert truth["false_positive"] == truth["false_negative"] == 0
 
     sim.reset_stats()
-    second = await asyncio.to_thread(run_cli, "diagnose", "--config", str(path), "--run", run_id, env=_env())
+    second = await asyncio.to_thread(
+        run_cli, "diagnose", "--config", str(path), "--run", run_id, "--evolve-prompts", env=_env()
+    )
     assert second.returncode == 0, second.stderr
+    assert "evolve prompt (evolve_skill)" in second.stdout  # the dry run of a step's proposals
+    assert sim.stats()["roles"].get("evolve") is None  # ... made without one evolve call
     assert "no judge call" in second.stdout
     assert "fingerprint hits" in second.stdout
     assert "simulator truth over" in second.stdout

@@ -25,8 +25,11 @@ from skillharness.train import (
     COLUMNS,
     JUDGED,
     DiagnosisReport,
+    RenderedPrompt,
+    build_case_packs,
     defect_confusion,
     open_training,
+    render_evolve_prompts,
     run_waterfall,
     waterfall_table,
 )
@@ -50,7 +53,9 @@ def _bundle(config: Config, bundle_dir: Path | None, expected_hash: str, run_id:
     return bundle
 
 
-async def _diagnose(config: Config, bundle: Bundle, run_id: str) -> DiagnosisReport:
+async def _diagnose(
+    config: Config, bundle: Bundle, run_id: str, *, evolve_prompts: bool = False
+) -> tuple[DiagnosisReport, list[RenderedPrompt]]:
     with RunReader(config.store) as reader:
         info = reader.run(run_id)
         if info.provenance.pool == "test":
@@ -60,7 +65,14 @@ async def _diagnose(config: Config, bundle: Bundle, run_id: str) -> DiagnosisRep
             )
         predictions = reader.predictions(run_id)
     async with open_training(config, bundle, run_id=f"{run_id}.diagnose") as ctx:
-        return await run_waterfall(ctx, bundle, run_id, predictions)
+        report = await run_waterfall(ctx, bundle, run_id, predictions)
+        if not evolve_prompts:
+            return report, []
+        # The prompts a training step would send for these case packs; no evolve or rank call.
+        packs = build_case_packs(
+            report.diagnoses, max_cases=ctx.config.casepack.max_cases, seed=ctx.config.seed, salt=run_id
+        )
+        return report, await render_evolve_prompts(ctx, bundle, packs)
 
 
 def _oracle_missing(config: Config, bundle: Bundle, question_ids: list[str]) -> dict[str, list[str]] | None:
@@ -136,13 +148,19 @@ def diagnose(
         None, "--bundle", help="The run's bundle folder (default: agent.bundle of the config)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    evolve_prompts: bool = typer.Option(
+        False,
+        "--evolve-prompts",
+        help="Also print the evolve prompts a training step would send for these case packs (a dry "
+        "run: no evolve or rank call is made).",
+    ),
 ) -> None:
     """Diagnose a run's wrong answers; print the waterfall per task type (and the simulator truth)."""
     cfg = load_config(config)
     with RunReader(cfg.store) as reader:
         expected = reader.run(run).provenance.bundle_hash
     bundle = _bundle(cfg, bundle_dir, expected, run)
-    report = asyncio.run(_diagnose(cfg, bundle, run))
+    report, prompts = asyncio.run(_diagnose(cfg, bundle, run, evolve_prompts=evolve_prompts))
     truth = _truth(cfg, bundle, report)
     limit = cfg.train.diagnosis.max_excluded_share
     if as_json:
@@ -154,10 +172,16 @@ def diagnose(
             "excluded_share": report.excluded_share,
             "max_excluded_share": limit,
             "truth": truth,
+            "evolve_prompts": [{"template": p.name, "system": p.system, "user": p.user} for p in prompts],
         }
         typer.echo(json.dumps(doc, indent=2))
         return
-    _print(Console(width=max(Console().width, 120)), run, report, truth, limit)
+    console = Console(width=max(Console().width, 120))
+    _print(console, run, report, truth, limit)
+    for prompt in prompts:
+        console.rule(f"evolve prompt ({prompt.name}), sent train.evolve.candidates times")
+        console.print(prompt.system, markup=False, highlight=False)
+        console.print(prompt.user, markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:

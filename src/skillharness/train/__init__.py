@@ -1,14 +1,14 @@
-"""Training: what the loop stands on so far — the acceptance gate and the prompt templates.
-
-The loop itself (rollout, diagnosis, evolution, validation, momentum, checkpoints) is the next
-milestone; :mod:`skillharness.train.gate` and :mod:`skillharness.train.templates` are complete.
+"""Training: the loop (rollout, diagnosis, evolution, validation, momentum, checkpoints), the
+acceptance gate and the prompt templates. See docs/train.md.
 """
 
 from skillharness.train.budget import TrainingStopped
+from skillharness.train.casepack import build_case_packs
 from skillharness.train.config import GateConfig, TrainConfig
 from skillharness.train.diagnose import JUDGED, DiagnosisReport, run_waterfall
 from skillharness.train.diagnosis_summary import COLUMNS, defect_confusion, waterfall_table
 from skillharness.train.draws import gate_budget
+from skillharness.train.evolve_prompts import render_evolve_prompts
 from skillharness.train.experiment import default_train_run_id, open_training
 from skillharness.train.gate import (
     EProcessGate,
@@ -51,6 +51,7 @@ __all__ = [
     "TrainProgress",
     "TrainRequest",
     "TrainingStopped",
+    "build_case_packs",
     "check_templates",
     "default_train_run_id",
     "defect_confusion",
@@ -60,6 +61,7 @@ __all__ = [
     "open_training",
     "packaged_prompts",
     "plan_classes",
+    "render_evolve_prompts",
     "run_folder",
     "run_preflight",
     "run_training",
