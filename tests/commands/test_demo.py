@@ -50,6 +50,9 @@ def test_demo_trains_evaluates_reports_and_reruns_identically(tmp_path: Path) ->
         "report.json",
     ):
         assert (tmp_path / "out" / name).exists(), name
+    page = (tmp_path / "out" / "report.html").read_text()
+    for section in ('id="overview"', 'id="gates"', 'id="diagnosis"', 'id="holdout"', 'id="judge-truth"'):
+        assert section in page, section  # the judge's confusion against the simulator's truth too
     second = demo(tmp_path / "out", tmp_path / "bench")
     assert second.returncode == 0, second.stderr[-3000:]
     assert "reusing the frozen split" in second.stdout

@@ -228,4 +228,5 @@ class ReportData(StrictModel):
     holdout_rows: list[HoldoutRow] = Field(default_factory=list)
     rollouts_by_purpose: dict[str, int]
     simulator_truth: bool = False
+    judge_truth: dict[str, float | None] | None = None  # the judge's defect verdicts against the oracle
     task_types: list[str]

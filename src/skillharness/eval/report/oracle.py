@@ -15,8 +15,8 @@ import httpx
 from skillharness.data import slugify
 from skillharness.errors import ConfigError, SkillharnessError
 from skillharness.eval.report.model import GateView, ReportData
-from skillharness.skills import Bundle
-from skillharness.store import PredictionStatus, RunReader
+from skillharness.skills import Bundle, Workspace
+from skillharness.store import DiagnosisRow, PredictionStatus, RunReader
 
 __all__ = ["OracleClient", "add_simulator_truth", "bundle_texts"]
 
@@ -102,6 +102,45 @@ def _gate_delta(
     return float(oracle.ask({"bundle": texts, "after": after, "question_ids": chosen})["delta"])
 
 
+_JUDGED = ("defect", "lapse", "uncertain")
+
+
+def _judge_truth(
+    oracle: OracleClient, reader: RunReader, data: ReportData, texts_of: Any, versions: dict[str, str]
+) -> dict[str, float | None] | None:
+    """The judge's ``defect`` against the truth: a case is a true defect when its skill lacks an
+    insight its question needs (asked of the oracle with the rollout's own bundle text)."""
+    counts = {"true_positive": 0, "false_positive": 0, "false_negative": 0, "true_negative": 0}
+    for child in data.children:
+        version = versions.get(reader.run(child.run_id).provenance.bundle_hash)
+        rows = [r for r in reader.ledger(DiagnosisRow, run_id=child.run_id) if r.cause in _JUDGED]
+        if version is None or not rows:
+            continue
+        answer = oracle.ask(
+            {
+                "bundle": texts_of(version),
+                "question_ids": sorted({r.question_id for r in rows}),
+                "missing": True,
+            }
+        )
+        missing = answer.get("missing") or {}
+        for row in rows:
+            said, truly = row.cause == "defect", bool(missing.get(row.question_id))
+            key = ("true_" if said == truly else "false_") + ("positive" if said else "negative")
+            counts[key] += 1
+    n = sum(counts.values())
+    if not n:
+        return None
+    said = counts["true_positive"] + counts["false_positive"]
+    real = counts["true_positive"] + counts["false_negative"]
+    return {
+        **{k: float(v) for k, v in counts.items()},
+        "n": float(n),
+        "precision": counts["true_positive"] / said if said else None,
+        "recall": counts["true_positive"] / real if real else None,
+    }
+
+
 def add_simulator_truth(data: ReportData, reader: RunReader, workspace: Path, oracle_url: str) -> ReportData:
     """``data`` with the oracle's accuracy beside each headline score and each gate's true effect."""
     if not workspace.is_dir():
@@ -138,6 +177,9 @@ def add_simulator_truth(data: ReportData, reader: RunReader, workspace: Path, or
             )
             for g in data.gates
         ]
+        versions = {v.bundle_hash: v.version for v in Workspace.open(workspace, verify=False).history()}
+        judge = _judge_truth(oracle, reader, data, texts_of, versions)
     finally:
         oracle.close()
-    return data.model_copy(update={"headlines": headlines, "gates": gates, "simulator_truth": True})
+    update = {"headlines": headlines, "gates": gates, "simulator_truth": True, "judge_truth": judge}
+    return data.model_copy(update=update)
