@@ -106,7 +106,7 @@ async def test_a_transient_failure_then_success_returns_the_answer() -> None:
 
 async def test_an_exhausted_budget_ends_the_call_before_the_attempt_cap() -> None:
     budget = RetryBudget(share=0.0, window_s=60, floor=1)
-    inner = Script(forever=busy(retry_after_s=0.0))
+    inner = Script(forever=busy())  # no Retry-After: a retry the server asked for spends no budget
     model, _ = retrying(inner, budget, max_attempts=8)
     with pytest.raises(TransientLLMError) as info:
         await model.complete(make_request())
