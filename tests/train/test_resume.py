@@ -90,7 +90,7 @@ def test_kill_minus_9_twenty_times_resumes_exactly(train_bench: Bench, experimen
             resume = True
             if kills < 20:
                 try:
-                    child.wait(timeout=rng.uniform(0.2, 0.8) * whole)
+                    child.wait(timeout=rng.uniform(0.3, 0.3 * whole))
                 except subprocess.TimeoutExpired:
                     os.kill(child.pid, signal.SIGKILL)
                     child.wait()
