@@ -26,6 +26,9 @@ cross-checked against the trace rows with role ``assistant`` and ``cache_hit = f
 *Schedule bound* = the makespan of the same per-question call counts, in the run's question order,
 on C workers that each take the next question when free (the runner's own policy) with every call
 lasting exactly L. *CPU* = ``time.process_time()`` of the harness process over ``run_inference``.
+
+The user's path, a ``skillharness infer`` process from spawn to exit (start-up, tail, calls in
+flight), is measured beside this by ``benchmarks/infer_e2e.py`` (section ``infer_e2e``).
 """
 
 from __future__ import annotations

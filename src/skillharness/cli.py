@@ -36,46 +36,45 @@ def _root(
     """skillharness command line."""
 
 
-def _register() -> None:
-    # Imported here so `skillharness --version` stays fast and a broken group names itself.
-    from skillharness.commands import bundle as bundle_cmd
-    from skillharness.commands import cache as cache_cmd
-    from skillharness.commands import data as data_cmd
-    from skillharness.commands import demo as demo_cmd
-    from skillharness.commands import diagnose as diagnose_cmd
-    from skillharness.commands import eval as eval_cmd
-    from skillharness.commands import frames as frames_cmd
-    from skillharness.commands import gate as gate_cmd
-    from skillharness.commands import infer as infer_cmd
-    from skillharness.commands import preflight as preflight_cmd
-    from skillharness.commands import report as report_cmd
-    from skillharness.commands import runs as runs_cmd
-    from skillharness.commands import sim as sim_cmd
-    from skillharness.commands import split as split_cmd
-    from skillharness.commands import templates as templates_cmd
-    from skillharness.commands import train as train_cmd
+# Command name -> the module in skillharness.commands that registers it (in help order).
+_COMMANDS = {
+    "split": "split",
+    "gate": "gate",
+    "bundle": "bundle",
+    "cache": "cache",
+    "data": "data",
+    "frames": "frames",
+    "sim": "sim",
+    "infer": "infer",
+    "runs": "runs",
+    "demo": "demo",
+    "templates": "templates",
+    "preflight": "preflight",
+    "train": "train",
+    "diagnose": "diagnose",
+    "eval": "eval",
+    "report": "report",
+}
 
-    split_cmd.register(app)
-    gate_cmd.register(app)
-    bundle_cmd.register(app)
-    cache_cmd.register(app)
-    data_cmd.register(app)
-    frames_cmd.register(app)
-    sim_cmd.register(app)
-    infer_cmd.register(app)
-    runs_cmd.register(app)
-    demo_cmd.register(app)
-    templates_cmd.register(app)
-    preflight_cmd.register(app)
-    train_cmd.register(app)
-    diagnose_cmd.register(app)
-    eval_cmd.register(app)
-    report_cmd.register(app)
+
+def _register(argv: list[str] | None = None) -> None:
+    """Register the command named first in ``argv``, or every command (for help, errors, tests).
+
+    Importing only the invoked command's module keeps the others' imports (scipy, the simulator,
+    the trainer) out of its start-up; imported here so `skillharness --version` stays fast and a
+    broken group names itself.
+    """
+    import importlib
+
+    named = argv[0] if argv else None
+    modules = [_COMMANDS[named]] if named in _COMMANDS else list(_COMMANDS.values())
+    for module in modules:
+        importlib.import_module(f"skillharness.commands.{module}").register(app)
 
 
 def main() -> None:
     """Console entry point: user errors print one clear message and exit 2, never a traceback."""
-    _register()
+    _register(sys.argv[1:2])
     try:
         code = app(standalone_mode=False)
     except SkillharnessError as exc:

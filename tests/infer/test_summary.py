@@ -42,3 +42,12 @@ def test_groupings_and_wilson_interval() -> None:
     assert (low, high) == pytest.approx((expected.low, expected.high))
     assert summary["task_type"][0].ci_low == pytest.approx(low)
     assert wilson(0, 0) != wilson(0, 0), "an empty cell has no interval (NaN)"
+
+
+@pytest.mark.parametrize("confidence", [0.8, 0.9, 0.95, 0.99])
+@pytest.mark.parametrize("n", [1, 2, 7, 40, 900])
+def test_wilson_closed_form_matches_scipy(n: int, confidence: float) -> None:
+    for correct in sorted({0, 1, n // 3, n // 2, n - 1, n}):
+        expected = binomtest(correct, n).proportion_ci(confidence_level=confidence, method="wilson")
+        got = wilson(correct, n, confidence)
+        assert got == pytest.approx((expected.low, expected.high), abs=1e-12)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from skillharness.video import FrameCache, FrameSampler, FramesConfig, decoder_stats
+from skillharness.video.cache import VideoIdentity
 
 
 def _frame_files(root: Path) -> list[Path]:
@@ -103,6 +104,56 @@ def test_cache_entries_are_written_atomically(gop_video: Path, sampler: FrameSam
     sampler.uniform(gop_video, 5)
     names = [p.name for p in sampler.cache.root.rglob("*") if p.is_file()]
     assert not [n for n in names if n.endswith(".tmp")]  # no temp files left behind
+
+
+def test_cache_writes_do_not_fsync(
+    gop_video: Path, sampler: FrameSampler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flushed: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: flushed.append(fd) or real_fsync(fd))
+    sampler.uniform(gop_video, 4)
+    assert sampler.cache is not None
+    assert len(_frame_files(sampler.cache.root)) == 4  # written...
+    assert flushed == []  # ...without a single flush: an entry is rebuilt, not recovered
+
+
+def test_other_writes_still_fsync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillharness.util.atomic import atomic_write_bytes
+
+    flushed: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: flushed.append(fd) or real_fsync(fd))
+    atomic_write_bytes(tmp_path / "evidence.json", b"{}")
+    assert len(flushed) == 2  # the file and its folder
+
+
+@pytest.mark.parametrize(
+    "header",
+    [b'{"width": "wide"}', b"[1, 2]", b"{not json"],
+    ids=["bad-field", "not-an-object", "bad-json"],
+)
+def test_entry_with_a_bad_header_is_a_miss(gop_video: Path, sampler: FrameSampler, header: bytes) -> None:
+    assert sampler.cache is not None
+    good = sampler.uniform(gop_video, 2)
+    victim = _frame_files(sampler.cache.root)[0]
+    magic, _, rest = victim.read_bytes().partition(b"\n")
+    payload = rest.partition(b"\n")[2]
+    victim.write_bytes(magic + b"\n" + header + b"\n" + payload)
+    again = sampler.uniform(gop_video, 2)
+    assert again.from_cache == 1
+    assert again.frames == good.frames
+
+
+def test_damaged_duration_entry_is_a_miss(gop_video: Path, sampler: FrameSampler) -> None:
+    assert sampler.cache is not None
+    duration = sampler.duration(gop_video)
+    (entry,) = sampler.cache.root.rglob("*.duration")
+    entry.write_bytes(entry.read_bytes()[:-3])  # header line cut: no longer parses
+    before = decoder_stats()
+    assert sampler.duration(gop_video) == duration  # probed again, same answer
+    assert decoder_stats().opens == before.opens + 1
+    assert FrameCache(sampler.cache.root).get_duration(VideoIdentity.of(gop_video)) == duration  # rewritten
 
 
 def test_cache_can_be_disabled(gop_video: Path, tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from cli_support import run_cli as _cli
 def test_public_surface_is_pinned() -> None:
     assert skillharness.video.__all__ == sorted(skillharness.video.__all__)
     assert set(skillharness.video.__all__) == {
+        "DecodePool",
         "DecoderStats",
         "Frame",
         "FrameCache",
@@ -31,6 +32,7 @@ def test_public_surface_is_pinned() -> None:
         "locate_video",
         "range_timestamps",
         "uniform_timestamps",
+        "usable_cores",
         "video_duration",
     }
 

@@ -2,8 +2,10 @@
 
 Videos are found as ``<videos_dir>/<videoID>.<ext>`` and subtitles as
 ``<subtitles_dir>/<videoID>.srt`` (the Video-MME layout). Decoding is CPU-bound and synchronous,
-so it runs on worker threads, at most ``max_decoders`` at a time: the event loop stays free for
-the model calls of the other questions in flight. A video's duration is probed once per
+so it runs off the event loop: frame sampling in a :class:`DecodePool` of worker processes when
+one is given (every core, and no GIL shared with the loop), the rest on worker threads, at most
+``max_decoders`` at a time. The event loop stays free for the model calls of the other questions
+in flight. A video's duration is probed once per
 ``LocalVideos`` (and per file identity): every other question of the video gets it from memory.
 """
 
@@ -18,7 +20,7 @@ import numpy as np
 
 from skillharness.agent.prompt import format_seconds
 from skillharness.data.questions import Question
-from skillharness.video import FrameLayout, frame_layout, frames_by_index
+from skillharness.video import DecodePool, FrameLayout, frame_layout, frames_by_index
 from skillharness.video.frames import FrameSampler
 from skillharness.video.locate import locate_subtitles, locate_video
 from skillharness.video.subtitles import SubtitleLine, Subtitles, load_subtitles
@@ -39,8 +41,10 @@ class LocalVideos:
         subtitles_dir: Path | None = None,
         *,
         max_decoders: int = 2,
+        pool: DecodePool | None = None,
     ) -> None:
         self._sampler = sampler
+        self._pool = pool
         self._videos_dir = Path(videos_dir)
         self._subtitles_dir = Path(subtitles_dir) if subtitles_dir else None
         self._decoders = asyncio.Semaphore(max_decoders)
@@ -90,10 +94,15 @@ class LocalVideos:
             self._durations.pop(key, None)
 
     async def uniform(self, question: Question, count: int) -> FrameSet:
+        if self._pool is not None:  # the pool queues work itself: one job per worker process
+            return await self._pool.uniform(self.video_path(question), count)
         return await self._decode(self._sampler.uniform, self.video_path(question), count)
 
     async def between(self, question: Question, start_s: float, end_s: float, count: int) -> FrameSet:
-        return await self._decode(self._sampler.range, self.video_path(question), start_s, end_s, count)
+        path = self.video_path(question)
+        if self._pool is not None:
+            return await self._pool.range(path, start_s, end_s, count)
+        return await self._decode(self._sampler.range, path, start_s, end_s, count)
 
     async def layout(self, question: Question) -> FrameLayout:
         """Frame count and rate of the question's video (for the reference protocols' index rules)."""

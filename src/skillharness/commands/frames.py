@@ -1,16 +1,37 @@
-"""``skillharness frames VIDEO --count N [--start S --end E] --out DIR``: see what the agent sees."""
+"""``skillharness frames``: see what the agent sees, and pre-extract a pool's first frames.
+
+- ``skillharness frames [show] VIDEO --count N [--start S --end E] --out DIR`` writes the frames
+  the agent would be shown (``show`` is the default subcommand).
+- ``skillharness frames warm --config C --pool val`` fills the frame cache with the uniform
+  frames of every video's first message in the pool, on every core, so a run never waits on
+  decoding for the videos it revisits.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated
 
+import click
 import typer
+from typer.core import TyperGroup
 
 from skillharness.commands.folders import ensure_folder
 from skillharness.errors import ConfigError
 from skillharness.util.atomic import atomic_write_bytes
 from skillharness.video import FrameSampler, FramesConfig, FrameSet
+
+
+class _ShowByDefault(TyperGroup):
+    """``frames VIDEO ...`` means ``frames show VIDEO ...`` (the command's original form)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
+            args = ["show", *args]
+        return super().parse_args(ctx, args)
+
+
+frames_app = typer.Typer(cls=_ShowByDefault, help="Look at sampled frames; pre-extract a pool's frames.")
 
 
 def frames(
@@ -60,6 +81,29 @@ def _write(result: FrameSet, out: Path) -> None:
         typer.secho(f"degraded: no frame could be decoded at {failed} s", err=True, fg=typer.colors.YELLOW)
 
 
+def warm(
+    config: Annotated[Path | None, typer.Option("--config", help="Experiment YAML.")] = None,
+    pool: Annotated[str, typer.Option("--pool", help="train | val | test, or 'all'.")] = "val",
+    questions: Annotated[Path | None, typer.Option("--questions", help="Override data.questions.")] = None,
+    pools: Annotated[Path | None, typer.Option("--pools", help="Override data.pools.")] = None,
+    videos_dir: Annotated[Path | None, typer.Option("--videos-dir", help="Override data.videos_dir.")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", help="Processes (default: every core).")] = None,
+) -> None:
+    """Decode and cache the first-message frames of every video the pool asks about."""
+    from skillharness.commands.frames_warm import warm_pool
+
+    warm_pool(
+        config,
+        pool,
+        {"data.questions": questions, "data.pools": pools, "data.videos_dir": videos_dir},
+        workers,
+    )
+
+
+frames_app.command("show")(frames)
+frames_app.command("warm")(warm)
+
+
 def register(app: typer.Typer) -> None:
-    """Add the ``frames`` command to the root app."""
-    app.command("frames")(frames)
+    """Add the ``frames`` group to the root app."""
+    app.add_typer(frames_app, name="frames")

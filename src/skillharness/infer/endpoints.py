@@ -69,6 +69,8 @@ async def probe_endpoints(llm: LLMConfig) -> None:
     """Check keys, then ``GET /models`` on every endpoint; raise on the first that cannot work."""
     check_keys(llm)
     timeout = httpx.Timeout(llm.timeouts.probe_s)
-    async with httpx.AsyncClient(timeout=timeout) as client:
+    # Plain-HTTP endpoints only: no TLS context (loading the CA bundle is start-up CPU for nothing).
+    plain = all(e.base_url.lower().startswith("http:") for e in llm.endpoints)
+    async with httpx.AsyncClient(timeout=timeout, verify=not plain) as client:
         for endpoint in llm.endpoints:
             await _probe(client, endpoint)

@@ -26,6 +26,7 @@ from skillharness.llm.config import CacheConfig, LLMConfig
 from skillharness.llm.stack import LLMStack, build_chat_model
 from skillharness.skills import Bundle
 from skillharness.store import RunLog, RunStore, StoreConfig
+from skillharness.video import DecodePool
 from skillharness.video.frames import FrameSampler
 
 __all__ = ["Draw", "RunSession", "open_session"]
@@ -113,13 +114,15 @@ async def open_session(
     """
     if data.videos_dir is None:
         raise ConfigError("data.videos_dir is not set: the folder holding <videoID>.mp4 files")
-    sources = LocalVideos(FrameSampler(agent.frames), data.videos_dir, data.subtitles_dir)
+    pool = DecodePool(agent.frames)  # worker processes start on the first frame request only
+    sources = LocalVideos(FrameSampler(agent.frames), data.videos_dir, data.subtitles_dir, pool=pool)
     owned = not isinstance(store, RunStore)
     run_store = await asyncio.to_thread(RunStore.open, store) if owned else store
     try:
         async with build_chat_model(llm, cache, default_salt=salt) as stack:
             yield RunSession(stack, sources, run_store, agent, llm)
     finally:
+        await asyncio.to_thread(pool.close)
         if owned:
             run_store.close()
 

@@ -9,11 +9,11 @@ retries them), so an outage cannot masquerade as a wrong answer (audit P1-4).
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-
-from scipy.stats import binomtest
+from statistics import NormalDist
 
 __all__ = ["Cell", "Scored", "summarize", "wilson"]
 
@@ -54,8 +54,13 @@ def wilson(correct: int, n: int, confidence: float = 0.95) -> tuple[float, float
     """Wilson score interval for ``correct`` successes in ``n`` trials (``(nan, nan)`` for n = 0)."""
     if n == 0:
         return float("nan"), float("nan")
-    interval = binomtest(correct, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(interval.low), float(interval.high)
+    # The closed form (scipy's binomtest(...).proportion_ci(method="wilson") gives the same to 1e-15;
+    # a test pins it): importing scipy.stats cost most of `skillharness infer`'s start-up.
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    z2 = z * z
+    centre = (correct + z2 / 2) / (n + z2)
+    half = z / (n + z2) * math.sqrt(correct * (n - correct) / n + z2 / 4)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _cell(label: str, rows: list[Scored], confidence: float) -> Cell:

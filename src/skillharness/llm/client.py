@@ -19,6 +19,7 @@ import httpx_sse
 from skillharness.errors import AuthError, LLMError
 from skillharness.llm.config import EndpointConfig, TimeoutConfig
 from skillharness.llm.errors import error_for_status, fatal, map_httpx_error, transient
+from skillharness.llm.lanes import Lanes
 from skillharness.llm.redact import redact
 from skillharness.llm.roles import SAMPLE_IDX_KEY
 from skillharness.llm.stream import StreamAssembler
@@ -60,13 +61,8 @@ class EndpointClient:
         self.total_s = timeouts.total_s
         self.tool_calls_in_content = tool_calls_in_content
         self._url = endpoint.base_url.rstrip("/") + "/chat/completions"
-        self._http = httpx.AsyncClient(
-            timeout=httpx.Timeout(
-                connect=timeouts.connect_s, read=timeouts.read_s, write=timeouts.write_s, pool=timeouts.pool_s
-            ),
-            # Room for every in-flight call plus a few keep-alive spares; the router enforces the limit.
-            limits=httpx.Limits(max_connections=endpoint.max_in_flight + 4, max_keepalive_connections=None),
-        )
+        # Room for every in-flight call plus a few spares; the router enforces the limit.
+        self._lanes = Lanes(self._url, timeouts, endpoint.max_in_flight + 4)
 
     def _headers(self) -> dict[str, str]:
         env = self.endpoint.api_key_env
@@ -135,13 +131,16 @@ class EndpointClient:
 
     async def _read_stream(self, request: ChatRequest) -> ChatResponse:
         assembler = StreamAssembler(self.label, self._secrets())
-        async with httpx_sse.aconnect_sse(
-            self._http,
-            "POST",
-            self._url,
-            content=self._encoded_body(request),
-            headers={"Content-Type": "application/json", **self._headers()},
-        ) as source:
+        async with (
+            self._lanes.lane() as http,
+            httpx_sse.aconnect_sse(
+                http,
+                "POST",
+                self._url,
+                content=self._encoded_body(request),
+                headers={"Content-Type": "application/json", **self._headers()},
+            ) as source,
+        ):
             response = source.response
             if response.status_code != 200:
                 raise await self._status_error(response)
@@ -180,5 +179,5 @@ class EndpointClient:
         )
 
     async def aclose(self) -> None:
-        """Close the connection pool."""
-        await self._http.aclose()
+        """Close every connection."""
+        await self._lanes.aclose()

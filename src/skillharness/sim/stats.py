@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from typing import Any
 
@@ -27,6 +28,12 @@ class SimStats:
             self._queued = getattr(self, "_queued", 0)
             self._max_in_flight = self._in_flight
             self._max_queued = self._queued
+            # Wall-clock (epoch) span of the calls and the integral of in_flight over time, so a
+            # benchmark in another process can tell start-up, tail and mean calls in flight.
+            self._first_start: float | None = None
+            self._last_finish: float | None = None
+            self._busy_s = 0.0
+            self._changed = time.time()
 
     def count(self, name: str, amount: int = 1) -> None:
         with self._lock:
@@ -53,13 +60,24 @@ class SimStats:
         with self._lock:
             self._queued -= 1
 
+    def _advance(self) -> float:
+        """Add the time since the last change, weighted by the calls in flight (lock held)."""
+        now = time.time()
+        self._busy_s += self._in_flight * (now - self._changed)
+        self._changed = now
+        return now
+
     def start(self) -> None:
         with self._lock:
+            now = self._advance()
+            if self._first_start is None:
+                self._first_start = now
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
 
     def finish(self) -> None:
         with self._lock:
+            self._last_finish = self._advance()
             self._in_flight -= 1
 
     def snapshot(self) -> dict[str, Any]:
@@ -77,4 +95,7 @@ class SimStats:
                 "max_in_flight": self._max_in_flight,
                 "queued": self._queued,
                 "max_queued": self._max_queued,
+                "first_start_epoch_s": self._first_start,
+                "last_finish_epoch_s": self._last_finish,
+                "call_seconds_in_flight": self._busy_s,
             }

@@ -3,6 +3,11 @@
 Every artifact a user keeps as evidence (pools, manifests, checkpoints, cache files) is written
 through here: a temp file in the same folder, fsync, ``os.replace``, fsync of the folder. A crash
 at any point leaves either the old file or the new one, never a torn mix (audit P1-7, P2-1).
+
+``durable=False`` keeps the temp file and the rename but skips both fsyncs: for files that can
+always be rebuilt and are validated on read (the frame cache), where a flush per file would cost
+more than the work it saves. After a crash such a file may be missing or empty, never torn into
+a mix of old and new, and its reader treats anything invalid as a miss.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ def fsync_dir(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def atomic_open(path: Path | str) -> Iterator[BinaryIO]:
+def atomic_open(path: Path | str, *, durable: bool = True) -> Iterator[BinaryIO]:
     """Yield a binary file that replaces ``path`` only if the block finishes without error."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -47,18 +52,20 @@ def atomic_open(path: Path | str) -> Iterator[BinaryIO]:
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
-    fsync_dir(target.parent)
+    if durable:
+        fsync_dir(target.parent)
 
 
-def atomic_write_bytes(path: Path | str, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically."""
-    with atomic_open(path) as handle:
+def atomic_write_bytes(path: Path | str, data: bytes, *, durable: bool = True) -> None:
+    """Write ``data`` to ``path`` atomically (flushed to disk unless ``durable`` is false)."""
+    with atomic_open(path, durable=durable) as handle:
         handle.write(data)
 
 

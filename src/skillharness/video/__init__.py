@@ -8,8 +8,10 @@ from skillharness.video.indexed import FrameLayout, frame_layout, frames_by_inde
 from skillharness.video.locate import locate_subtitles, locate_video
 from skillharness.video.subtitles import SubtitleLine, Subtitles, load_subtitles
 from skillharness.video.types import Frame, FrameSet
+from skillharness.video.workers import DecodePool, usable_cores
 
 __all__ = [
+    "DecodePool",
     "DecoderStats",
     "Frame",
     "FrameCache",
@@ -28,5 +30,6 @@ __all__ = [
     "locate_video",
     "range_timestamps",
     "uniform_timestamps",
+    "usable_cores",
     "video_duration",
 ]

@@ -6,8 +6,11 @@ quality, plus a format version. Replacing or touching the video changes its iden
 frames are never served.
 
 Each entry is one file: a magic line, a JSON header (with the sha256 of the payload) and the JPEG.
-Writes go through :mod:`skillharness.util.atomic`. Anything unreadable, truncated or mismatching its
-checksum is a miss: the file is deleted and the frame decoded again (guarded deserialization).
+Writes go through :mod:`skillharness.util.atomic` with ``durable=False``: a temp file and an atomic
+rename, but no ``fsync``. An entry can always be rebuilt, so a flush per frame (which cost about
+half of the decoding threads' time) buys nothing; what protects the reader is the validation on
+read. Anything unreadable, truncated, empty or mismatching its checksum is a miss: the file is
+deleted and the frame decoded again (guarded deserialization).
 """
 
 from __future__ import annotations
@@ -104,7 +107,7 @@ class FrameCache:
     def _write(self, path: Path, header: dict[str, object], payload: bytes) -> None:
         header = {**header, "sha256": sha256_bytes(payload), "length": len(payload)}
         line = json.dumps(header, sort_keys=True).encode() + b"\n"
-        atomic_write_bytes(path, _MAGIC + line + payload)
+        atomic_write_bytes(path, _MAGIC + line + payload, durable=False)
 
     def _read(self, path: Path) -> tuple[dict[str, object], bytes] | None:
         try:

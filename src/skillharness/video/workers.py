@@ -1,0 +1,113 @@
+"""Frame sampling on every core: a pool of worker processes, each with its own :class:`FrameSampler`.
+
+Decoding and JPEG encoding hold the GIL for much of their time, so threads in the process that
+also runs the event loop cannot use a second core and slow the loop down. :class:`DecodePool`
+runs :meth:`FrameSampler.uniform` and :meth:`FrameSampler.range` in worker processes instead
+(one per usable core). The workers run the same code on the same cache, so their frames are the
+very bytes an in-process sampler returns; only the ``FrameSet`` (a few JPEGs) crosses back.
+
+Workers come from a ``forkserver`` that has imported the video layer once: forking from the main
+process, which holds threads and open sockets, could copy a held lock; spawning a fresh
+interpreter per worker would import PyAV and numpy again each time. The pool starts on first use,
+so a text-only run never pays for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from skillharness.errors import DataError, SkillharnessError
+from skillharness.video.config import FramesConfig
+from skillharness.video.frames import FrameSampler
+from skillharness.video.types import FrameSet
+
+__all__ = ["DecodePool", "usable_cores"]
+
+# One sampler per worker process and config (the config's JSON is the key): built once, reused.
+_SAMPLERS: dict[str, FrameSampler] = {}
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _sample(config_json: str, method: str, args: tuple[Any, ...]) -> FrameSet | tuple[str, str, dict]:
+    """Worker side: run one sampler call; a project error comes back as data (it may not pickle)."""
+    sampler = _SAMPLERS.get(config_json)
+    if sampler is None:
+        sampler = _SAMPLERS[config_json] = FrameSampler(FramesConfig.model_validate_json(config_json))
+    try:
+        return getattr(sampler, method)(*args)  # type: ignore[no-any-return]
+    except SkillharnessError as exc:
+        return (type(exc).__name__, exc.message, dict(exc.context))
+
+
+def _error(data: tuple[str, str, dict]) -> SkillharnessError:
+    name, message, context = data
+    if name == DataError.__name__:
+        return DataError(message, **context)
+    return SkillharnessError(f"{name}: {message}", **context)
+
+
+class DecodePool:
+    """Samples frames in worker processes, one per usable core.
+
+    Args:
+        config: Resize, quality and cache settings (the workers' samplers use exactly these).
+        workers: How many processes; default :func:`usable_cores`.
+    """
+
+    def __init__(self, config: FramesConfig, workers: int | None = None) -> None:
+        self.config = config
+        self.workers = workers or usable_cores()
+        self._config_json = config.model_dump_json()
+        self._executor: Executor | None = None
+
+    def _pool(self) -> Executor:
+        if self._executor is None:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(["skillharness.video.workers"])
+            self._executor = ProcessPoolExecutor(self.workers, mp_context=context)
+        return self._executor
+
+    async def _call(self, method: str, *args: Any) -> FrameSet:
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(self._pool(), _sample, self._config_json, method, args)
+        if isinstance(result, FrameSet):
+            return result
+        raise _error(result)
+
+    async def uniform(self, video: Path | str, count: int) -> FrameSet:
+        """As :meth:`FrameSampler.uniform`, in a worker process."""
+        return await self._call("uniform", Path(video), count)
+
+    async def range(self, video: Path | str, start_s: float, end_s: float, count: int) -> FrameSet:
+        """As :meth:`FrameSampler.range`, in a worker process."""
+        return await self._call("range", Path(video), start_s, end_s, count)
+
+    def map_uniform(self, videos: Sequence[Path], count: int) -> Iterator[FrameSet | SkillharnessError]:
+        """``uniform(video, count)`` for each video, in order, outside an event loop.
+
+        Each item is the ``FrameSet`` or the error that video raised: one bad file stops nothing.
+        """
+        pool = self._pool()
+        futures = [pool.submit(_sample, self._config_json, "uniform", (v, count)) for v in videos]
+        for future in futures:
+            result = future.result()
+            yield result if isinstance(result, FrameSet) else _error(result)
+
+    def close(self) -> None:
+        """Stop the workers (idempotent); queued work is cancelled."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None

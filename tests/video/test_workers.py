@@ -1,0 +1,59 @@
+"""Frame sampling in worker processes: the same bytes as in-process, errors with their context."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from videokit import WIDTH
+
+from skillharness.errors import DataError
+from skillharness.video import DecodePool, FrameSampler, FramesConfig, usable_cores
+
+
+@pytest.fixture
+def pool(tmp_path: Path) -> Iterator[DecodePool]:
+    config = FramesConfig(longest_side=WIDTH, jpeg_quality=90, cache_dir=tmp_path / "pool-cache")
+    decode_pool = DecodePool(config, workers=2)
+    yield decode_pool
+    decode_pool.close()
+
+
+def test_pool_frames_are_the_in_process_frames(gop_video: Path, pool: DecodePool, tmp_path: Path) -> None:
+    local = FrameSampler(pool.config.model_copy(update={"cache_enabled": False}))
+
+    async def both() -> tuple[object, object]:
+        return await asyncio.gather(pool.uniform(gop_video, 6), pool.range(gop_video, 2.0, 7.5, 4))
+
+    uniform, ranged = asyncio.run(both())
+    assert uniform.frames == local.uniform(gop_video, 6).frames  # type: ignore[attr-defined]
+    assert ranged.frames == local.range(gop_video, 2.0, 7.5, 4).frames  # type: ignore[attr-defined]
+    assert uniform.from_cache == 0  # type: ignore[attr-defined]
+
+
+def test_pool_workers_fill_the_shared_cache(gop_video: Path, pool: DecodePool) -> None:
+    first = asyncio.run(pool.uniform(gop_video, 5))
+    again = FrameSampler(pool.config).uniform(gop_video, 5)  # in this process, same cache folder
+    assert again.from_cache == 5
+    assert again.frames == first.frames
+
+
+def test_pool_reports_a_bad_video_as_data_error_with_its_file(tmp_path: Path, pool: DecodePool) -> None:
+    bad = tmp_path / "not-a-video.mp4"
+    bad.write_bytes(b"this is text, not a video")
+    with pytest.raises(DataError) as caught:
+        asyncio.run(pool.uniform(bad, 3))
+    assert caught.value.context["file"] == str(bad)
+
+
+def test_map_uniform_keeps_going_past_a_bad_file(gop_video: Path, pool: DecodePool, tmp_path: Path) -> None:
+    bad = tmp_path / "missing.mp4"
+    results = list(pool.map_uniform([gop_video, bad, gop_video], 2))
+    assert isinstance(results[1], DataError)
+    assert results[0].frames == results[2].frames  # type: ignore[union-attr]
+
+
+def test_pool_is_sized_to_the_machine() -> None:
+    assert DecodePool(FramesConfig()).workers == usable_cores() >= 1
