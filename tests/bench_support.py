@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import write_split
@@ -32,3 +33,19 @@ def make_bench(
     written = write_split(split, questions, questions_path, base / "split", force=False, version="test")
     initial_bundle().save(base / "bundle")
     return Bench(root, questions_path, written.pools_path, written.pools_sha256, base / "bundle")
+
+
+def experiment_doc(folder: Path, bench: Bench, *, model: str, base_url: str, **agent: Any) -> dict[str, Any]:
+    """An experiment config over ``bench`` and one endpoint, with its store and caches in ``folder``."""
+    return {
+        "data": {
+            "questions": str(bench.questions),
+            "pools": str(bench.pools),
+            "videos_dir": str(bench.root / "videos"),
+            "subtitles_dir": str(bench.root / "subtitles"),
+        },
+        "llm": {"model": model, "endpoints": [{"base_url": base_url}]},
+        "cache": {"url": f"sqlite:///{folder / 'cache.sqlite'}"},
+        "store": {"url": f"sqlite:///{folder / 'runs.sqlite'}"},
+        "agent": {"bundle": str(bench.bundle), "frames": {"cache_dir": str(folder / "frames")}, **agent},
+    }

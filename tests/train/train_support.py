@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from bench_support import Bench
+from bench_support import Bench, experiment_doc
 from skillharness.config import Config, load_config
 from skillharness.sim import SimServer
 from skillharness.skills import Bundle
@@ -19,24 +19,10 @@ from skillharness.train.experiment import open_training
 
 def write_train_config(folder: Path, bench: Bench, sim: SimServer, **sections: dict[str, Any]) -> Path:
     """An experiment YAML (text-only agent, small concurrency) with ``sections`` merged in."""
-    doc: dict[str, Any] = {
-        "data": {
-            "questions": str(bench.questions),
-            "pools": str(bench.pools),
-            "videos_dir": str(bench.root / "videos"),
-            "subtitles_dir": str(bench.root / "subtitles"),
-        },
-        "llm": {"model": sim.model_name, "endpoints": [{"base_url": sim.base_url}]},
-        "cache": {"url": f"sqlite:///{folder / 'cache.sqlite'}"},
-        "store": {"url": f"sqlite:///{folder / 'runs.sqlite'}"},
-        "agent": {
-            "bundle": str(bench.bundle),
-            "concurrency": 8,
-            "vision": False,
-            "frames": {"cache_dir": str(folder / "frames")},
-        },
-        "eval": {"run_holdout_eval": False},
-    }
+    doc = experiment_doc(
+        folder, bench, model=sim.model_name, base_url=sim.base_url, concurrency=8, vision=False
+    )
+    doc["eval"] = {"run_holdout_eval": False}
     for name, values in sections.items():
         doc.setdefault(name, {}).update(values)
     path = folder / "experiment.yaml"
