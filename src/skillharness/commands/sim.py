@@ -73,6 +73,9 @@ def serve(
     except OSError as exc:
         sock.close()
         raise InfraError(f"cannot bind {host}:{port}: {exc}") from exc
+    # Listen before the banner names the URL: a client reading it may connect at once, and a socket
+    # that is bound but not listening refuses it (the server itself starts a moment later).
+    sock.listen(2048)
     bound = sock.getsockname()[1]
     n_questions = len(state.responder.world.questions)  # type: ignore[attr-defined]
     typer.echo(
