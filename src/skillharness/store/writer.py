@@ -37,9 +37,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from skillharness.errors import StoreError
 from skillharness.store.config import StoreConfig
 from skillharness.store.engine import StoreLocation, create_store_engine, parse_store_url
-from skillharness.store.initialise import ensure_initialised
 from skillharness.store.lease import LEASE_TTL_S, Lease
-from skillharness.store.migrations import migrate
 from skillharness.store.records import (
     Prediction,
     PredictionStatus,
@@ -48,8 +46,8 @@ from skillharness.store.records import (
     RunStatus,
     TraceStep,
 )
-from skillharness.store.rows import now_iso, prediction_row, provenance_of, provenance_row, run_of, trace_row
-from skillharness.store.run_settings import check_same_run, read_settings, write_settings
+from skillharness.store.rows import now_iso, prediction_row, run_of, trace_row
+from skillharness.store.run_open import open_run_row, prepare_store
 from skillharness.store.schema import predictions, runs, traces
 from skillharness.store.upsert import upsert_statement
 
@@ -127,7 +125,7 @@ class RunLog:
         location = parse_store_url(config.url)
         engine = create_store_engine(location, readonly=False, busy_timeout_s=config.busy_timeout_s)
         try:
-            await asyncio.to_thread(_prepare_store, engine, location)
+            await asyncio.to_thread(prepare_store, engine, location)
             return await cls.on_engine(
                 engine, location, config, provenance, resume=resume, owns_engine=True, settings=settings
             )
@@ -149,7 +147,7 @@ class RunLog:
     ) -> RunLog:
         """Create or resume the run on an engine whose store is already migrated (see RunStore)."""
         lease = Lease(provenance.run_id)
-        await asyncio.to_thread(_open_run, engine, location, provenance, resume, settings, lease)
+        await asyncio.to_thread(open_run_row, engine, location, provenance, resume, settings, lease)
         log = cls(engine, location, provenance, config, owns_engine=owns_engine)
         log._lease = lease
         log._task = asyncio.create_task(log._writer(), name=f"runlog-{provenance.run_id}")
@@ -419,53 +417,3 @@ def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
         done.set_result(None)
     else:
         done.set_exception(error)
-
-
-def _prepare_store(engine: Engine, location: StoreLocation) -> None:
-    ensure_initialised(location)  # a new SQLite store appears whole or not at all
-    migrate(engine, location.display)
-
-
-def _open_run(
-    engine: Engine,
-    location: StoreLocation,
-    provenance: RunProvenance,
-    resume: bool,
-    settings: Mapping[str, Any] | None,
-    lease: Lease | None = None,
-) -> None:
-    try:
-        with engine.begin() as conn:
-            if lease is not None:
-                lease.acquire(conn)  # before anything else: a second writer of this run is refused
-            row = conn.execute(select(runs).where(runs.c.run_id == provenance.run_id)).mappings().first()
-            if row is None:
-                values = provenance_row(provenance) | {
-                    "started_at": now_iso(),
-                    "status": RunStatus.RUNNING.value,
-                    "n_ok": 0,
-                    "n_parse_error": 0,
-                    "n_infra_error": 0,
-                }
-                conn.execute(runs.insert().values(**values))
-                if settings is not None:
-                    write_settings(conn, provenance.run_id, settings)
-                return
-            if not resume:
-                raise StoreError(
-                    f"run {provenance.run_id!r} already exists in {location.display}; "
-                    "resume it (--resume) or choose another run id",
-                    run_id=provenance.run_id,
-                )
-            stored_settings = read_settings(conn, provenance.run_id)
-            check_same_run(provenance_of(row), provenance, stored_settings, settings)
-            if stored_settings is None and settings is not None:  # a run from before settings were kept
-                write_settings(conn, provenance.run_id, settings)
-            # Only the mutable columns change; the provenance row stays as first written.
-            conn.execute(
-                update(runs)
-                .where(runs.c.run_id == provenance.run_id)
-                .values(status=RunStatus.RUNNING.value, ended_at=None)
-            )
-    except SQLAlchemyError as exc:
-        raise StoreError(f"could not create run {provenance.run_id!r} in {location.display}: {exc}") from exc
