@@ -12,6 +12,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -101,3 +102,14 @@ def running_llama_server() -> Iterator[LlamaServer]:
     server = LlamaServer(*artefacts())
     yield server
     server.stop()
+
+
+def llama_experiment(folder: Path, bench: Any, llama: LlamaServer, **agent: Any) -> dict[str, Any]:
+    """An experiment over ``bench`` against ``llama`` (text only: SmolLM2 sees no images)."""
+    from bench_support import experiment_doc
+
+    agent = {"vision": False, "concurrency": 2, **agent}
+    doc = experiment_doc(folder, bench, model="smollm2", base_url=llama.base_url, **agent)
+    doc["llm"]["endpoints"][0]["max_in_flight"] = 2
+    doc["llm"]["tool_calls_in_content"] = True
+    return doc

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from infer_support import Bench
 
-from llama_support import LlamaServer, running_llama_server
+from llama_support import LlamaServer, llama_experiment, running_llama_server
 from skillharness.config import load_config
 from skillharness.infer import load_job, run_inference
 from skillharness.store import PredictionStatus, RunReader
@@ -27,29 +27,9 @@ def llama() -> Iterator[LlamaServer]:
 def test_text_only_run_against_llama_cpp_writes_well_formed_rows(
     tmp_path: Path, bench: Bench, llama: LlamaServer
 ) -> None:
-    doc = {
-        "data": {
-            "questions": str(bench.questions),
-            "pools": str(bench.pools),
-            "videos_dir": str(bench.root / "videos"),
-            "subtitles_dir": str(bench.root / "subtitles"),
-        },
-        "llm": {
-            "model": "smollm2",
-            "endpoints": [{"base_url": llama.base_url, "max_in_flight": 2}],
-            "tool_calls_in_content": True,
-        },
-        "cache": {"url": f"sqlite:///{tmp_path / 'cache.sqlite'}"},
-        "store": {"url": f"sqlite:///{tmp_path / 'runs.sqlite'}"},
-        "agent": {
-            "bundle": str(bench.bundle),
-            "vision": False,
-            "concurrency": 2,
-            "max_steps": 3,
-            "sampling": {"temperature": 0.0, "max_tokens": 96},
-            "frames": {"cache_dir": str(tmp_path / "frames")},
-        },
-    }
+    doc = llama_experiment(
+        tmp_path, bench, llama, max_steps=3, sampling={"temperature": 0.0, "max_tokens": 96}
+    )
     path = tmp_path / "exp.yaml"
     path.write_text(yaml.safe_dump(doc))
     job = load_job(load_config(path), pool="val", run_id="llama-1", resume=False)

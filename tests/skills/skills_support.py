@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from skillharness.skills import Edit, EditOp, EditSet, SkillDocument
+from skillharness.skills import Edit, EditOp, EditSet, Refusal, RefusalReason, SkillDocument
 from skillharness.skills.markers import APPENDIX_MARKER, MARKER_LIKE, MOMENTUM_MARKER
 
 BODY = "# OCR\n\nRead the text.\nCount twice.\nUnique line here.\n"
@@ -56,3 +56,17 @@ def edit_sets(draw: st.DrawFn, document: SkillDocument) -> EditSet:
     mode = "rewrite" if draw(st.integers(0, 5)) == 5 else "patch"
     body = draw(st.one_of(st.none(), region_text, st.just(f"x\n{MOMENTUM_MARKER}\n")))
     return EditSet(skill_update_mode=mode, edits=edits, body=body, rationale="r")
+
+
+def patch(*edits: tuple[str, str, str]) -> EditSet:
+    return EditSet(
+        skill_update_mode="patch",
+        edits=tuple(Edit(op=EditOp(op), anchor=anchor, text=text) for op, anchor, text in edits),
+        rationale="test",
+    )
+
+
+def refused(result: object, reason: RefusalReason) -> Refusal:
+    assert isinstance(result, Refusal), result
+    assert result.reason is reason, result
+    return result

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from skills_support import BODY, MOMENTUM, documents, edit_sets
+from skills_support import BODY, MOMENTUM, documents, edit_sets, patch, refused
 
 from skillharness.skills import (
-    Edit,
     EditLimits,
     EditOp,
     EditSet,
@@ -19,20 +18,6 @@ from skillharness.skills import (
     apply_edit_set_to_text,
 )
 from skillharness.skills.markers import APPENDIX_MARKER, MOMENTUM_MARKER
-
-
-def patch(*edits: tuple[str, str, str]) -> EditSet:
-    return EditSet(
-        skill_update_mode="patch",
-        edits=tuple(Edit(op=EditOp(op), anchor=anchor, text=text) for op, anchor, text in edits),
-        rationale="test",
-    )
-
-
-def refused(result: object, reason: RefusalReason) -> Refusal:
-    assert isinstance(result, Refusal), result
-    assert result.reason is reason, result
-    return result
 
 
 @pytest.mark.parametrize(

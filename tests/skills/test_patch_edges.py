@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from skills_support import BODY
+from skills_support import BODY, patch, refused
 
 from skillharness.skills import (
-    Edit,
     EditLimits,
-    EditOp,
     EditSet,
     Refusal,
     RefusalReason,
@@ -17,20 +15,6 @@ from skillharness.skills import (
     apply_edit_set_to_text,
 )
 from skillharness.skills.markers import MOMENTUM_MARKER
-
-
-def patch(*edits: tuple[str, str, str]) -> EditSet:
-    return EditSet(
-        skill_update_mode="patch",
-        edits=tuple(Edit(op=EditOp(op), anchor=anchor, text=text) for op, anchor, text in edits),
-        rationale="test",
-    )
-
-
-def refused(result: object, reason: RefusalReason) -> Refusal:
-    assert isinstance(result, Refusal), result
-    assert result.reason is reason, result
-    return result
 
 
 def body_of(result: object) -> str:

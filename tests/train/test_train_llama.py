@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from bench_support import Bench, make_bench
-from llama_support import LlamaServer, running_llama_server
+from llama_support import LlamaServer, llama_experiment, running_llama_server
 from skillharness.config import load_config
 from skillharness.eval.report import build_report
 from skillharness.store import DiagnosisRow, GateDecisionRow, RunReader
@@ -34,28 +34,8 @@ def llama() -> Iterator[LlamaServer]:
 
 
 def _config(folder: Path, bench: Bench, llama: LlamaServer) -> Path:
-    doc = {
-        "data": {
-            "questions": str(bench.questions),
-            "pools": str(bench.pools),
-            "videos_dir": str(bench.root / "videos"),
-            "subtitles_dir": str(bench.root / "subtitles"),
-        },
-        "llm": {
-            "model": "smollm2",
-            "endpoints": [{"base_url": llama.base_url, "max_in_flight": 2}],
-            "tool_calls_in_content": True,
-        },
-        "cache": {"url": f"sqlite:///{folder / 'cache.sqlite'}"},
-        "store": {"url": f"sqlite:///{folder / 'runs.sqlite'}"},
-        "agent": {
-            "bundle": str(bench.bundle),
-            "vision": False,
-            "concurrency": 2,
-            "max_steps": 2,
-            "sampling": {"temperature": 0.7, "max_tokens": 64},
-            "frames": {"cache_dir": str(folder / "frames")},
-        },
+    doc = llama_experiment(folder, bench, llama, max_steps=2, sampling={"temperature": 0.7, "max_tokens": 64})
+    doc |= {
         "train": {
             "epochs": 1,
             "batch_size": 1,
