@@ -6,17 +6,15 @@ re-exported here; this module adds the run's provenance and status.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from enum import StrEnum
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field, field_validator
 
 from skillharness import __version__
 from skillharness.agent.records import Prediction, PredictionStatus, StepRole, TraceStep
 from skillharness.llm.types import SamplingParams
+from skillharness.util.canonical import content_hash
 from skillharness.util.model import StrictModel
 
 __all__ = [
@@ -54,14 +52,6 @@ def public_endpoint(url: str) -> str:
     host = parts.hostname or ""
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def content_hash(value: BaseModel | dict[str, Any] | list[Any] | str) -> str:
-    """sha256 of a canonical JSON rendering (sorted keys, no spaces) — e.g. the config hash."""
-    if isinstance(value, BaseModel):
-        value = value.model_dump(mode="json")
-    data = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 
 class RunProvenance(StrictModel):

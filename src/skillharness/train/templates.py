@@ -12,7 +12,6 @@ variables must be exactly the declared ones, an undefined name inside raises, an
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -37,6 +36,7 @@ from skillharness.llm.roles import (
 )
 from skillharness.skills.markers import APPENDIX_MARKER, MOMENTUM_MARKER
 from skillharness.train.prompt_specs import TEMPLATE_SPECS, TemplateSpec
+from skillharness.util.canonical import content_hash
 
 __all__ = [
     "BLOCKS",
@@ -291,10 +291,8 @@ def _check_source(
         )
     if problems:
         return problems
-    digest = hashlib.sha256()
-    for part in (key, *partials):
-        digest.update(part.encode() + b"\0" + sources[part].encode() + b"\0")
-    return _Loaded(env.get_template(key), digest.hexdigest(), used)
+    digest = content_hash([[part, sources[part]] for part in (key, *partials)])
+    return _Loaded(env.get_template(key), digest, used)
 
 
 def _structure_problems(tree: nodes.Template, where: str) -> list[str]:

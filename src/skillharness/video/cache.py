@@ -16,13 +16,13 @@ deleted and the frame decoded again (guarded deserialization).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from skillharness.util.atomic import atomic_write_bytes, sha256_bytes
+from skillharness.util.canonical import content_hash
 from skillharness.video.types import Frame
 
 __all__ = ["FrameCache", "VideoIdentity", "default_cache_dir"]
@@ -52,7 +52,7 @@ class VideoIdentity:
         return cls(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
 
     def digest(self) -> str:
-        return hashlib.sha256(json.dumps([self.path, self.size, self.mtime_ns]).encode()).hexdigest()
+        return content_hash([self.path, self.size, self.mtime_ns])
 
 
 class FrameCache:
@@ -65,7 +65,7 @@ class FrameCache:
     def frame_key(video: VideoIdentity, timestamp_s: float, longest_side: int, quality: int) -> str:
         """The cache key of one frame (hex sha256)."""
         parts = [_FORMAT_VERSION, video.digest(), round(timestamp_s * 1_000_000), longest_side, quality]
-        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+        return content_hash(parts)
 
     def _path(self, key: str, suffix: str) -> Path:
         return self.root / key[:2] / f"{key}{suffix}"

@@ -14,21 +14,15 @@ are different keys. The cost is at worst a second call, never another request's 
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 from skillharness.errors import FatalLLMError
 from skillharness.llm.types import ChatRequest, SamplingParams
+from skillharness.util.canonical import canonical_json, content_hash
 
 __all__ = ["KEY_VERSION", "cache_key", "canonical_json", "key_material"]
 
 KEY_VERSION = 1
-
-
-def canonical_json(value: Any) -> str:
-    """Deterministic JSON: sorted keys, no whitespace, UTF-8 kept, NaN refused."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def _sampling_material(sampling: SamplingParams) -> dict[str, Any]:
@@ -60,10 +54,9 @@ def cache_key(request: ChatRequest, salt: str | None) -> str:
     lone surrogate, an object): such a request cannot be sent either, so it is refused, never retried.
     """
     try:
-        data = canonical_json(key_material(request, salt)).encode("utf-8")
+        return content_hash(key_material(request, salt))
     except (ValueError, TypeError) as exc:  # UnicodeEncodeError (a lone surrogate) is a ValueError
         raise FatalLLMError(
             f"request for role {request.role.value} is not valid JSON (messages, tools or extra_body): {exc}",
             kind="invalid_request",
         ) from exc
-    return hashlib.sha256(data).hexdigest()
