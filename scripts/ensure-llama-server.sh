@@ -52,6 +52,8 @@ fi
 SERVER="$(find_server)"
 if [ -z "$SERVER" ]; then
     log "building $LLAMA_PKG (several minutes on 2 cores)"
+    # One compile job per core: left unbounded, the build ran ~50 compilers at once on 2 cores.
+    CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
     CMAKE_ARGS="-DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
         "$VENV/bin/pip" install --no-cache-dir "$LLAMA_PKG" >&2
     SERVER="$(find_server)"

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from skillharness.config import load_config
+from skillharness.config import load_config, path_settings
 from skillharness.errors import ConfigError
+from skillharness.settings import PATH_CONTENT
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -104,6 +105,27 @@ def test_relative_paths_resolve_against_the_config_file(tmp_path: Path) -> None:
     assert config.agent.bundle == (tmp_path.parent / "bundle").resolve()
     assert config.store.url == f"sqlite:///{(tmp_path / 'runs/runs.sqlite').resolve()}"
     assert config.cache.url == "sqlite:////abs/cache.sqlite"
+
+
+def test_every_path_setting_resolves_against_the_config_file_even_nested(tmp_path: Path) -> None:
+    keys = path_settings()
+    assert ("agent", "frames", "cache_dir") in keys  # nested two levels down
+    doc: dict = {}
+    for key in keys:
+        node = doc
+        for part in key[:-1]:
+            node = node.setdefault(part, {})
+        node[key[-1]] = f"rel/{'_'.join(key)}"
+    config = load_config(write(tmp_path, json.dumps(doc)))  # JSON is YAML
+    for key in keys:
+        value = config
+        for part in key:
+            value = getattr(value, part)
+        assert value == (tmp_path / f"rel/{'_'.join(key)}").resolve(), key
+
+
+def test_the_path_settings_are_the_ones_the_fingerprint_hashes_by_content() -> None:
+    assert {".".join(k) for k in path_settings()} == set(PATH_CONTENT)
 
 
 @pytest.mark.parametrize(

@@ -13,10 +13,10 @@ import os
 from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from skillharness.agent.config import AgentConfig
@@ -28,17 +28,13 @@ from skillharness.llm.config import CacheConfig, LLMConfig
 from skillharness.settings import run_settings
 from skillharness.store import RunKind, StoreConfig, content_hash
 from skillharness.train.config import TrainConfig
+from skillharness.util.model import validation_problems
 
 __all__ = ["ENV_PREFIX", "Config", "flag_overrides", "load_config"]
 
 ENV_PREFIX = "SKILLHARNESS_"
 _NESTED = "__"
 _SQLITE = "sqlite:///"  # sqlite:///relative/path, sqlite:////absolute/path
-_PATH_KEYS = {
-    "data": ("questions", "pools", "videos_dir", "subtitles_dir"),
-    "agent": ("bundle",),
-    "train": ("prompts_dir",),
-}
 _yaml_data: ContextVar[dict[str, Any] | None] = ContextVar("_yaml_data", default=None)
 
 
@@ -193,41 +189,55 @@ def _explain(
     exc: ValidationError, yaml_data: dict[str, Any], flags: dict[str, Any], path: Path | None
 ) -> str:
     lines = []
-    errors = exc.errors()
-    locs = [tuple(e["loc"]) for e in errors]
-    for err in errors:
-        loc = tuple(err["loc"])
-        if any(len(other) > len(loc) and other[: len(loc)] == loc for other in locs):
-            continue  # a container error caused by a nested one: report the nested one only
-        dotted = ".".join(str(p) for p in loc)
-        where = _origin(loc, yaml_data, flags, path)
-        if err["type"] == "extra_forbidden":
-            lines.append(f"unknown key {str(loc[-1])!r} at {dotted} (in {where})")
+    for problem in validation_problems(exc):
+        dotted = ".".join(str(p) for p in problem.loc)
+        where = _origin(problem.loc, yaml_data, flags, path)
+        if problem.kind == "extra_forbidden":
+            lines.append(f"unknown key {str(problem.loc[-1])!r} at {dotted} (in {where})")
         else:
-            lines.append(f"{dotted}: {err['msg']} (in {where})")
+            lines.append(f"{dotted}: {problem.message} (in {where})")
     return "invalid config:\n  " + "\n  ".join(lines)
+
+
+def path_settings(model: type[BaseModel] = Config, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every setting typed as a path (``("agent", "frames", "cache_dir")``), found on the models.
+
+    Read from the models, not listed by hand, so a new path setting is resolved like the others.
+    """
+    found: list[tuple[str, ...]] = []
+    for name, field in model.model_fields.items():
+        members = get_args(field.annotation) or (field.annotation,)
+        if Path in members:
+            found.append((*prefix, name))
+        for member in members:
+            if isinstance(member, type) and issubclass(member, BaseModel):
+                found.extend(path_settings(member, (*prefix, name)))
+    return found
 
 
 def _resolve_relative(yaml_data: dict[str, Any], base: Path) -> dict[str, Any]:
     # Paths in a config file are relative to the file, so an experiment folder can move as a whole.
     resolved_data = dict(yaml_data)
-    for section, keys in _PATH_KEYS.items():
-        values = yaml_data.get(section)
-        if not isinstance(values, dict):
-            continue
-        resolved = dict(values)
-        for key in keys:
-            value = resolved.get(key)
-            if isinstance(value, str) and value:
-                path = Path(value).expanduser()  # "~/videos" means the home folder, not <base>/~
-                resolved[key] = str(path if path.is_absolute() else (base / path).resolve())
-        resolved_data[section] = resolved
+    for keys in path_settings():
+        resolved_data = _resolved_at(resolved_data, keys, base)
     for section in ("store", "cache"):
         values = resolved_data.get(section)
         url = values.get("url") if isinstance(values, dict) else None
         if isinstance(url, str) and url.startswith(_SQLITE) and not url[len(_SQLITE) :].startswith("/"):
             resolved_data[section] = {**values, "url": _SQLITE + str((base / url[len(_SQLITE) :]).resolve())}
     return resolved_data
+
+
+def _resolved_at(values: dict[str, Any], keys: tuple[str, ...], base: Path) -> dict[str, Any]:
+    """``values`` with the path at ``keys`` made absolute against ``base`` (a copy; absent: unchanged)."""
+    head, rest = keys[0], keys[1:]
+    value = values.get(head)
+    if rest:
+        return {**values, head: _resolved_at(value, rest, base)} if isinstance(value, dict) else values
+    if not isinstance(value, str) or not value:
+        return values
+    path = Path(value).expanduser()  # "~/videos" means the home folder, not <base>/~
+    return {**values, head: str(path if path.is_absolute() else (base / path).resolve())}
 
 
 def load_config(path: Path | str | None = None, flags: Mapping[str, Any] | None = None) -> Config:

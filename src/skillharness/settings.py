@@ -164,7 +164,6 @@ CLASSIFICATION: Mapping[str, Scope] = types.MappingProxyType(
         "train.roles.*.top_p": _T,
         "train.roles.*.max_tokens": _T,
         "train.roles.*.seed": _T,
-        "train.workspace": _O,  # where versions are kept; the current version is the bundle
         # eval: whether a holdout is run, and how it is reported
         "eval.run_holdout_eval": _O,
         "eval.confidence": _O,
@@ -187,7 +186,6 @@ PATH_CONTENT: Mapping[str, str] = types.MappingProxyType(
         "data.subtitles_dir": "folder",
         "agent.bundle": "bundle",
         "train.prompts_dir": "folder",
-        "train.workspace": "none",
         "agent.frames.cache_dir": "none",
     }
 )

@@ -19,7 +19,7 @@ from skillharness.data.pools import load_pools
 from skillharness.errors import ConfigError, StoreError
 from skillharness.eval import FINAL, HOLDOUT, VAL_GAIN, HoldoutReport
 from skillharness.sim import SimServer
-from skillharness.skills import Bundle, EditRecord, Workspace
+from skillharness.skills import Bundle, EditRecord, EditTarget, VersionReason, Workspace
 from skillharness.store import RunKind, RunMetric, RunProvenance, RunReader, RunStatus, RunStore
 from train.train_support import write_train_config
 
@@ -56,7 +56,9 @@ def _trained(
     base = Bundle.load(bench.bundle)
     final = improved(base, sim)
     workspace = Workspace.create(tmp_path / "workspace", base)
-    version = workspace.commit(final, "v0000", EditRecord(target="system", reason="test"))
+    version = workspace.commit(
+        final, "v0000", EditRecord(target=EditTarget.system(), reason=VersionReason.MANUAL)
+    )
     reference = {"workspace": str(workspace.path), "version": version, "bundle_hash": final.bundle_hash}
     asyncio.run(_training_run(config, "train-1", base, {FINAL: reference, VAL_GAIN: val}))
     return path, base, final

@@ -8,9 +8,12 @@ from skillharness.errors import ConfigError, StoreError
 from skillharness.eval import (
     FINAL,
     VAL_GAIN,
+    EvalArm,
     ValGain,
+    arm_run_id,
     compare_val_holdout,
     count_test_pool_runs,
+    evaluation_of,
     final_ref,
     val_gain,
 )
@@ -86,10 +89,19 @@ def test_test_pool_reads_are_counted_per_split() -> None:
         _run("e1.final", RunKind.EVAL, "test", "split-a"),
         _run("e1.baseline", RunKind.EVAL, "test", "split-a"),
         _run("e2.final", RunKind.EVAL, "test", "split-b"),  # another split: its own holdout
+        _run("e3.final", RunKind.EVAL, "test", "split-a"),
+        _run("e3.baseline", RunKind.EVAL, "test", "split-a"),
         _run("i1", RunKind.INFER, "test", "split-a"),  # infer --pool test reads it too
         _run("i2", RunKind.INFER, "val", "split-a"),
         _run("t1", RunKind.TRAIN, "train", "split-a"),
     ]
-    assert count_test_pool_runs(runs, "split-a") == (2, 1)
+    assert count_test_pool_runs(runs, "split-a") == (2, 1)  # e1 and e3, each one evaluation of two runs
     assert count_test_pool_runs(runs, "split-b") == (1, 0)
     assert count_test_pool_runs(runs, "split-c") == (0, 0)
+
+
+def test_an_arm_run_names_its_evaluation() -> None:
+    assert [arm_run_id("e.1", arm) for arm in EvalArm] == ["e.1.final", "e.1.baseline"]
+    assert {evaluation_of(arm_run_id("e.1", arm)) for arm in EvalArm} == {"e.1"}
+    assert evaluation_of("infer-val-1") == "infer-val-1"
+    assert evaluation_of("e.2.candidate") == "e.2.candidate"  # not an arm: the run is its own

@@ -16,7 +16,7 @@ from report_rows import decision_evidence, documents, observations, provenance, 
 
 from skillharness.data import slugify
 from skillharness.infer import wilson
-from skillharness.skills import Bundle, EditRecord, Workspace, initial_bundle
+from skillharness.skills import Bundle, EditRecord, EditTarget, VersionReason, Workspace, initial_bundle
 from skillharness.store import (
     DiagnosisRow,
     DualMetricRow,
@@ -175,7 +175,9 @@ class TrainingStoreBuilder:
         if reason == "accept":
             if ws is not None:
                 version_after = ws.commit(
-                    after, ws.current_version, EditRecord(target=label, reason="accept", edit_set=None)
+                    after,
+                    ws.current_version,
+                    EditRecord(target=EditTarget.parse(label), reason=VersionReason.ACCEPTED),
                 )
             else:
                 version_after = f"v{index + 1:04d}"

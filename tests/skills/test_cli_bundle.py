@@ -121,6 +121,7 @@ def test_public_api_is_pinned() -> None:
         "Refusal",
         "RefusalReason",
         "SkillDocument",
+        "VersionReason",
         "VersionRecord",
         "Workspace",
         "apply_edit_set",

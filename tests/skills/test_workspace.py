@@ -11,10 +11,20 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from skillharness.errors import SkillError
-from skillharness.skills import Bundle, Edit, EditOp, EditRecord, EditSet, EditTarget, Workspace
-from skillharness.skills.workspace import MANIFEST_FILE
+from skillharness.skills import (
+    Bundle,
+    Edit,
+    EditOp,
+    EditRecord,
+    EditSet,
+    EditTarget,
+    VersionReason,
+    Workspace,
+)
+from skillharness.skills.workspace import MANIFEST_FILE, WORKSPACE_SCHEMA_VERSION
 
 EDIT = EditSet(
     skill_update_mode="patch",
@@ -31,8 +41,9 @@ def _edited(bundle: Bundle) -> Bundle:
 
 def _record() -> EditRecord:
     return EditRecord(
-        target="skill:ocr_problems",
-        reason="accept: wealth 21.3 >= 20",
+        target=EditTarget.skill("OCR Problems"),
+        reason=VersionReason.ACCEPTED,
+        detail="wealth 21.3 >= 20",
         edit_set=EDIT,
         details={"epoch": 1, "step": 3},
     )
@@ -58,7 +69,7 @@ def test_create_commit_history_and_reopen(workspace: Workspace, default_bundle: 
     assert second.relevant_hashes == new.relevant_hashes()
     assert reopened.recovered == ()
     manifest = json.loads((workspace.path / MANIFEST_FILE).read_text())
-    assert manifest["schema_version"] == 1
+    assert manifest["schema_version"] == WORKSPACE_SCHEMA_VERSION == 2
     assert manifest["current"] == "v0001"
 
 
@@ -115,7 +126,7 @@ _CHILD = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from skillharness.skills import EditRecord, EditTarget, Workspace, parse_edit_set
+    from skillharness.skills import EditRecord, EditTarget, VersionReason, Workspace, parse_edit_set
 
     ws = Workspace.open(sys.argv[1])
     victim = sys.argv[2]
@@ -127,8 +138,10 @@ _CHILD = textwrap.dedent(
             return _real(src, dst)
         setattr(os, name, killing)
     edit = parse_edit_set(sys.argv[3])
-    bundle = ws.current().apply(EditTarget.skill("ocr_problems"), edit)
-    ws.commit(bundle, ws.current_version, EditRecord(target="skill:ocr_problems", reason="x", edit_set=edit))
+    target = EditTarget.skill("ocr_problems")
+    bundle = ws.current().apply(target, edit)
+    record = EditRecord(target=target, reason=VersionReason.MANUAL, edit_set=edit)
+    ws.commit(bundle, ws.current_version, record)
     """
 )
 
@@ -231,3 +244,57 @@ def test_p1_7_failure_after_the_manifest_landed_keeps_the_version(
     reopened = Workspace.open(workspace.path)
     assert reopened.current_version == "v0001"
     assert reopened.current() == _edited(default_bundle)
+
+
+def test_a_record_is_typed_and_an_unknown_reason_or_target_is_refused() -> None:
+    record = _record()
+    assert record.label() == "skill:ocr_problems"
+    assert EditRecord.model_validate_json(record.model_dump_json()) == record
+    with pytest.raises(ValidationError, match="reason"):
+        EditRecord.model_validate({"target": None, "reason": 3})
+    with pytest.raises(ValidationError, match="kind"):
+        EditRecord.model_validate({"target": {"kind": "skills", "name": "ocr"}, "reason": "accepted"})
+    with pytest.raises(ValidationError, match="target"):
+        EditRecord.model_validate({"target": "skill:ocr_problems", "reason": "accepted"})
+
+
+@pytest.mark.parametrize(
+    ("target", "reason", "expected"),
+    [
+        ("initial", "initial bundle", (None, VersionReason.INITIAL, "initial bundle")),
+        (
+            "skill:ocr_problems",
+            "accept: wealth 21.3 >= 20",
+            (EditTarget.skill("OCR Problems"), VersionReason.ACCEPTED, "wealth 21.3 >= 20"),
+        ),
+        (
+            "skill:ocr_problems",
+            "slow momentum (ungated)",
+            (EditTarget.skill("OCR Problems"), VersionReason.MOMENTUM, "slow momentum (ungated)"),
+        ),
+        ("tools:get_frames", "by hand", (EditTarget.tool("get_frames"), VersionReason.MANUAL, "by hand")),
+    ],
+)
+def test_a_manifest_written_with_label_strings_still_opens(
+    workspace: Workspace, default_bundle: Bundle, target: str, reason: str, expected: tuple[object, ...]
+) -> None:
+    workspace.commit(_edited(default_bundle), "v0000", _record())
+    path = workspace.path / MANIFEST_FILE
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["schema_version"] = 1
+    for version in doc["versions"]:
+        version["edit"] = {"target": "initial", "reason": "initial bundle", "edit_set": None, "details": {}}
+    doc["versions"][1]["edit"] = {
+        "target": target,
+        "reason": reason,
+        "edit_set": EDIT.model_dump(mode="json"),
+    }
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    reopened = Workspace.open(workspace.path)
+    edit = reopened.history()[1].edit
+    assert (edit.target, edit.reason, edit.detail) == expected
+    assert edit.edit_set == EDIT
+    assert reopened.history()[0].edit.reason is VersionReason.INITIAL
+    reopened.commit(_edited(reopened.current()), reopened.current_version, _record())  # written as schema 2
+    assert json.loads(path.read_text(encoding="utf-8"))["schema_version"] == 2
+    assert Workspace.open(workspace.path).history()[1].edit.detail == expected[2]

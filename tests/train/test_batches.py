@@ -5,8 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from skillharness.data import group_units
 from skillharness.data.questions import Question
-from skillharness.train.batches import plan_steps, units_of
+from skillharness.train.batches import plan_steps
 
 
 def _questions(videos: list[int]) -> list[Question]:
@@ -33,7 +34,7 @@ def _questions(videos: list[int]) -> list[Question]:
 @given(st.lists(st.integers(0, 12), min_size=1, max_size=60), st.integers(1, 5), st.integers(0, 3))
 def test_every_question_once_and_no_video_split(videos: list[int], batch: int, seed: int) -> None:
     questions = _questions(videos)
-    steps = plan_steps(questions, batch, seed=seed, epoch=1)
+    steps = plan_steps(group_units(questions, "video"), batch, seed=seed, epoch=1)
     flat = [q.question_id for step in steps for q in step]
     assert sorted(flat) == sorted(q.question_id for q in questions)
     where = {}
@@ -44,9 +45,9 @@ def test_every_question_once_and_no_video_split(videos: list[int], batch: int, s
 
 
 def test_order_depends_on_seed_and_epoch_only() -> None:
-    questions = _questions(list(range(20)))
-    first = plan_steps(questions, 3, seed=1, epoch=1)
-    assert first == plan_steps(questions, 3, seed=1, epoch=1)
-    assert first != plan_steps(questions, 3, seed=1, epoch=2)
-    assert first != plan_steps(questions, 3, seed=2, epoch=1)
-    assert len(units_of(questions)) == 20
+    units = group_units(_questions(list(range(20))), "video")
+    first = plan_steps(units, 3, seed=1, epoch=1)
+    assert first == plan_steps(units, 3, seed=1, epoch=1)
+    assert first != plan_steps(units, 3, seed=1, epoch=2)
+    assert first != plan_steps(units, 3, seed=2, epoch=1)
+    assert len(units) == 20

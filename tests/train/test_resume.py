@@ -18,7 +18,7 @@ from loop_support import decisions, loop_config, train_once
 from bench_support import Bench
 from skillharness.config import load_config
 from skillharness.sim import FaultConfig, FaultKind, SimServer, decisive_world
-from skillharness.skills import Workspace
+from skillharness.skills import VersionReason, Workspace
 from skillharness.store import GateDecisionRow, RunReader
 from skillharness.train.checkpoint import Checkpoint, RunState
 from skillharness.train.training import run_folder
@@ -152,8 +152,10 @@ async def test_p0_6_slow_momentum_is_idempotent_on_resume(train_bench: Bench, ex
     assert [v.version for v in momentum][: len(landed)] == landed  # adopted, not made again
     final = Workspace.open(folder / "workspace").load(outcome.checkpoint.version)
     for version in momentum:
-        slug = version.edit.target.split(":", 1)[1]
-        assert final.skill(slug).momentum.count("\n") < 40  # written once, not appended twice
+        assert version.edit.reason is VersionReason.MOMENTUM
+        assert version.edit.target is not None
+        skill = final.skill(version.edit.target.name or "")
+        assert skill.momentum.count("\n") < 40  # written once, not appended twice
     assert outcome.checkpoint.momentum_done
 
 

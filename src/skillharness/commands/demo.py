@@ -56,7 +56,7 @@ def _split(
         unit="video",
         min_val_per_class=_MIN_VAL_PER_CLASS,
         seed=seed,
-        micro_min_val=gate_min_val(0.05, 0.5),
+        micro_min_val=gate_min_val(None, None),  # train.gate's defaults, as the demo trains with them
     )
     result = make_split(questions, params)
     written = write_split(result, questions, questions_path, out, force=False, version=__version__)

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from skillharness.config import Config
+from skillharness.data import Pool
 from skillharness.sim import SimServer
 from skillharness.skills import Workspace
 from skillharness.store import GateDecisionRow, RunReader
@@ -37,7 +38,7 @@ def print_demo_truth(
     for column in ("pool", "initial", "final", "oracle-best", "gap closed"):
         table.add_column(column, justify="right")
     truth: dict[str, dict[str, float]] = {}
-    for pool in ("val", "test"):
+    for pool in (Pool.VAL, Pool.TEST):
         ids = list(pools[pool])
         row = {
             "initial": sim.oracle.expected_accuracy(initial, ids),
@@ -61,8 +62,10 @@ def print_demo_truth(
     for column in ("version", "target", "evidence", "true effect on val"):
         edits.add_column(column)
     for d in accepted:
-        before = sim.oracle.expected_accuracy(ws.load(d.version_before), list(pools["val"]))
-        after = sim.oracle.expected_accuracy(ws.load(d.version_after or d.version_before), list(pools["val"]))
+        before = sim.oracle.expected_accuracy(ws.load(d.version_before), list(pools[Pool.VAL]))
+        after = sim.oracle.expected_accuracy(
+            ws.load(d.version_after or d.version_before), list(pools[Pool.VAL])
+        )
         evidence = d.detail.removeprefix(f"{d.target}: ")
         edits.add_row(d.version_after or "-", d.target, evidence[:70], f"{after - before:+.1%}")
     console.print(edits)

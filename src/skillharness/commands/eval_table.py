@@ -96,6 +96,6 @@ def print_holdout(console: Console, report: HoldoutReport) -> None:
         console.print(_val_line(report.val))
     other = f" and {report.test_pool_other_runs} infer run(s)" if report.test_pool_other_runs else ""
     console.print(
-        f"the test pool of this split has been read by {report.test_pool_runs} eval run(s){other}, these "
-        "included; every decision taken on it erodes it as a holdout."
+        f"the test pool of this split has been read by {report.test_pool_runs} evaluation(s){other}, "
+        "this one included; every decision taken on it erodes it as a holdout."
     )

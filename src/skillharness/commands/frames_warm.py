@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from skillharness.config import load_config
+from skillharness.data import Pool
 from skillharness.errors import ConfigError
 from skillharness.infer import load_job
 from skillharness.video import DecodePool, FrameSet, locate_video
@@ -24,7 +25,8 @@ def warm_pool(config: Path | None, pool: str, flags: Mapping[str, Any], workers:
     if workers is not None and workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {workers}")
     settings = load_config(config, dict(flags))
-    job = load_job(settings, pool=None if pool == "all" else pool, run_id=None, resume=False)
+    chosen = None if pool == "all" else Pool.named(pool, what="--pool (or 'all')")
+    job = load_job(settings, pool=chosen, run_id=None, resume=False)
     agent = settings.agent
     count = min(agent.initial_frames, agent.max_frames)
     console = Console()

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
@@ -20,12 +21,14 @@ from skillharness.train.gate import (
     plan_classes,
     simulate,
 )
+from skillharness.util.model import describe_validation
 
 gate_app = typer.Typer(help="Plan a gate (is acceptance reachable, with what power?) or simulate one.")
 
-_ALPHA = typer.Option(0.05, "--alpha", help="Type-I error of one gate.")
-_BET_CAP = typer.Option(0.5, "--bet-cap", help="Largest bet, in (0, 1/2].")
-_STRATEGY = typer.Option("agrapa", "--strategy", help="Bet strategy: agrapa or ons.")
+_GATE = GateConfig()  # every default below is train.gate's, so the commands cannot drift from it
+_ALPHA = typer.Option(_GATE.alpha, "--alpha", help="Type-I error of one gate.")
+_BET_CAP = typer.Option(_GATE.bet_cap, "--bet-cap", help="Largest bet, in (0, 1/2].")
+_STRATEGY = typer.Option(_GATE.bet_strategy, "--strategy", help="Bet strategy: agrapa or ons.")
 _SEED = typer.Option(0, "--seed", help="Seed of the simulations.")
 _MANIFEST = typer.Option(None, "--manifest", help="Read val questions per class from a split_manifest.json.")
 
@@ -33,8 +36,8 @@ _MANIFEST = typer.Option(None, "--manifest", help="Read val questions per class 
 def _config(**values: object) -> GateConfig:
     try:
         return GateConfig(**values)  # type: ignore[arg-type]
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError
-        raise ConfigError(f"invalid gate settings: {exc}") from exc
+    except ValidationError as exc:
+        raise ConfigError(f"invalid gate settings: {describe_validation(exc)}") from exc
 
 
 def parse_units(text: str, per_unit: int) -> dict[str, int]:
@@ -88,7 +91,9 @@ def plan(
     ),
     alpha: float = _ALPHA,
     bet_cap: float = _BET_CAP,
-    budget: int = typer.Option(64, "--budget", help="Largest number of observations per gate (n_max)."),
+    budget: int = typer.Option(
+        _GATE.n_max, "--budget", help="Largest number of observations per gate (n_max)."
+    ),
     strategy: str = _STRATEGY,
     effects: str = typer.Option(
         "0.05,0.1,0.2", "--effects", help="True accuracy gains to estimate power at."
@@ -157,13 +162,15 @@ def simulate_cmd(
     p_plus: float = typer.Option(..., "--p-plus", help="P(candidate right, incumbent wrong)."),
     p_minus: float = typer.Option(..., "--p-minus", help="P(candidate wrong, incumbent right)."),
     alpha: float = _ALPHA,
-    n_max: int = typer.Option(64, "--n-max", help="Observation budget per gate."),
+    n_max: int = typer.Option(_GATE.n_max, "--n-max", help="Observation budget per gate."),
     runs: int = typer.Option(5000, "--runs", min=1, help="Simulated gates."),
     seed: int = _SEED,
     bet_cap: float = _BET_CAP,
     strategy: str = _STRATEGY,
-    first_stage: int = typer.Option(8, "--first-stage", help="Observations in the first ladder stage."),
-    growth: float = typer.Option(2.0, "--growth", help="Ladder stage growth factor."),
+    first_stage: int = typer.Option(
+        _GATE.first_stage, "--first-stage", help="Observations in the first ladder stage."
+    ),
+    growth: float = typer.Option(_GATE.stage_growth, "--growth", help="Ladder stage growth factor."),
     baselines: bool = typer.Option(
         False, "--baselines", help="Also run the two baseline rules on the same draws."
     ),

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from skillharness.commands.scores_table import print_scores
 from skillharness.config import load_config
+from skillharness.data import Pool
 from skillharness.errors import ConfigError, StoreError
 from skillharness.infer import (
     SIGTERM_EXIT,
@@ -27,9 +28,8 @@ from skillharness.infer import (
 )
 from skillharness.infer.progress import RichProgress
 from skillharness.store import RunProvenance, RunReader, RunStatus, StoreConfig
+from skillharness.util.model import describe_validation
 from skillharness.video import default_cache_dir
-
-_POOLS = ("train", "val", "test")
 
 
 def infer(
@@ -58,9 +58,7 @@ def infer(
     cache: str | None = typer.Option(None, "--cache", help="Override cache.url."),
 ) -> None:
     """Run the bundle over a pool and print accuracy per task type and duration, with Wilson CIs."""
-    chosen = None if pool == "all" else pool
-    if chosen is not None and chosen not in _POOLS:
-        raise ConfigError(f"--pool must be one of {', '.join(_POOLS)} or 'all', got {pool!r}")
+    chosen = None if pool == "all" or pool is None else Pool.named(pool, what="--pool (or 'all')")
     settings = load_config(
         config,
         {
@@ -157,7 +155,7 @@ def _check_run_id(run_id: str) -> None:
     try:
         rule.validate_python(run_id)
     except ValidationError as exc:
-        raise ConfigError(f"invalid --run-id {run_id!r}: {exc.errors()[0]['msg']}") from None
+        raise ConfigError(f"invalid --run-id {run_id!r}: {describe_validation(exc, limit=1)}") from None
 
 
 def _check_resumable(store: StoreConfig, run_id: str) -> None:

@@ -12,6 +12,7 @@ import yaml
 from pydantic import ValidationError
 
 from skillharness.errors import ConfigError, InfraError
+from skillharness.util.model import describe_validation
 
 sim_app = typer.Typer(
     help="The simulated OpenAI-compatible model (known ground truth, faults, oracle). Not a real model.",
@@ -38,8 +39,7 @@ def load_sim_config(world: Path | None, seed: int | None) -> Any:
     try:
         return SimConfig.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"{world or 'sim config'}: {problems}", file=str(world)) from exc
+        raise ConfigError(f"{world or 'sim config'}: {describe_validation(exc)}", file=str(world)) from exc
 
 
 @sim_app.command("serve")

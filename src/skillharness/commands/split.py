@@ -16,8 +16,9 @@ from skillharness import __version__
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import verify_split, write_split
 from skillharness.data.questions import Question
-from skillharness.data.split import POOL_NAMES, Split, SplitParams, count_table, make_split
+from skillharness.data.split import Pool, Split, SplitParams, count_table, make_split
 from skillharness.errors import ConfigError, SplitError
+from skillharness.util.model import describe_validation
 
 split_app = typer.Typer(help="Freeze train/val/test pools (split) or check frozen ones (split verify).")
 
@@ -32,22 +33,25 @@ def _parse_sizes(text: str) -> tuple[int, int, int]:
     return sizes  # type: ignore[return-value]
 
 
-def gate_min_val(alpha: float, bet_cap: float) -> int:
-    """Val questions a class needs so that its gate can ever accept (see train.gate)."""
+def gate_min_val(alpha: float | None, bet_cap: float | None) -> int:
+    """Val questions a class needs so that its gate can ever accept (see train.gate).
+
+    ``None`` takes train.gate's default, so this command never restates the gate's settings.
+    """
     from skillharness.train.config import GateConfig
     from skillharness.train.gate import min_net_wins
 
-    gate = GateConfig(alpha=alpha, bet_cap=bet_cap)  # the gate's own bounds on alpha and the cap
+    given = {"alpha": alpha, "bet_cap": bet_cap}
+    gate = GateConfig(**{k: v for k, v in given.items() if v is not None})  # type: ignore[arg-type]
     return min_net_wins(alpha=gate.alpha, bet_cap=gate.bet_cap)
 
 
-def _split_params(sizes: str, alpha: float, bet_cap: float, **flags: Any) -> SplitParams:
+def _split_params(sizes: str, alpha: float | None, bet_cap: float | None, **flags: Any) -> SplitParams:
     """The split's parameters from its flags; a bad flag is the user's error, not a traceback."""
     try:
         return SplitParams(sizes=_parse_sizes(sizes), micro_min_val=gate_min_val(alpha, bet_cap), **flags)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'sizes'}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"invalid split parameters: {problems}") from exc
+        raise ConfigError(f"invalid split parameters: {describe_validation(exc)}") from exc
 
 
 @split_app.callback(invoke_without_command=True)
@@ -69,8 +73,12 @@ def split(
         [], "--exclude-task-types", help="Task type to leave out (repeatable)."
     ),
     seed: int = typer.Option(0, "--seed"),
-    alpha: float = typer.Option(0.05, "--alpha", help="Gate alpha, for the micro-class report."),
-    bet_cap: float = typer.Option(0.5, "--bet-cap", help="Gate bet cap, for the micro-class report."),
+    alpha: float | None = typer.Option(
+        None, "--alpha", help="Gate alpha for the micro-class report (default: train.gate.alpha's)."
+    ),
+    bet_cap: float | None = typer.Option(
+        None, "--bet-cap", help="Gate bet cap for the micro-class report (default: train.gate.bet_cap's)."
+    ),
     force: bool = typer.Option(False, "--force", help="Replace existing artifacts (old ones are backed up)."),
 ) -> None:
     """Split a questions file into frozen train/val/test pools."""
@@ -120,20 +128,19 @@ def print_split(console: Console, result: Split, questions: Sequence[Question]) 
     """The pool table (questions per task type and pool) and the micro-class report."""
     table = Table(title=f"Pools ({result.params.unit} units, seed {result.params.seed})")
     table.add_column("task type")
-    for pool in POOL_NAMES:
+    for pool in Pool:
         table.add_column(pool, justify="right")
     micro = {m.task_type for m in result.micro}
     cells = count_table(result, questions)
     counts = {
-        pool: {task: sum(by_duration.values()) for task, by_duration in cells[pool].items()}
-        for pool in POOL_NAMES
+        pool: {task: sum(by_duration.values()) for task, by_duration in cells[pool].items()} for pool in Pool
     }
     for task in sorted({t for c in counts.values() for t in c}):
         label = f"{task} [magenta](micro)[/]" if task in micro else task
-        table.add_row(label, *(str(counts[p].get(task, 0)) for p in POOL_NAMES))
+        table.add_row(label, *(str(counts[p].get(task, 0)) for p in Pool))
     table.add_section()
-    table.add_row("units", *(str(len(result.pools[p])) for p in POOL_NAMES))
-    table.add_row("questions", *(str(sum(counts[p].values())) for p in POOL_NAMES))
+    table.add_row("units", *(str(len(result.pools[p])) for p in Pool))
+    table.add_row("questions", *(str(sum(counts[p].values())) for p in Pool))
     console.print(table)
     if result.micro:
         console.print(

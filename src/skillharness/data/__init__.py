@@ -4,8 +4,8 @@ from skillharness.data.config import DataConfig
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import FrozenPools, existing_artifacts, load_pools, verify_split, write_split
 from skillharness.data.questions import OPTION_LETTERS, VIDEO_MME, Benchmark, Question, TaskType, slugify
-from skillharness.data.selection import load_pool_questions
-from skillharness.data.split import POOL_NAMES, Split, SplitParams, count_table, make_split
+from skillharness.data.selection import load_pool_questions, select_pool
+from skillharness.data.split import Pool, Split, SplitParams, UnitKind, count_table, group_units, make_split
 from skillharness.data.synth import (
     DEFAULT_SEED,
     DEFAULT_VIDEOS,
@@ -17,23 +17,26 @@ __all__ = [
     "DEFAULT_SEED",
     "DEFAULT_VIDEOS",
     "OPTION_LETTERS",
-    "POOL_NAMES",
     "VIDEO_MME",
     "Benchmark",
     "DataConfig",
     "FrozenPools",
+    "Pool",
     "Question",
     "Split",
     "SplitParams",
     "TaskType",
+    "UnitKind",
     "count_table",
     "ensure_synthetic_benchmark",
     "existing_artifacts",
     "generate_benchmark",
+    "group_units",
     "load_pool_questions",
     "load_pools",
     "load_questions",
     "make_split",
+    "select_pool",
     "slugify",
     "verify_split",
     "write_split",

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from skillharness.data.questions import VIDEO_MME, Benchmark, Question
 from skillharness.errors import DataError
+from skillharness.util.model import validation_problems
 
 __all__ = ["MAX_REPORTED_PROBLEMS", "REQUIRED_COLUMNS", "load_questions", "read_rows"]
 
@@ -99,9 +100,9 @@ def _validate_row(
     try:
         question = Question.model_validate(fields)
     except ValidationError as exc:
-        for err in exc.errors():
-            field = ".".join(str(p) for p in err["loc"]) or "row"
-            problems.append(f"{where}: field '{field}': {err['msg']}")
+        for problem in validation_problems(exc):
+            field = ".".join(str(p) for p in problem.loc) or "row"
+            problems.append(f"{where}: field '{field}': {problem.message}")
     # Checked on the raw fields too, so a row with several faults reports all of them at once.
     task_type, duration = fields["task_type"], fields["duration"]
     if isinstance(task_type, str) and task_type and task_type not in benchmark.task_types:

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from skillharness.data.questions import Question
-from skillharness.data.split import POOL_NAMES, Split, count_table
+from skillharness.data.split import Pool, Split, UnitKind, count_table, group_units
 from skillharness.errors import SplitError
 from skillharness.util.atomic import (
     atomic_write_bytes,
@@ -47,13 +47,17 @@ SCHEMA_VERSION = 1
 class FrozenPools:
     """The question ids of each pool, as later stages read them."""
 
-    unit: str
-    units: dict[str, tuple[str, ...]]
-    questions: dict[str, tuple[str, ...]]
+    unit: UnitKind
+    units: dict[Pool, tuple[str, ...]]
+    questions: dict[Pool, tuple[str, ...]]
     sha256: str
 
-    def pool_of(self) -> dict[str, str]:
+    def pool_of(self) -> dict[str, Pool]:
         return {qid: pool for pool, qids in self.questions.items() for qid in qids}
+
+    def units_of(self, questions: Sequence[Question]) -> list[tuple[Question, ...]]:
+        """``questions`` grouped into this split's units (a video's questions stay together)."""
+        return group_units(questions, self.unit)
 
 
 @dataclass(frozen=True)
@@ -152,11 +156,13 @@ def load_pools(path: Path, expected_sha256: str | None = None) -> FrozenPools:
         if doc.get("schema_version") != SCHEMA_VERSION:
             raise SplitError(f"{path}: unsupported pools schema_version {doc.get('schema_version')!r}")
         pools = doc["pools"]
-        units = {name: tuple(pools[name]["units"]) for name in POOL_NAMES}
-        qids = {name: tuple(pools[name]["question_ids"]) for name in POOL_NAMES}
+        units = {name: tuple(pools[name]["units"]) for name in Pool}
+        qids = {name: tuple(pools[name]["question_ids"]) for name in Pool}
         unit = doc["unit"]
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise SplitError(f"{path}: not a valid pools file: {exc!r}", file=str(path)) from exc
+    if unit not in get_args(UnitKind):
+        raise SplitError(f"{path}: unit must be one of {get_args(UnitKind)}, got {unit!r}", file=str(path))
     return FrozenPools(unit, units, qids, digest)
 
 
@@ -178,8 +184,7 @@ def verify_split(out_dir: Path, questions_path: Path | None = None) -> list[str]
         return [str(exc)]
     problems = _overlaps(pools)
     sizes = {
-        name: {"units": len(pools.units[name]), "questions": len(pools.questions[name])}
-        for name in POOL_NAMES
+        name: {"units": len(pools.units[name]), "questions": len(pools.questions[name])} for name in Pool
     }
     if sizes != recorded_sizes:
         problems.append(f"pool sizes in pools.json {sizes} differ from the manifest's {recorded_sizes}")
@@ -216,7 +221,7 @@ def _recount(
 def _overlaps(pools: FrozenPools) -> list[str]:
     problems = []
     seen: dict[str, str] = {}
-    for pool in POOL_NAMES:
+    for pool in Pool:
         for unit in pools.units[pool]:
             if unit in seen:
                 problems.append(f"unit {unit} is in both {seen[unit]} and {pool}")

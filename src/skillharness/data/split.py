@@ -22,26 +22,63 @@ import random
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import Field, model_validator
 
 from skillharness.data.questions import Question
-from skillharness.errors import SplitError
+from skillharness.errors import ConfigError, SplitError
 from skillharness.util.model import StrictModel
 
 __all__ = [
-    "POOL_NAMES",
     "MicroClass",
+    "Pool",
     "Split",
     "SplitParams",
     "Unit",
+    "UnitKind",
     "build_units",
     "count_table",
+    "group_units",
     "make_split",
+    "unit_id",
 ]
 
-POOL_NAMES = ("train", "val", "test")
+
+class Pool(StrEnum):
+    """The three pools of the frozen split, in the order pools.json lists them."""
+
+    TRAIN = "train"
+    VAL = "val"
+    TEST = "test"
+
+    @classmethod
+    def named(cls, value: str, *, what: str = "pool") -> Pool:
+        """The pool called ``value``; ConfigError naming ``what`` (a flag or key) when there is none."""
+        try:
+            return cls(value)
+        except ValueError:
+            raise ConfigError(f"{what} must be one of {', '.join(cls)}, got {value!r}") from None
+
+
+UnitKind = Literal["video", "question"]
+
+
+def unit_id(question: Question, unit: UnitKind) -> str:
+    """The unit ``question`` belongs to: its video (so no video is split across pools or training
+    steps), or the question alone."""
+    return question.video_id if unit == "video" else question.question_id
+
+
+def group_units(questions: Sequence[Question], unit: UnitKind) -> list[tuple[Question, ...]]:
+    """``questions`` grouped by :func:`unit_id`, units and their questions in first-seen order."""
+    grouped: dict[str, list[Question]] = {}
+    for q in questions:
+        grouped.setdefault(unit_id(q, unit), []).append(q)
+    return [tuple(members) for members in grouped.values()]
+
+
 _UNUSED = "unused"
 
 
@@ -49,7 +86,7 @@ class SplitParams(StrictModel):
     """Every parameter of a split; recorded verbatim in the manifest."""
 
     sizes: tuple[int, int, int] = Field((210, 90, 600), description="Units in train, val, test.")
-    unit: Literal["video", "question"] = "video"
+    unit: UnitKind = "video"
     sample: int | None = Field(None, ge=1, description="Stratified subsample of N units first.")
     min_val_per_class: int = Field(0, ge=0)
     exclude_task_types: tuple[str, ...] = ()
@@ -90,7 +127,7 @@ class Split:
     unmet_min_val: tuple[str, ...]  # task types that could not reach min_val_per_class
 
 
-def build_units(questions: Sequence[Question], unit: str, exclude: Sequence[str] = ()) -> list[Unit]:
+def build_units(questions: Sequence[Question], unit: UnitKind, exclude: Sequence[str] = ()) -> list[Unit]:
     """Group questions into units and give each its stratum."""
     unknown = sorted(set(exclude) - {q.task_type for q in questions})
     if unknown:  # a misspelt exclusion would silently keep the class it meant to drop
@@ -99,19 +136,19 @@ def build_units(questions: Sequence[Question], unit: str, exclude: Sequence[str]
     frequency = Counter(q.task_type for q in kept)
     groups: dict[str, list[Question]] = defaultdict(list)
     for q in kept:
-        groups[q.video_id if unit == "video" else q.question_id].append(q)
+        groups[unit_id(q, unit)].append(q)
     units = []
-    for unit_id in sorted(groups):
-        members = groups[unit_id]
+    for key in sorted(groups):
+        members = groups[key]
         durations = {q.duration for q in members}
         if len(durations) > 1:
             raise SplitError(
-                f"video {unit_id} has questions with different durations {sorted(durations)}", unit=unit_id
+                f"video {key} has questions with different durations {sorted(durations)}", unit=key
             )
         rarest = min((q.task_type for q in members), key=lambda t: (frequency[t], t))
         units.append(
             Unit(
-                unit_id,
+                key,
                 tuple(q.question_id for q in members),
                 tuple(q.task_type for q in members),
                 members[0].duration,
@@ -136,13 +173,13 @@ def make_split(questions: Sequence[Question], params: SplitParams) -> Split:
         raise SplitError(
             f"pool sizes {params.sizes} need {wanted} {params.unit} units, only {len(units)} available"
         )
-    assignment = _deal(units, dict(zip(POOL_NAMES, params.sizes, strict=True)), rng)
+    assignment = _deal(units, dict(zip(Pool, params.sizes, strict=True)), rng)
     unmet: tuple[str, ...] = ()
     if params.min_val_per_class:
         unmet = _enforce_val_minimum(assignment, params.min_val_per_class, rng)
     pools = {
         name: tuple(sorted((u for u, p in assignment.items() if p == name), key=lambda u: u.id))
-        for name in POOL_NAMES
+        for name in Pool
     }
     return Split(params, pools, _micro_classes(units, pools, params.micro_min_val), unmet)
 
@@ -183,7 +220,7 @@ def _deal(units: Sequence[Unit], sizes: dict[str, int], rng: random.Random) -> d
 
 
 def _val_counts(assignment: dict[Unit, str]) -> Counter[str]:
-    return Counter(t for u, p in assignment.items() if p == "val" for t in u.task_types)
+    return Counter(t for u, p in assignment.items() if p == Pool.VAL for t in u.task_types)
 
 
 def _enforce_val_minimum(assignment: dict[Unit, str], k: int, rng: random.Random) -> tuple[str, ...]:
@@ -198,11 +235,11 @@ def _enforce_val_minimum(assignment: dict[Unit, str], k: int, rng: random.Random
 
 
 def _swap_into_val(assignment: dict[Unit, str], task_type: str, k: int, rng: random.Random) -> bool:
-    train_left = sum(u.task_types.count(task_type) for u, p in assignment.items() if p == "train")
+    train_left = sum(u.task_types.count(task_type) for u, p in assignment.items() if p == Pool.TRAIN)
     donors = []
-    for donor_pool in ("test", _UNUSED, "train"):
+    for donor_pool in (Pool.TEST, _UNUSED, Pool.TRAIN):
         candidates = [u for u, p in assignment.items() if p == donor_pool and task_type in u.task_types]
-        if donor_pool == "train":
+        if donor_pool == Pool.TRAIN:
             candidates = [u for u in candidates if train_left - u.task_types.count(task_type) > 0]
         candidates.sort(key=lambda u: (-u.task_types.count(task_type), u.id))
         donors.extend(candidates)
@@ -210,14 +247,14 @@ def _swap_into_val(assignment: dict[Unit, str], task_type: str, k: int, rng: ran
     for donor in donors:
         gain = Counter(donor.task_types)
         for leaving in sorted(
-            (u for u, p in assignment.items() if p == "val"), key=lambda u: (len(u.task_types), u.id)
+            (u for u, p in assignment.items() if p == Pool.VAL), key=lambda u: (len(u.task_types), u.id)
         ):
             if task_type in leaving.task_types:
                 continue
             after = val_counts + gain
             after.subtract(Counter(leaving.task_types))
             if all(after[t] >= min(k, val_counts[t]) for t in leaving.task_types):
-                assignment[leaving], assignment[donor] = assignment[donor], "val"
+                assignment[leaving], assignment[donor] = assignment[donor], Pool.VAL
                 return True
     return False
 
@@ -227,8 +264,8 @@ def _micro_classes(
 ) -> tuple[MicroClass, ...]:
     micro = []
     for task_type in sorted({t for u in units for t in u.task_types}):
-        val_n = sum(u.task_types.count(task_type) for u in pools["val"])
-        train_n = sum(u.task_types.count(task_type) for u in pools["train"])
+        val_n = sum(u.task_types.count(task_type) for u in pools[Pool.VAL])
+        train_n = sum(u.task_types.count(task_type) for u in pools[Pool.TRAIN])
         reasons = []
         if val_n < min_val:
             reasons.append(f"{val_n} val questions < {min_val} needed for a gate to accept")

@@ -19,13 +19,15 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
-from skillharness.data import Question, load_pool_questions
+from skillharness.data import Pool, Question, load_pool_questions
 from skillharness.errors import ConfigError
 from skillharness.eval.config import EvalConfig
 from skillharness.eval.holdout_report import GroupRow, HoldoutReport
 from skillharness.eval.ledger import (
     EVAL_PURPOSE,
     HOLDOUT,
+    EvalArm,
+    arm_run_id,
     compare_val_holdout,
     count_test_pool_runs,
     val_gain,
@@ -45,6 +47,7 @@ from skillharness.store import (
     content_hash,
 )
 from skillharness.util.atomic import sha256_file
+from skillharness.util.model import describe_validation
 
 __all__ = ["Arm", "HoldoutSettings", "TestPool", "default_eval_id", "load_test_pool", "run_holdout"]
 
@@ -82,10 +85,10 @@ def default_eval_id() -> str:
 
 def load_test_pool(config: HoldoutSettings) -> TestPool:
     """The test pool's questions (ConfigError without a split or with an empty test pool)."""
-    chosen, frozen = load_pool_questions(config.data, ("test",), purpose="the holdout")
-    if not chosen["test"]:
+    chosen, frozen = load_pool_questions(config.data, (Pool.TEST,), purpose="the holdout")
+    if not chosen[Pool.TEST]:
         raise ConfigError(f"{config.data.pools} has an empty test pool: there is nothing to hold out")
-    return TestPool(chosen["test"], tuple(frozen.questions.get("val", ())), frozen.sha256)
+    return TestPool(chosen[Pool.TEST], tuple(frozen.questions.get(Pool.VAL, ())), frozen.sha256)
 
 
 def _provenance(
@@ -98,7 +101,7 @@ def _provenance(
         config_hash=content_hash({"config": config.fingerprint(), "questions_sha256": questions_sha}),
         bundle_hash=bundle.bundle_hash,
         pools_sha256=pools_sha256,
-        pool="test",
+        pool=Pool.TEST,
         model=config.llm.model,
         endpoints=tuple(ep.base_url for ep in config.llm.endpoints),
         sampling=config.agent.sampling,
@@ -133,11 +136,15 @@ def _plan(
     eval_id = eval_id or default_eval_id()
     try:
         runs = (
-            _provenance(config, f"{eval_id}.final", arms[0].bundle, pool.pools_sha256, train_run_id),
-            _provenance(config, f"{eval_id}.baseline", arms[1].bundle, pool.pools_sha256, train_run_id),
+            _provenance(
+                config, arm_run_id(eval_id, EvalArm.FINAL), arms[0].bundle, pool.pools_sha256, train_run_id
+            ),
+            _provenance(
+                config, arm_run_id(eval_id, EvalArm.BASELINE), arms[1].bundle, pool.pools_sha256, train_run_id
+            ),
         )
     except ValidationError as exc:
-        raise ConfigError(f"invalid eval id {eval_id!r}: {exc.errors()[0]['msg']}") from None
+        raise ConfigError(f"invalid eval id {eval_id!r}: {describe_validation(exc, limit=1)}") from None
     return _Plan(eval_id, purpose, train_run_id, arms, runs, pool)
 
 

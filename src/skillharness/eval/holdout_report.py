@@ -107,7 +107,7 @@ class HoldoutReport(StrictModel):
     test_questions: int
     rows: tuple[GroupRow, ...]
     test_pool_runs: int = Field(
-        description="Eval runs of this split (same pools.json) on the test pool so far, these included."
+        description="Evaluations of this split (same pools.json) on the test pool so far, this one included."
     )
     test_pool_other_runs: int = Field(0, description="Other runs (infer --pool test) that read it too.")
     val: ValHoldout | None = None

@@ -15,23 +15,29 @@ Written:
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from skillharness.data import Pool
 from skillharness.errors import ConfigError, StoreError
 from skillharness.eval.holdout_report import ValHoldout
 from skillharness.store import RunInfo, RunKind, RunMetric
+from skillharness.util.model import describe_validation
 
 __all__ = [
     "EVAL_PURPOSE",
     "FINAL",
     "HOLDOUT",
     "VAL_GAIN",
+    "EvalArm",
     "FinalBundleRef",
     "ValGain",
+    "arm_run_id",
     "compare_val_holdout",
     "count_test_pool_runs",
+    "evaluation_of",
     "final_ref",
     "val_gain",
 ]
@@ -40,6 +46,13 @@ FINAL = "final"
 VAL_GAIN = "val_gain"
 HOLDOUT = "holdout"
 EVAL_PURPOSE = "eval_purpose"
+
+
+class EvalArm(StrEnum):
+    """The two sides of an evaluation, each its own run."""
+
+    FINAL = "final"
+    BASELINE = "baseline"
 
 
 class _Lenient(BaseModel):
@@ -77,7 +90,8 @@ def final_ref(metrics: list[RunMetric], train_run_id: str) -> FinalBundleRef:
         return FinalBundleRef.model_validate(metric.value)
     except ValidationError as exc:
         raise StoreError(
-            f"run {train_run_id!r}: the recorded final bundle is malformed: {exc}", run_id=train_run_id
+            f"run {train_run_id!r}: the recorded final bundle is malformed: {describe_validation(exc)}",
+            run_id=train_run_id,
         ) from exc
 
 
@@ -110,12 +124,26 @@ def compare_val_holdout(
     )
 
 
-def count_test_pool_runs(runs: list[RunInfo], pools_sha256: str) -> tuple[int, int]:
-    """How often this split's (same ``pools.json``) test pool was read: ``(eval runs, other runs)``.
+def arm_run_id(eval_id: str, arm: EvalArm) -> str:
+    """The run that holds one arm of an evaluation: ``<eval id>.final`` or ``<eval id>.baseline``."""
+    return f"{eval_id}.{arm}"
 
-    Other runs are ``infer --pool test`` runs: they read the holdout too, so they are counted and
-    shown, not hidden.
+
+def evaluation_of(run_id: str) -> str:
+    """The evaluation an arm's run belongs to (``run_id`` itself when it names no arm)."""
+    stem, _, arm = run_id.rpartition(".")
+    return stem if stem and arm in set(EvalArm) else run_id
+
+
+def count_test_pool_runs(runs: list[RunInfo], pools_sha256: str) -> tuple[int, int]:
+    """How often this split's (same ``pools.json``) test pool was read: ``(evaluations, other runs)``.
+
+    An evaluation counts once, though each of its arms is a run. Other runs are ``infer --pool
+    test`` runs: they read the holdout too, so they are counted and shown, not hidden.
     """
-    on_test = [i for i in runs if i.provenance.pool == "test" and i.provenance.pools_sha256 == pools_sha256]
-    evals = sum(1 for i in on_test if i.provenance.kind is RunKind.EVAL)
-    return evals, len(on_test) - evals
+    on_test = [
+        i for i in runs if i.provenance.pool == Pool.TEST and i.provenance.pools_sha256 == pools_sha256
+    ]
+    evals = {evaluation_of(i.provenance.run_id) for i in on_test if i.provenance.kind is RunKind.EVAL}
+    others = sum(1 for i in on_test if i.provenance.kind is not RunKind.EVAL)
+    return len(evals), others

@@ -41,21 +41,20 @@ class Tally:
     def mean(self) -> float:
         return self.correct / self.answered
 
-    def add(self, prediction: Prediction, answer: str) -> Tally:
+    def add(self, prediction: Prediction) -> Tally:
         if prediction.status is PredictionStatus.INFRA_ERROR:
             return Tally(self.answered, self.correct, self.parse_errors, self.infra_errors + 1)
-        right = prediction.status is PredictionStatus.OK and prediction.answer == answer
+        right = prediction.correct is True  # decided once, by the agent, when it answered
         parse = prediction.status is PredictionStatus.PARSE_ERROR
         return Tally(self.answered + 1, self.correct + right, self.parse_errors + parse, self.infra_errors)
 
 
 def tally(questions: Sequence[Question], predictions: Iterable[Prediction]) -> dict[str, Tally]:
     """Per question id, the tally of its samples (questions without predictions get an empty one)."""
-    answers = {q.question_id: q.answer for q in questions}
-    tallies = {qid: Tally() for qid in answers}
+    tallies = {q.question_id: Tally() for q in questions}
     for p in predictions:
         if p.question_id in tallies:
-            tallies[p.question_id] = tallies[p.question_id].add(p, answers[p.question_id])
+            tallies[p.question_id] = tallies[p.question_id].add(p)
     return tallies
 
 

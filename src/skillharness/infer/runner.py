@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from skillharness.agent.config import AgentConfig
-from skillharness.agent.records import Prediction, PredictionStatus
+from skillharness.agent.records import Prediction
 from skillharness.data.config import DataConfig
 from skillharness.data.loader import load_questions
-from skillharness.data.pools import load_pools
 from skillharness.data.questions import Question
+from skillharness.data.selection import load_pool_questions
+from skillharness.data.split import Pool
 from skillharness.errors import ConfigError, DataError
 from skillharness.infer.cache_policy import cache_scope
 from skillharness.infer.config import InferConfig
@@ -93,7 +94,7 @@ class InferJob:
     config_hash: str
     bundle: Bundle
     questions: tuple[Question, ...]
-    pool: str | None
+    pool: Pool | None
     pools_sha256: str | None
     run_id: str
     resume: bool = False
@@ -115,7 +116,7 @@ class InferResult:
     cache_scope: str = ""  # whose cached responses this run could reuse
 
 
-def default_run_id(pool: str | None) -> str:
+def default_run_id(pool: Pool | None) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"infer-{pool or 'adhoc'}-{stamp}-{secrets.token_hex(3)}"
 
@@ -127,7 +128,7 @@ def load_bundle(path: Path) -> Bundle:
     return Bundle.load(path)
 
 
-def load_job(config: InferSettings, *, pool: str | None, run_id: str | None, resume: bool) -> InferJob:
+def load_job(config: InferSettings, *, pool: Pool | None, run_id: str | None, resume: bool) -> InferJob:
     """Resolve the bundle, questions and pool named by ``config`` into an :class:`InferJob`."""
     data = config.data
     if data.questions is None:
@@ -138,22 +139,12 @@ def load_job(config: InferSettings, *, pool: str | None, run_id: str | None, res
         raise ConfigError("agent.bundle is not set: name a bundle folder (see `skillharness bundle init`)")
     if resume and run_id is None:
         raise ConfigError("--resume needs --run-id: the run to continue")
-    questions = load_questions(data.questions, data.benchmark)
-    pools_sha = None
-    if pool is not None:
-        if data.pools is None:
-            raise ConfigError(f"--pool {pool} needs data.pools (a pools.json from `skillharness split`)")
-        frozen = load_pools(data.pools, data.pools_sha256)
-        if pool not in frozen.questions:
-            raise ConfigError(f"unknown pool {pool!r}; pools.json has {sorted(frozen.questions)}")
-        wanted = set(frozen.questions[pool])
-        questions = [q for q in questions if q.question_id in wanted]
-        if len(questions) != len(wanted):
-            raise ConfigError(
-                f"pools.json names {len(wanted) - len(questions)} question(s) of pool {pool} "
-                f"that are not in {data.questions}"
-            )
-        pools_sha = frozen.sha256
+    if pool is None:
+        questions: Sequence[Question] = load_questions(data.questions, data.benchmark)
+        pools_sha = None
+    else:
+        chosen, frozen = load_pool_questions(data, (pool,), purpose=f"--pool {pool}")
+        questions, pools_sha = chosen[pool], frozen.sha256
     check_media(data, questions)
     return InferJob(
         data=data,
@@ -315,7 +306,7 @@ def summarize_run(
             by_id[p.question_id].task_type,
             by_id[p.question_id].duration,
             p.status.value,
-            p.status is PredictionStatus.OK and p.answer == by_id[p.question_id].answer,
+            p.correct is True,  # decided once, by the agent, when it answered
         )
         for p in stored
         if p.question_id in by_id

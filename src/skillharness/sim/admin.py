@@ -13,7 +13,7 @@ from skillharness.llm.roles import Role
 from skillharness.sim.config import FaultConfig, FaultKind
 from skillharness.sim.state import SimState
 from skillharness.sim.wire import error_body
-from skillharness.util.model import StrictModel
+from skillharness.util.model import StrictModel, describe_validation
 
 __all__ = ["ForceFault", "admin_routes"]
 
@@ -37,6 +37,10 @@ async def _json(request: Request) -> Any:
         raise ValueError(f"body is not valid JSON: {exc}") from exc
 
 
+def _described(exc: ValueError) -> str:
+    return describe_validation(exc) if isinstance(exc, ValidationError) else str(exc)
+
+
 def admin_routes(state: SimState) -> list[Route]:
     """Routes bound to ``state``."""
 
@@ -56,15 +60,15 @@ def admin_routes(state: SimState) -> list[Route]:
         elif request.method == "POST":
             try:
                 state.faults.configure(FaultConfig.model_validate(await _json(request)))
-            except (ValueError, ValidationError) as exc:
-                return _bad(str(exc))
+            except ValueError as exc:  # malformed JSON, or a ValidationError
+                return _bad(_described(exc))
         return JSONResponse(state.faults.config.model_dump(mode="json"))
 
     async def force(request: Request) -> JSONResponse:
         try:
             spec = ForceFault.model_validate(await _json(request))
-        except (ValueError, ValidationError) as exc:
-            return _bad(str(exc))
+        except ValueError as exc:  # malformed JSON, or a ValidationError
+            return _bad(_described(exc))
         state.faults.force(spec.kind, spec.count, spec.roles)
         return JSONResponse(spec.model_dump(mode="json"))
 
@@ -78,8 +82,8 @@ def admin_routes(state: SimState) -> list[Route]:
             return JSONResponse(oracle_http(state.oracle, payload))
         except KeyError as exc:  # an unknown question id
             return _bad(str(exc.args[0]))
-        except (ValueError, ValidationError) as exc:
-            return _bad(str(exc))
+        except ValueError as exc:  # malformed JSON, or a ValidationError
+            return _bad(_described(exc))
 
     return [
         Route("/health", health, methods=["GET"]),

@@ -14,7 +14,7 @@ from skillharness.skills.edits import (
 from skillharness.skills.hashing import canonical_bytes, content_hash
 from skillharness.skills.markers import APPENDIX_MARKER, MOMENTUM_MARKER
 from skillharness.skills.patch import apply_edit_set, apply_edit_set_to_text
-from skillharness.skills.workspace import EditRecord, Manifest, VersionRecord, Workspace
+from skillharness.skills.workspace import EditRecord, Manifest, VersionReason, VersionRecord, Workspace
 
 __all__ = [
     "APPENDIX_MARKER",
@@ -34,6 +34,7 @@ __all__ = [
     "Refusal",
     "RefusalReason",
     "SkillDocument",
+    "VersionReason",
     "VersionRecord",
     "Workspace",
     "apply_edit_set",

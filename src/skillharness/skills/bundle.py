@@ -62,6 +62,12 @@ class EditTarget(StrictModel):
         """``"skill:ocr_problems"``, ``"system"`` or ``"tools:get_frames"``."""
         return self.kind if self.name is None else f"{self.kind}:{self.name}"
 
+    @classmethod
+    def parse(cls, label: str) -> EditTarget:
+        """The target a :meth:`label` names (ValidationError for an unknown kind)."""
+        kind, _, name = label.partition(":")
+        return cls.model_validate({"kind": kind, "name": name or None})
+
 
 @dataclass(frozen=True)
 class Bundle:

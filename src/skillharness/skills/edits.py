@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError
 
-from skillharness.util.model import StrictModel
+from skillharness.util.model import StrictModel, describe_validation, validation_problems
 
 __all__ = [
     "Edit",
@@ -122,11 +122,12 @@ def parse_edit_set(raw: str | bytes | dict[str, Any]) -> EditSet | Refusal:
     try:
         return EditSet.model_validate_json(payload)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "<root>"
+        first = validation_problems(exc)[0]
         reason = (
-            RefusalReason.MALFORMED_JSON if first["type"] == "json_invalid" else RefusalReason.MALFORMED_EDIT
+            RefusalReason.MALFORMED_JSON if first.kind == "json_invalid" else RefusalReason.MALFORMED_EDIT
         )
-        loc = first["loc"]
+        loc = first.loc
         index = loc[1] if len(loc) > 1 and loc[0] == "edits" and isinstance(loc[1], int) else None
-        return Refusal(reason=reason, detail=f"{where}: {first['msg']}"[:300], edit_index=index)
+        return Refusal(
+            reason=reason, detail=describe_validation(exc, limit=1, max_chars=300), edit_index=index
+        )

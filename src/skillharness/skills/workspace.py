@@ -14,46 +14,62 @@ verifies every committed version against the hashes in the manifest. One writer 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import uuid
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
 from skillharness.errors import SkillError
-from skillharness.skills.bundle import Bundle
+from skillharness.skills.bundle import Bundle, EditTarget
 from skillharness.skills.edits import EditSet
+from skillharness.skills.manifest_upgrade import upgrade_manifest
 from skillharness.util.atomic import atomic_write_json, fsync_dir, sha256_bytes, sha256_file
-from skillharness.util.model import StrictModel
+from skillharness.util.model import StrictModel, describe_validation
 
 __all__ = [
     "MANIFEST_FILE",
     "WORKSPACE_SCHEMA_VERSION",
     "EditRecord",
     "Manifest",
+    "VersionReason",
     "VersionRecord",
     "Workspace",
 ]
 
 MANIFEST_FILE = "manifest.json"
-WORKSPACE_SCHEMA_VERSION = 1
+WORKSPACE_SCHEMA_VERSION = 2  # 2: edit records typed (1: label strings, read by upgrade_manifest)
 _VERSION = re.compile(r"^v(\d{4,})$")
 _TMP_PREFIX = ".tmp-"
+
+
+class VersionReason(StrEnum):
+    """Why a version exists."""
+
+    INITIAL = "initial"  # the workspace's first version
+    ACCEPTED = "accepted"  # a gate accepted the edit on val
+    MOMENTUM = "momentum"  # slow momentum written without a gate (train.momentum.gated false)
+    MANUAL = "manual"  # committed through the API by a person, not by training
 
 
 class EditRecord(StrictModel):
     """The edit that produced a version and why it was kept."""
 
-    target: str = Field(
-        description="What was edited: 'initial', 'system', 'skill:<slug>', 'tools:<name>', ..."
-    )
-    reason: str = Field(description="Why this version exists (e.g. the gate decision and its evidence).")
+    target: EditTarget | None = Field(description="What was edited; None for the initial version.")
+    reason: VersionReason
+    detail: str = Field("", description="The evidence in words, e.g. the gate decision's wealth.")
     edit_set: EditSet | None = Field(None, description="The applied edit set, when there was one.")
     details: dict[str, Any] = Field(default_factory=dict, description="Free-form JSON details (step, epoch).")
+
+    def label(self) -> str:
+        """The target's label, ``initial`` for the first version."""
+        return "initial" if self.target is None else self.target.label()
 
 
 class VersionRecord(StrictModel):
@@ -71,7 +87,7 @@ class VersionRecord(StrictModel):
 class Manifest(StrictModel):
     """``manifest.json``: the workspace's single source of truth."""
 
-    schema_version: Literal[1] = WORKSPACE_SCHEMA_VERSION
+    schema_version: Literal[2] = WORKSPACE_SCHEMA_VERSION
     current: str
     versions: tuple[VersionRecord, ...]
 
@@ -98,7 +114,11 @@ class Workspace:
             raise SkillError(f"{root}: exists and is not an empty folder; refusing to create a workspace")
         root.mkdir(parents=True, exist_ok=True)
         record = _write_version(
-            root, _version_name(0), None, initial_bundle, EditRecord(target="initial", reason=reason)
+            root,
+            _version_name(0),
+            None,
+            initial_bundle,
+            EditRecord(target=None, reason=VersionReason.INITIAL, detail=reason),
         )
         manifest = Manifest(current=record.version, versions=(record,))
         atomic_write_json(root / MANIFEST_FILE, manifest.model_dump(mode="json"))
@@ -254,11 +274,16 @@ def _read_manifest(path: Path) -> Manifest:
     except OSError as exc:
         raise SkillError(f"{path}: cannot read ({exc.strerror})", file=str(path)) from exc
     try:
-        manifest = Manifest.model_validate_json(data)
+        doc = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SkillError(f"{path}: invalid manifest: not JSON ({exc})", file=str(path)) from exc
+    upgraded = upgrade_manifest(doc)
+    try:
+        manifest = Manifest.model_validate_json(data if upgraded is doc else json.dumps(upgraded))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "<root>"
-        raise SkillError(f"{path}: invalid manifest at {where}: {first['msg']}", file=str(path)) from exc
+        raise SkillError(
+            f"{path}: invalid manifest: {describe_validation(exc, limit=3)}", file=str(path)
+        ) from exc
     _check_history(manifest, path)
     return manifest
 

@@ -13,6 +13,7 @@ from pydantic import Field, field_validator
 
 from skillharness import __version__
 from skillharness.agent.records import Prediction, PredictionStatus, StepRole, TraceStep
+from skillharness.data import Pool
 from skillharness.llm.types import SamplingParams
 from skillharness.util.canonical import content_hash
 from skillharness.util.model import StrictModel
@@ -66,7 +67,7 @@ class RunProvenance(StrictModel):
     config_hash: str = Field(min_length=1, description="content_hash of the effective config.")
     bundle_hash: str = Field(min_length=1, description="The bundle's content hash.")
     pools_sha256: str | None = Field(None, description="sha256 of pools.json, when a pool is used.")
-    pool: str | None = Field(None, description="val | test | train, or None for an ad-hoc question set.")
+    pool: Pool | None = Field(None, description="val | test | train, or None for an ad-hoc question set.")
     model: str = Field(min_length=1)
     endpoints: tuple[str, ...] = Field(min_length=1)
     sampling: SamplingParams

@@ -19,7 +19,7 @@ from skillharness.errors import ConfigError
 from skillharness.train.prompt_specs import EditSetView
 from skillharness.train.records import RejectedEdit
 from skillharness.util.atomic import atomic_write_json
-from skillharness.util.model import StrictModel
+from skillharness.util.model import StrictModel, describe_validation
 
 __all__ = ["CHECKPOINT_FILE", "CHECKPOINT_SCHEMA_VERSION", "AcceptedEdit", "Checkpoint", "RunState"]
 
@@ -93,7 +93,9 @@ class Checkpoint(StrictModel):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            raise ConfigError(f"{path}: invalid checkpoint: {exc}", file=str(path)) from exc
+            raise ConfigError(
+                f"{path}: invalid checkpoint: {describe_validation(exc, limit=3)}", file=str(path)
+            ) from exc
 
     def remember_rejection(self, target: str, edit: RejectedEdit, keep: int) -> Checkpoint:
         history = [*self.rejected.get(target, []), edit][-keep:] if keep else []

@@ -168,7 +168,3 @@ class TrainConfig(StrictModel):
     roles: dict[Literal["judge", "evolve", "rank", "momentum", "consolidate"], RoleSettings] = Field(
         default_factory=dict, description="Per-role model and sampling; unset roles use the agent's model."
     )
-    workspace: Path | None = Field(
-        None,
-        description="Where training keeps bundle versions (default: <store folder>/workspaces/<run id>).",
-    )

@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import Any
 
 from skillharness.agent.records import Prediction
+from skillharness.data import Pool
 from skillharness.data.questions import Question
 from skillharness.infer.session import RunSession
 from skillharness.skills import Bundle
@@ -30,12 +31,16 @@ class TrainContext:
     config: TrainConfig
     session: RunSession
     caller: RoleCaller
-    train_questions: tuple[Question, ...]
+    train_units: tuple[tuple[Question, ...], ...]  # the train pool, a video's questions together
     val_questions: tuple[Question, ...]
     task_types: tuple[str, ...]  # the trained classes
     provenance: RunProvenance  # the training run's; children copy it with their own id and bundle
     # Val scores by bundle hash: each version is scored once per process (filled by scoring).
     val_scores: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def train_questions(self) -> tuple[Question, ...]:
+        return tuple(q for unit in self.train_units for q in unit)
 
     @property
     def store(self) -> RunStore:
@@ -62,7 +67,7 @@ class TrainContext:
     def temperature(self) -> float:
         return self.session.agent_config.sampling.temperature or 0.0
 
-    async def child_log(self, suffix: str, bundle: Bundle, *, kind: RunKind, pool: str | None) -> RunLog:
+    async def child_log(self, suffix: str, bundle: Bundle, *, kind: RunKind, pool: Pool | None) -> RunLog:
         """The writer of a child run (``<run id>.<suffix>``), created or resumed."""
         provenance = self.provenance.model_copy(
             update={
@@ -76,7 +81,7 @@ class TrainContext:
         return await self.store.open_or_resume(provenance)
 
     async def rollout(
-        self, bundle: Bundle, draws: Sequence[tuple[Question, int]], suffix: str, *, kind: RunKind, pool: str
+        self, bundle: Bundle, draws: Sequence[tuple[Question, int]], suffix: str, *, kind: RunKind, pool: Pool
     ) -> list[Prediction]:
         """Roll ``bundle`` out on ``draws`` as child run ``suffix`` (resumable); the run is closed after."""
         async with await self.child_log(suffix, bundle, kind=kind, pool=pool) as log:

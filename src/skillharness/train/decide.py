@@ -11,7 +11,7 @@ import dataclasses
 import json
 from typing import Any
 
-from skillharness.skills import Bundle, EditRecord, EditTarget, Refusal, Workspace
+from skillharness.skills import Bundle, EditRecord, EditTarget, Refusal, VersionReason, Workspace
 from skillharness.store import DualMetricRow, GateDecisionRow
 from skillharness.train.checkpoint import AcceptedEdit, Checkpoint
 from skillharness.train.context import TrainContext
@@ -84,7 +84,12 @@ async def decide(
         outcome = await validate(ctx, incumbent, proposal, gate_index=ckpt.decision_index, alpha=alpha)
     version_after = None
     if outcome.accepted and isinstance(proposal, Candidate):
-        record = EditRecord(target=label, reason=f"accept: {outcome.detail}", edit_set=proposal.edit_set)
+        record = EditRecord(
+            target=proposal.target,
+            reason=VersionReason.ACCEPTED,
+            detail=outcome.detail,
+            edit_set=proposal.edit_set,
+        )
         version_after = commit_or_adopt(ws, proposal.bundle, ckpt.version, cursor, record)
     drew = outcome.decision is not None
     await ctx.store.aupsert([_decision_row(ctx, ckpt, proposal, outcome, cursor, version_after)])

@@ -123,10 +123,7 @@ def case_view(case: Case, *, trace_summary: str | None = None, judge_reason: str
 
 
 def _target_of(label: str | None) -> EditTarget | None:
-    if label is None:
-        return None
-    kind, _, name = label.partition(":")
-    return EditTarget.model_validate({"kind": kind, "name": name or None})
+    return None if label is None else EditTarget.parse(label)
 
 
 def _row(fingerprint: str, diagnosis: Diagnosis) -> DiagnosisRow:

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from skillharness.skills import EditRecord, EditSet, EditTarget, MomentumUpdate, Refusal, Workspace
+from skillharness.skills import (
+    EditRecord,
+    EditSet,
+    EditTarget,
+    MomentumUpdate,
+    Refusal,
+    VersionReason,
+    Workspace,
+)
 from skillharness.store import RunMetric
 from skillharness.train.checkpoint import Checkpoint, RunState
 from skillharness.train.context import TrainContext
@@ -102,7 +110,7 @@ async def _momentum(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, label: s
     )
     if ctx.config.momentum.gated:
         return await decide(ctx, ws, ckpt, candidate, cursor=_cursor(ckpt, label))
-    record = EditRecord(target=label, reason="slow momentum (ungated)", edit_set=None)
+    record = EditRecord(target=target, reason=VersionReason.MOMENTUM, detail="slow momentum (ungated)")
     version = commit_or_adopt(ws, bundle, ckpt.version, _cursor(ckpt, label), record)
     return ckpt.model_copy(update={"version": version})
 

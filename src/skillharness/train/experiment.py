@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from skillharness.data import load_pool_questions
+from skillharness.data import Pool, load_pool_questions
 from skillharness.data.questions import Question
 from skillharness.infer.runner import InferSettings, check_media
 from skillharness.infer.session import open_session
@@ -40,9 +40,12 @@ def default_train_run_id() -> str:
     return f"train-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
 
 
-def _pool_questions(config: TrainSettings) -> tuple[tuple[Question, ...], tuple[Question, ...], str]:
-    chosen, frozen = load_pool_questions(config.data, ("train", "val"), purpose="training")
-    return chosen["train"], chosen["val"], frozen.sha256
+def _pool_questions(
+    config: TrainSettings,
+) -> tuple[tuple[tuple[Question, ...], ...], tuple[Question, ...], str]:
+    """The train pool as units (a video's questions together), the val pool, and pools.json's hash."""
+    chosen, frozen = load_pool_questions(config.data, (Pool.TRAIN, Pool.VAL), purpose="training")
+    return tuple(frozen.units_of(chosen[Pool.TRAIN])), chosen[Pool.VAL], frozen.sha256
 
 
 def trained_task_types(config: TrainConfig, val: tuple[Question, ...]) -> tuple[str, ...]:
@@ -57,8 +60,8 @@ async def open_training(
     config: TrainSettings, bundle: Bundle, *, run_id: str, kind: RunKind = RunKind.TRAIN
 ) -> AsyncIterator[TrainContext]:
     """A :class:`TrainContext` for ``run_id`` whose session stays open for the block."""
-    train, val, pools_sha = _pool_questions(config)
-    check_media(config.data, train + val)
+    train_units, val, pools_sha = _pool_questions(config)
+    check_media(config.data, [q for unit in train_units for q in unit] + list(val))
     templates = load_templates(config.train.prompts_dir)
     questions_sha = sha256_file(config.data.questions) if config.data.questions else ""
     provenance = RunProvenance(
@@ -69,7 +72,7 @@ async def open_training(
         ),
         bundle_hash=bundle.bundle_hash,
         pools_sha256=pools_sha,
-        pool="train",
+        pool=Pool.TRAIN,
         model=config.llm.model,
         endpoints=tuple(ep.base_url for ep in config.llm.endpoints),
         sampling=config.agent.sampling,
@@ -88,7 +91,7 @@ async def open_training(
             config=config.train,
             session=session,
             caller=caller,
-            train_questions=train,
+            train_units=train_units,
             val_questions=val,
             task_types=trained_task_types(config.train, val),
             provenance=provenance,

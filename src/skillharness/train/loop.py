@@ -53,7 +53,7 @@ async def train_epochs(
         observer.on_checkpoint(state)
 
     while ckpt.state is RunState.RUNNING and ckpt.epoch <= ctx.config.epochs:
-        steps = plan_steps(ctx.train_questions, ctx.config.batch_size, seed=ctx.config.seed, epoch=ckpt.epoch)
+        steps = plan_steps(ctx.train_units, ctx.config.batch_size, seed=ctx.config.seed, epoch=ckpt.epoch)
         while ckpt.step < len(steps):
             check_stop()
             observer.on_step(ckpt, len(steps))

@@ -15,10 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
-from skillharness.data.loader import load_questions
-from skillharness.data.pools import FrozenPools, load_pools
-from skillharness.data.questions import Question
-from skillharness.data.split import POOL_NAMES
+from skillharness.data import FrozenPools, Pool, Question, load_pools, load_questions, select_pool
 from skillharness.errors import ConfigError, SkillharnessError
 from skillharness.infer.runner import InferSettings, check_media, load_bundle
 from skillharness.train.config import GateConfig, TrainConfig
@@ -147,7 +144,7 @@ class _Inputs:
 
 
 def run_preflight(
-    config: PreflightSettings, *, pool: str = "val", endpoint_timeout_s: float = 10.0
+    config: PreflightSettings, *, pool: str = Pool.VAL, endpoint_timeout_s: float = 10.0
 ) -> PreflightReport:
     """Check ``config`` for a training run; videos are checked for ``pool``. Never stops early.
 
@@ -158,17 +155,16 @@ def run_preflight(
 
 
 async def run_preflight_async(
-    config: PreflightSettings, *, pool: str = "val", endpoint_timeout_s: float = 10.0
+    config: PreflightSettings, *, pool: str = Pool.VAL, endpoint_timeout_s: float = 10.0
 ) -> PreflightReport:
     """:func:`run_preflight` for a caller already inside an event loop (the training loop)."""
-    if pool not in POOL_NAMES:
-        raise ConfigError(f"pool must be one of {', '.join(POOL_NAMES)}, got {pool!r}")
+    chosen = Pool.named(pool)
     if not endpoint_timeout_s > 0:
         raise ConfigError(f"the endpoint timeout must be > 0 seconds, got {endpoint_timeout_s!r}")
     out = _Collector()
     # The file checks block (parsing, probing videos): a thread, while the probes wait on I/O.
     _, probes = await asyncio.gather(
-        asyncio.to_thread(_file_checks, config, pool, out), _probes(config, endpoint_timeout_s)
+        asyncio.to_thread(_file_checks, config, chosen, out), _probes(config, endpoint_timeout_s)
     )
     for check, (problems, summary) in probes.items():
         for message in problems:
@@ -178,7 +174,7 @@ async def run_preflight_async(
     return out.report()
 
 
-def _file_checks(config: PreflightSettings, pool: str, out: _Collector) -> None:
+def _file_checks(config: PreflightSettings, pool: Pool, out: _Collector) -> None:
     inputs = _Inputs()
     out.run("templates", lambda: _templates(config, out))
     out.run("data", lambda: _data(config, pool, inputs, out))
@@ -204,7 +200,7 @@ def _templates(config: PreflightSettings, out: _Collector) -> str:
     return f"every template loads and renders ({config.train.prompts_dir or 'packaged prompts'})"
 
 
-def _data(config: PreflightSettings, pool: str, inputs: _Inputs, out: _Collector) -> str:
+def _data(config: PreflightSettings, pool: Pool, inputs: _Inputs, out: _Collector) -> str:
     data = config.data
     if data.questions is None:
         out.fail("data", "data.questions is not set: name the questions file")
@@ -223,18 +219,18 @@ def _data(config: PreflightSettings, pool: str, inputs: _Inputs, out: _Collector
     if inputs.questions is None or inputs.pools is None:
         return f"{data.questions} and {data.pools} load"
     by_id = {q.question_id: q for q in inputs.questions}
-    for name in POOL_NAMES:
-        unknown = [qid for qid in inputs.pools.questions[name] if qid not in by_id]
-        if unknown:
-            out.fail(
-                "data", f"pool {name}: {len(unknown)} question(s) not in {data.questions}: {_ids(unknown)}"
-            )
-    chosen = [by_id[qid] for qid in inputs.pools.questions[pool] if qid in by_id]
+    selected: dict[Pool, tuple[Question, ...]] = {}
+    for name in Pool:
+        try:
+            selected[name] = select_pool(by_id, inputs.pools, name, data.questions)
+        except SkillharnessError as exc:
+            out.fail("data", str(exc))
+    chosen = selected.get(pool, ())
     try:
         check_media(data, chosen)
     except SkillharnessError as exc:
         out.fail("data", f"pool {pool}: {exc}")
-    sizes = ", ".join(f"{n} {len(inputs.pools.questions[n])}" for n in POOL_NAMES)
+    sizes = ", ".join(f"{n} {len(inputs.pools.questions[n])}" for n in Pool)
     sha = "matches data.pools_sha256" if data.pools_sha256 else "data.pools_sha256 not set"
     return (
         f"{len(inputs.questions)} questions; pools {sizes} ({sha}); "

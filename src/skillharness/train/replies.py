@@ -14,7 +14,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from skillharness.util.model import StrictModel
+from skillharness.util.model import StrictModel, describe_validation
 
 __all__ = [
     "ConsolidateReply",
@@ -81,6 +81,4 @@ def parse_reply(kind: type[M], raw: str | None) -> M | ReplyRefusal:
     try:
         return kind.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "<root>"
-        return ReplyRefusal(role=role, detail=f"{where}: {first['msg']}"[:300])
+        return ReplyRefusal(role=role, detail=describe_validation(exc, limit=1, max_chars=300))

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from skillharness.agent.records import Prediction
+from skillharness.data import Pool
 from skillharness.infer.summary import wilson
 from skillharness.skills import Bundle
 from skillharness.store import RunKind
@@ -67,7 +68,7 @@ async def val_score(ctx: TrainContext, bundle: Bundle, *, run_suffix: str | None
         return known
     draws = [(q, 0) for q in ctx.val_questions]
     suffix = run_suffix or val_run_suffix(bundle)
-    predictions = await ctx.rollout(bundle, draws, suffix, kind=RunKind.INFER, pool="val")
+    predictions = await ctx.rollout(bundle, draws, suffix, kind=RunKind.INFER, pool=Pool.VAL)
     score = score_predictions(predictions, {q.question_id: q.task_type for q in ctx.val_questions})
     if all(p.correct is not None for p in predictions):  # infra errors are asked again next time
         ctx.val_scores[bundle.bundle_hash] = score

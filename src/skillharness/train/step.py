@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from skillharness.data import Pool
 from skillharness.data.questions import Question
 from skillharness.skills import EditTarget, Workspace
 from skillharness.store import RunKind, TrainStepRow
@@ -41,7 +42,7 @@ async def run_step(
     sample = epoch - 1 if ctx.temperature > 0 else 0  # a fresh sample per epoch when sampling
     suffix = f"e{epoch}s{step}.roll"
     predictions = await ctx.rollout(
-        start, [(q, sample) for q in batch], suffix, kind=RunKind.INFER, pool="train"
+        start, [(q, sample) for q in batch], suffix, kind=RunKind.INFER, pool=Pool.TRAIN
     )
     report = await diagnose(ctx, start, f"{ctx.run_id}.{suffix}", predictions)
     packs = build_case_packs(

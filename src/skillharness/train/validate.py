@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from skillharness.data import Question
+from skillharness.data import Pool, Question
 from skillharness.errors import GateError
 from skillharness.infer import Draw
 from skillharness.skills import Bundle, EditTarget
@@ -61,7 +61,7 @@ __all__ = [
     "validate",
 ]
 
-GATE_POOL = "val"
+GATE_POOL = Pool.VAL
 # Guard observations share the gate's table; their draw indexes start here, far past any target
 # draw, so that a replay writes each to the same row whatever the number of target draws used.
 GUARD_DRAW_BASE = 1_000_000

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from skillharness.data import Pool
 from skillharness.eval.holdout_report import ArmCell, HoldoutReport
 from skillharness.eval.report.model import Headline, HoldoutRow, Score
 from skillharness.infer import wilson
@@ -110,7 +111,7 @@ def _typed_headline(report: HoldoutReport) -> Headline:
     if report.val is not None and report.val.holdout_gain is not None:
         agreement = "overfitting to val" if report.val.overfit else "holdout gain inside the val interval"
     return Headline(
-        pool="test",
+        pool=Pool.TEST,
         baseline=_arm("baseline", row.baseline),
         final=_arm("final", row.final),
         gain=gain or None,
@@ -141,7 +142,7 @@ def holdout_headline(value: Any, confidence: float = 0.95) -> Headline | None:
         if "gain" not in gain_numbers and alias in gain_numbers:
             gain_numbers["gain"] = gain_numbers[alias]
     return Headline(
-        pool="test",
+        pool=Pool.TEST,
         baseline=baseline,
         final=final,
         gain={k: float(v) for k, v in gain_numbers.items()} or None,

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from skillharness.data import slugify
+from skillharness.data import Pool, slugify
 from skillharness.errors import ConfigError, SkillharnessError
 from skillharness.eval.report.model import GateView, ReportData
 from skillharness.skills import Bundle, Workspace
@@ -146,8 +146,8 @@ def add_simulator_truth(data: ReportData, reader: RunReader, workspace: Path, or
     if not workspace.is_dir():
         raise ConfigError(f"simulator truth needs the run's workspace folder; {workspace} does not exist")
     baseline_run = (data.final or {}).get("baseline_run") or f"{data.run.run_id}.baseline"
-    test_run = next((c.run_id for c in data.children if c.pool == "test"), None)
-    pools = {"val": _pool_ids(reader, baseline_run), "test": _pool_ids(reader, test_run)}
+    test_run = next((c.run_id for c in data.children if c.pool == Pool.TEST), None)
+    pools = {Pool.VAL: _pool_ids(reader, baseline_run), Pool.TEST: _pool_ids(reader, test_run)}
     texts: dict[str, dict[str, Any]] = {}
 
     def texts_of(version: str) -> dict[str, Any]:
@@ -173,7 +173,7 @@ def add_simulator_truth(data: ReportData, reader: RunReader, workspace: Path, or
             headlines.append(h.model_copy(update=updates) if updates else h)
         gates = [
             g.model_copy(
-                update={"sim_delta": _gate_delta(oracle, texts_of(g.version_before), g, pools["val"])}
+                update={"sim_delta": _gate_delta(oracle, texts_of(g.version_before), g, pools[Pool.VAL])}
             )
             for g in data.gates
         ]

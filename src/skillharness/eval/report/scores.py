@@ -6,6 +6,7 @@ from typing import Any
 
 from scipy.stats import binomtest
 
+from skillharness.data import Pool
 from skillharness.eval.report.model import ClassScore, Headline, Score
 from skillharness.infer import wilson
 from skillharness.store import PredictionStatus, RunReader
@@ -78,7 +79,7 @@ def val_headline(reader: RunReader, run_id: str, metrics: dict[str, Any], confid
     gain = metrics.get("val_gain")
     final = metrics.get("final")
     return Headline(
-        pool="val",
+        pool=Pool.VAL,
         baseline=found["baseline"],
         final=found["final"],
         gain={k: float(v) for k, v in gain.items()} if isinstance(gain, dict) else None,

@@ -1,0 +1,42 @@
+"""Commands read the gate's defaults from ``GateConfig``; none restates them."""
+
+from __future__ import annotations
+
+import typer
+import typer.main
+
+from skillharness.commands.gate import gate_app
+from skillharness.commands.split import gate_min_val
+from skillharness.train.config import GateConfig
+from skillharness.train.gate import min_net_wins
+
+_FLAG_FIELD = {
+    "--alpha": "alpha",
+    "--bet-cap": "bet_cap",
+    "--strategy": "bet_strategy",
+    "--budget": "n_max",
+    "--n-max": "n_max",
+    "--first-stage": "first_stage",
+    "--growth": "stage_growth",
+}
+
+
+def test_gate_plan_and_simulate_defaults_are_the_configs() -> None:
+    defaults = GateConfig()
+    command = typer.main.get_command(gate_app)
+    assert isinstance(command, typer.core.TyperGroup)
+    seen = set()
+    for name in ("plan", "simulate"):
+        for param in command.commands[name].params:
+            flag = next((o for o in param.opts if o in _FLAG_FIELD), None)
+            if flag is not None:
+                assert param.default == getattr(defaults, _FLAG_FIELD[flag]), (name, flag)
+                seen.add(flag)
+    assert seen == set(_FLAG_FIELD)
+
+
+def test_split_micro_class_minimum_defaults_to_the_gates() -> None:
+    defaults = GateConfig()
+    assert gate_min_val(None, None) == min_net_wins(alpha=defaults.alpha, bet_cap=defaults.bet_cap)
+    assert gate_min_val(0.2, None) == min_net_wins(alpha=0.2, bet_cap=defaults.bet_cap)
+    assert gate_min_val(0.2, None) < gate_min_val(None, None)
