@@ -32,9 +32,22 @@ def _compares_an_answer(node: ast.AST) -> bool:
     return any(isinstance(s, ast.Attribute) and s.attr == "answer" for s in [node.left, *node.comparators])
 
 
+def _is_pool_string(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value in _POOL_STRINGS
+
+
 def _names_a_pool_by_string(node: ast.AST) -> bool:
     if isinstance(node, ast.keyword) and node.arg == "pool" and isinstance(node.value, ast.Constant):
         return node.value.value in _POOL_STRINGS
+    if isinstance(node, ast.Dict):
+        pairs = zip(node.keys, node.values, strict=True)
+        return any(
+            isinstance(k, ast.Constant)
+            and k.value == "pool"
+            and isinstance(v, ast.Constant)
+            and v.value in _POOL_STRINGS
+            for k, v in pairs
+        )
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
         return node.slice.value in _POOL_STRINGS and "pool" in ast.unparse(node.value).lower()
     return False

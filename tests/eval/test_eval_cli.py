@@ -85,7 +85,7 @@ def test_eval_of_a_training_run_flags_overfitting_and_prints_simulator_truth(
     assert report.train_run_id == "train-1"
     assert report.final_bundle_hash == final.bundle_hash
     assert report.baseline_bundle_hash == base.bundle_hash
-    assert report.test_pool_runs == 2
+    assert report.test_pool_runs == 1  # one evaluation, though its two arms are two runs
     assert [c.run_id for c in children] == [report.final_run_id, report.baseline_run_id]
     assert {c.provenance.kind for c in children} == {RunKind.EVAL}
     assert report.val is not None
@@ -123,7 +123,7 @@ def test_eval_of_two_bundle_folders_with_several_samples(
     assert overall.truth is not None
     assert overall.truth.gain < 0
     assert report.train_run_id is None
-    assert report.test_pool_runs == 2
+    assert report.test_pool_runs == 1  # one evaluation, though its two arms are two runs
     with RunReader(load_config(path).store) as reader:
         samples = {p.sample_idx for p in reader.predictions(report.final_run_id)}
     assert samples == {0, 1}

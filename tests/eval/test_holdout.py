@@ -43,7 +43,7 @@ async def test_holdout_asks_only_the_test_pool_and_stores_its_report(
     assert {r.label for r in report.rows_of("task_type")} == {
         q.task_type for q in sim.world.questions.values() if q.question_id in test_ids
     }
-    assert report.test_pool_runs == 2
+    assert report.test_pool_runs == 1  # one evaluation, though its two arms are two runs
     assert report.val is None  # no training run, no val gain to compare with
 
     # Simulator truth beside every number: the oracle's exact accuracies on the same questions.
@@ -88,7 +88,7 @@ async def test_a_resumed_evaluation_asks_nothing_again(tmp_path: Path, bench: Be
         )
     assert not log.asked
     assert again.rows == first.rows
-    assert again.test_pool_runs == 2  # the same two runs, not new reads of the holdout
+    assert again.test_pool_runs == 1  # the same evaluation (two arm runs), not a new read of the holdout
 
 
 async def test_holdout_refuses_a_bad_eval_id_and_an_empty_purpose(

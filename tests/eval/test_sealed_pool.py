@@ -8,7 +8,7 @@ from pathlib import Path
 from eval_support import asked_questions
 
 from bench_support import Bench
-from skillharness.data import Question
+from skillharness.data import Pool, Question
 from skillharness.data.pools import load_pools
 from skillharness.sim import SimServer
 from skillharness.skills import Bundle
@@ -20,16 +20,17 @@ async def test_a_training_context_holds_and_asks_no_test_question(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:
     pools = load_pools(bench.pools).questions
-    test_ids = set(pools["test"])
+    test_ids = set(pools[Pool.TEST])
     path = write_train_config(tmp_path, bench, sim)
     with asked_questions(sim) as log:
         async with train_context(path, run_id="train-sealed") as ctx:
             held: set[str] = set()
             for field in dataclasses.fields(ctx):
                 value = getattr(ctx, field.name)
-                if isinstance(value, tuple):
-                    held |= {q.question_id for q in value if isinstance(q, Question)}
-            assert held == set(pools["train"]) | set(pools["val"])
+                if isinstance(value, tuple):  # questions, or units of questions
+                    items = [m for v in value for m in (v if isinstance(v, tuple) else (v,))]
+                    held |= {q.question_id for q in items if isinstance(q, Question)}
+            assert held == set(pools[Pool.TRAIN]) | set(pools[Pool.VAL])
             bundle = ctx.session.agent_config.bundle
             assert bundle is not None
             initial = Bundle.load(bundle)

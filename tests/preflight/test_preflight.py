@@ -215,7 +215,7 @@ def test_pool_question_missing_from_the_questions_file_is_named(
     questions.write_text(json.dumps(kept))
     report = _preflight(tmp_path, bench, sim, data={"questions": str(questions)})
     [message] = _messages(report, "data")
-    assert message.startswith("pool train: 1 question(s)")
+    assert message.startswith(f"pools.json names 1 train question(s) not in {questions}")
     assert dropped in message
 
 

@@ -69,8 +69,10 @@ class TrainContext:
 
     async def child_log(self, suffix: str, bundle: Bundle, *, kind: RunKind, pool: Pool | None) -> RunLog:
         """The writer of a child run (``<run id>.<suffix>``), created or resumed."""
-        provenance = self.provenance.model_copy(
-            update={
+        # Validated, not model_copy'd: a child's id, kind and pool are checked like any run's.
+        provenance = RunProvenance.model_validate(
+            {
+                **self.provenance.model_dump(),
                 "run_id": f"{self.run_id}.{suffix}",
                 "kind": kind,
                 "bundle_hash": bundle.bundle_hash,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skillharness.data import Pool
 from skillharness.errors import ConfigError, StoreError
 from skillharness.infer.runner import load_bundle
 from skillharness.skills import Bundle, Workspace
@@ -98,7 +99,7 @@ async def _baseline(ctx: TrainContext, initial: Bundle, store_url: str, reuse: s
             "pools_sha256": ctx.provenance.pools_sha256,
             "model": ctx.provenance.model,
             "sampling": ctx.provenance.sampling,
-            "pool": "val",
+            "pool": Pool.VAL,
         }
         differs = [k for k, v in wanted.items() if getattr(info, k) != v]
         if differs:
