@@ -189,6 +189,7 @@ class _Probe:
         from skillharness.agent.video import LocalVideos
         from skillharness.llm.cache.model import CachedModel
         from skillharness.llm.retry import RetryingModel
+        from skillharness.store.run_tables import RunTables
         from skillharness.store.writer import RunLog
 
         for owner, name, label in (
@@ -203,18 +204,18 @@ class _Probe:
             (RetryingModel, "complete", "model"),
         ):
             setattr(owner, name, self._timed(getattr(owner, name), label))
-        write_batch = RunLog._write_batch
+        write_batch = RunTables.write_batch
 
-        def timed_batch(log: RunLog, records: list[Any]) -> None:
+        def timed_batch(tables: RunTables, records: list[Any]) -> None:
             started = time.thread_time()
             try:
-                write_batch(log, records)
+                write_batch(tables, records)
             finally:
                 self.store_cpu_s += time.thread_time() - started
                 self.store_batches += 1
                 self.store_records += len(records)
 
-        RunLog._write_batch = timed_batch  # type: ignore[method-assign]
+        RunTables.write_batch = timed_batch  # type: ignore[method-assign]
         decode = LocalVideos._decode
 
         async def timed_decode(videos: LocalVideos, function: Callable[..., Any], *args: object) -> Any:
