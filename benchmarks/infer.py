@@ -6,7 +6,10 @@ Run: ``.venv/bin/python benchmarks/infer.py [--latency 0.2] [--concurrency 24]
 The simulator runs in a SEPARATE process (``skillharness sim serve``) with a fixed time to first
 token L and no per-token delay, so the CPU measured here is the harness's own: agent loop, prompt
 building, LLM stack (accounting, cache, retry, router, breaker, HTTP/SSE client), store writer,
-traces, and (with frames) PyAV decoding and JPEG encoding on the decoder threads.
+traces, and the decoder threads (duration probes). Frames are decoded and JPEG-encoded in the
+session's ``DecodePool`` worker processes: their CPU and peak RSS are read from ``/proc`` before
+the pool closes and reported apart (*decode workers*), since the harness process's own figures
+leave them out.
 
 Variants, each with a fresh store, response cache and frame cache in a temp folder:
 
@@ -170,6 +173,8 @@ class Measured:
     video_thread_cpu_s: float  # CPU of duration probes and frame sampling (decoder threads)
     profile: str
     records_per_commit: float = 0.0  # run-store records (steps, predictions) per transaction
+    worker_cpu_s: float = 0.0  # CPU of the DecodePool worker processes (frames), summed
+    worker_rss_peak_mb: float = 0.0  # the largest peak RSS of one DecodePool worker process
     sim_calls: int = 0
     sim_cpu_s: float = 0.0
 
@@ -183,12 +188,15 @@ class _Probe:
     store_batches: int = 0
     store_records: int = 0
     video_cpu_s: float = 0.0
+    worker_cpu_s: float = 0.0
+    worker_rss_peak_mb: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def install(self) -> None:
         from skillharness.agent.video import LocalVideos
         from skillharness.llm.cache.model import CachedModel
         from skillharness.llm.retry import RetryingModel
+        from skillharness.store.run_tables import RunTables
         from skillharness.store.writer import RunLog
 
         for owner, name, label in (
@@ -203,24 +211,40 @@ class _Probe:
             (RetryingModel, "complete", "model"),
         ):
             setattr(owner, name, self._timed(getattr(owner, name), label))
-        write_batch = RunLog._write_batch
+        write_batch = RunTables.write_batch
 
-        def timed_batch(log: RunLog, records: list[Any]) -> None:
+        def timed_batch(tables: RunTables, records: list[Any]) -> None:
             started = time.thread_time()
             try:
-                write_batch(log, records)
+                write_batch(tables, records)
             finally:
                 self.store_cpu_s += time.thread_time() - started
                 self.store_batches += 1
                 self.store_records += len(records)
 
-        RunLog._write_batch = timed_batch  # type: ignore[method-assign]
+        RunTables.write_batch = timed_batch  # type: ignore[method-assign]
         decode = LocalVideos._decode
 
         async def timed_decode(videos: LocalVideos, function: Callable[..., Any], *args: object) -> Any:
             return await decode(videos, functools.partial(self._thread_cpu, function), *args)
 
         LocalVideos._decode = timed_decode  # type: ignore[method-assign]
+        self._measure_decode_pool()
+
+    def _measure_decode_pool(self) -> None:
+        """Read each worker process's CPU and peak RSS just before the session closes its pool."""
+        from skillharness.video import DecodePool
+
+        close = DecodePool.close
+
+        def measured_close(pool: DecodePool) -> None:
+            processes = getattr(pool._executor, "_processes", None) or {}
+            for process in list(processes.values()):
+                self.worker_cpu_s += proc_cpu_s(process.pid)
+                self.worker_rss_peak_mb = max(self.worker_rss_peak_mb, _proc_hwm_mb(process.pid))
+            close(pool)
+
+        DecodePool.close = measured_close  # type: ignore[method-assign]
 
     def _thread_cpu(self, function: Callable[..., Any], *args: object) -> Any:
         """Run ``function`` (on a decoder thread) and add its CPU time to ``video_cpu_s``."""
@@ -242,6 +266,18 @@ class _Probe:
                 self.waits[label] += time.perf_counter() - started
 
         return timed
+
+
+def proc_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a live process, from ``/proc``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def _proc_hwm_mb(pid: int) -> float:
+    """Peak resident set size (VmHWM) of a live process, MB."""
+    found = re.search(r"VmHWM:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text())
+    return int(found.group(1)) / 1024 if found else 0.0
 
 
 def _config(spec: RunSpec, base_url: str) -> Any:
@@ -305,7 +341,7 @@ def _one_run(spec: RunSpec, base_url: str) -> Measured:
         result.status_counts, calls, cached, call_latency, question_latency, per_question,
         {k: 1000 * v / n for k, v in probe.waits.items()}, probe.store_cpu_s, probe.video_cpu_s,
         _profile_text(profiler) if profiler is not None else "",
-        probe.store_records / max(1, probe.store_batches),
+        probe.store_records / max(1, probe.store_batches), probe.worker_cpu_s, probe.worker_rss_peak_mb,
     )  # fmt: skip
 
 
@@ -371,8 +407,7 @@ class Simulator:
         return int(httpx.get(f"{self._root}/sim/stats", timeout=10).json()["completed"])
 
     def cpu_s(self) -> float:
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+        return proc_cpu_s(self.process.pid)
 
     def close(self) -> None:
         self.process.terminate()
@@ -448,7 +483,9 @@ def _line(m: Measured) -> str:
         f"{m.variant}/{m.phase} L={m.latency_s}: {m.questions} q, wall {m.wall_s:.2f} s, calls "
         f"{m.sim_calls} (trace {m.trace_model_calls}, cached {m.trace_cached_calls}), cpu {m.cpu_s:.2f} s "
         f"(store threads {m.store_thread_cpu_s:.2f}, {m.records_per_commit:.1f} records/commit), "
-        f"rss {m.rss_peak_mb:.0f} MB, {m.status}, "
+        f"rss {m.rss_peak_mb:.0f} MB, decode workers cpu {m.worker_cpu_s:.2f} s "
+        f"rss {m.worker_rss_peak_mb:.0f} MB, "
+        f"{m.status}, "
         f"call {1000 * m.call_latency_s:.0f} ms, question {1000 * m.question_latency_s:.0f} ms, "
         f"waits/q {', '.join(f'{k} {v:.1f}' for k, v in m.waits_ms.items())} ms, sim cpu {m.sim_cpu_s:.2f} s"
     )
@@ -483,7 +520,7 @@ def _cpu_row(m: Measured) -> str:
     return (
         f"| {m.variant} | {m.latency_s} | {1000 * m.cpu_s / n:.2f} | {1000 * m.video_thread_cpu_s / n:.2f} "
         f"| {1000 * m.store_thread_cpu_s / n:.2f} | {m.records_per_commit:.1f} | {1000 * rest / n:.2f} "
-        f"| {1000 * (m.cpu_s - m.video_thread_cpu_s) / calls:.2f} |"
+        f"| {1000 * (m.cpu_s - m.video_thread_cpu_s) / calls:.2f} | {1000 * m.worker_cpu_s / n:.2f} |"
     )
 
 
@@ -572,16 +609,19 @@ def report(results: list[Measured], args: argparse.Namespace, machine_facts: str
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
             *(_cold_row(m, args.concurrency) for m in cold),
             "",
-            "CPU per question (cold, ms): *video* = decoder threads (duration probes, PyAV decoding, "
-            "resizing, JPEG encoding; the frame cache's reads and writes); *store* = the run store's "
+            "CPU per question (cold, ms): *video* = decoder threads (duration probes and frame layouts; "
+            "frames are decoded in the DecodePool workers, last column); *store* = the run store's "
             "writer thread (batched upserts of trace steps and predictions; *records/commit* = records "
             "per transaction); *rest* = everything else, "
             "mostly the event-loop thread: agent loop, prompts, LLM stack (cache, retry, router, breaker, "
-            "httpx/httpcore HTTP and SSE parsing), and the cache's writer thread. Last column: all "
-            "harness CPU except video, per model call (the SPEC's ≤ 2 ms overhead target).",
+            "httpx/httpcore HTTP and SSE parsing), and the cache's writer thread. *CPU excl. video*: all "
+            "harness CPU except video, per model call (the SPEC's ≤ 2 ms overhead target). "
+            "*decode workers* = the DecodePool worker processes (frame decoding and encoding), "
+            "outside *total*.",
             "",
-            "| variant | L s | total | video | store | records/commit | rest | CPU excl. video ms/call |",
-            "|---|---|---|---|---|---|---|---|",
+            "| variant | L s | total | video | store | records/commit | rest | CPU excl. video ms/call "
+            "| decode workers |",
+            "|---|---|---|---|---|---|---|---|---|",
             *(_cpu_row(m) for m in cold),
             "",
             "Where a question's wall time goes (cold; means per question, ms). A worker holds one question "

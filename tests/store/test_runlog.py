@@ -11,6 +11,7 @@ from store_support import prediction, provenance, step
 
 from skillharness.errors import StoreError
 from skillharness.store import PredictionStatus, RunLog, RunReader, RunStatus
+from skillharness.store.run_tables import RunTables
 
 
 async def _count(url: str, table: str) -> int:
@@ -130,22 +131,30 @@ async def test_a_record_of_another_run_is_refused(sqlite_url: str) -> None:
             await log.write_step(step("q0", 0, run_id="other"))
 
 
-def _break_traces(log: RunLog) -> None:
-    with log._engine.begin() as conn:  # sabotage: the traces table disappears
-        conn.exec_driver_sql("ALTER TABLE traces RENAME TO traces_gone")
+def _rename_table(url: str, old: str, new: str) -> None:
+    # Another connection to the same file, as a second process would have.
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql(f"ALTER TABLE {old} RENAME TO {new}")
+    finally:
+        engine.dispose()
 
 
-def _repair_traces(log: RunLog) -> None:
-    with log._engine.begin() as conn:
-        conn.exec_driver_sql("ALTER TABLE traces_gone RENAME TO traces")
+def _break_traces(url: str) -> None:
+    _rename_table(url, "traces", "traces_gone")  # sabotage: the traces table disappears
+
+
+def _repair_traces(url: str) -> None:
+    _rename_table(url, "traces_gone", "traces")
 
 
 async def test_a_failed_batch_reaches_its_writers_and_the_log_goes_on(sqlite_url: str) -> None:
     async with await RunLog.open(sqlite_url, provenance()) as log:
-        _break_traces(log)
+        _break_traces(sqlite_url)
         with pytest.raises(StoreError, match="failed"):  # an awaited write of the failing batch
             await asyncio.gather(log.write_step(step("q0", 0)), log.write_prediction(prediction("q0")))
-        _repair_traces(log)
+        _repair_traces(sqlite_url)
         await log.write_step(step("q0", 0))
         await log.write_prediction(prediction("q0", n_steps=1))
     assert await _count(sqlite_url, "traces") == 1
@@ -154,11 +163,11 @@ async def test_a_failed_batch_reaches_its_writers_and_the_log_goes_on(sqlite_url
 
 async def test_a_failed_queued_step_fails_its_question_once_and_no_other(sqlite_url: str) -> None:
     async with await RunLog.open(sqlite_url, provenance()) as log:
-        _break_traces(log)
+        _break_traces(sqlite_url)
         await log.write_step(step("q0", 0))  # queued: returns before the batch fails
         with pytest.raises(StoreError, match="failed"):
             await log.flush()  # the error is reported, and kept for its question
-        _repair_traces(log)
+        _repair_traces(sqlite_url)
         await log.write_step(step("q1", 0))  # another question is not affected
         await log.write_prediction(prediction("q1", n_steps=1))
         with pytest.raises(StoreError, match="a trace step of q0#0 was not stored"):  # q0 claims it
@@ -173,18 +182,20 @@ async def test_a_failed_queued_step_fails_its_question_once_and_no_other(sqlite_
         assert stored == {"q0": PredictionStatus.INFRA_ERROR, "q1": PredictionStatus.OK}
 
 
-async def test_a_prediction_queued_behind_a_failed_step_is_not_stored(sqlite_url: str) -> None:
+async def test_a_prediction_queued_behind_a_failed_step_is_not_stored(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entered, release = threading.Event(), threading.Event()
+    write_batch = RunTables.write_batch
+
+    def held_batch(tables: RunTables, records: list) -> None:  # holds the step's batch in the writer thread
+        entered.set()
+        assert release.wait(10)
+        write_batch(tables, records)
+
+    monkeypatch.setattr(RunTables, "write_batch", held_batch)
     async with await RunLog.open(sqlite_url, provenance()) as log:
-        _break_traces(log)
-        entered, release = threading.Event(), threading.Event()
-        write_batch = log._write_batch
-
-        def held_batch(records: list) -> None:  # holds the step's batch in the writer thread
-            entered.set()
-            assert release.wait(10)
-            write_batch(records)
-
-        log._write_batch = held_batch  # type: ignore[method-assign]
+        _break_traces(sqlite_url)
         await log.write_step(step("q0", 0))
         assert await asyncio.to_thread(entered.wait, 10)  # the step's batch is being written
         writing = asyncio.ensure_future(log.write_prediction(prediction("q0", n_steps=1)))
@@ -193,7 +204,7 @@ async def test_a_prediction_queued_behind_a_failed_step_is_not_stored(sqlite_url
         release.set()
         with pytest.raises(StoreError, match="a trace step of q0#0 was not stored"):
             await writing
-        _repair_traces(log)
+        _repair_traces(sqlite_url)
     # A stored prediction implies its steps are stored: here neither is.
     assert await _count(sqlite_url, "predictions") == 0
 

@@ -57,3 +57,48 @@ def test_map_uniform_keeps_going_past_a_bad_file(gop_video: Path, pool: DecodePo
 
 def test_pool_is_sized_to_the_machine() -> None:
     assert DecodePool(FramesConfig()).workers == usable_cores() >= 1
+
+
+def test_a_warm_cache_is_served_without_starting_a_worker(gop_video: Path, tmp_path: Path) -> None:
+    config = FramesConfig(longest_side=WIDTH, jpeg_quality=90, cache_dir=tmp_path / "warm-cache")
+    filled = FrameSampler(config)
+    uniform, ranged = filled.uniform(gop_video, 6), filled.range(gop_video, 2.0, 7.5, 4)
+    pool = DecodePool(config, workers=2)
+    try:
+
+        async def both() -> tuple[object, object]:
+            return await asyncio.gather(pool.uniform(gop_video, 6), pool.range(gop_video, 2.0, 7.5, 4))
+
+        warm_uniform, warm_range = asyncio.run(both())
+        assert not pool.started  # every frame came from the cache: no worker process was started
+        assert pool.served_from_cache == 2
+        assert warm_uniform.frames == uniform.frames  # type: ignore[attr-defined]
+        assert warm_range.frames == ranged.frames  # type: ignore[attr-defined]
+        assert warm_uniform.from_cache == 6  # type: ignore[attr-defined]
+        partly = asyncio.run(pool.uniform(gop_video, 7))  # new timestamps: a miss goes to a worker
+        assert pool.started
+        assert len(partly.frames) == 7
+    finally:
+        pool.close()
+
+
+def test_a_cached_range_outside_the_video_still_raises_in_the_worker(gop_video: Path, tmp_path: Path) -> None:
+    config = FramesConfig(longest_side=WIDTH, jpeg_quality=90, cache_dir=tmp_path / "range-cache")
+    duration = FrameSampler(config).duration(gop_video)  # cached, so only the range is wrong
+    pool = DecodePool(config, workers=1)
+    try:
+        with pytest.raises(DataError, match="outside the video"):
+            asyncio.run(pool.range(gop_video, 1.0, duration + 5, 3))
+    finally:
+        pool.close()
+
+
+def test_without_a_cache_every_request_goes_to_a_worker(gop_video: Path) -> None:
+    pool = DecodePool(FramesConfig(longest_side=WIDTH, cache_enabled=False), workers=1)
+    try:
+        first = asyncio.run(pool.uniform(gop_video, 3))
+        assert pool.started
+        assert pool.served_from_cache == 0
+        assert first.from_cache == 0
+    finally:
+        pool.close()

@@ -14,6 +14,7 @@ from skillharness.errors import ConfigError, SplitError
 from skillharness.train import gate_budget
 from skillharness.train.config import GateConfig
 from skillharness.train.gate import (
+    ClassPlan,
     EProcessGate,
     FixedNStandardError,
     GateRule,
@@ -123,10 +124,35 @@ def plan(
     deltas = _floats(effects, "--effects")
     plans = plan_classes(drawable, config, effects=deltas, discordance=discordance, runs=runs, seed=seed)
     mode = "with replacement" if temperature > 0 else "each question once"
-    table = Table(
-        title=f"gate plan: alpha={alpha:g}, bet cap={bet_cap:g}, budget={budget}, strategy={strategy}, "
+    title = (
+        f"gate plan: alpha={alpha:g}, bet cap={bet_cap:g}, budget={budget}, strategy={strategy}, "
         f"temperature={temperature:g} ({mode})"
     )
+    console = Console()
+    console.print(_plan_table(title, plans, distinct, deltas, min_distinct))
+    console.print(
+        "distinct = val questions the claim rests on; obs = the gate's budget "
+        f"({'--budget' if temperature > 0 else 'min(distinct, --budget)'}); P(acc) = power at discordance "
+        f"{discordance:g} (p+ = (r+Δ)/2, p- = (r-Δ)/2), {runs} seeded simulated gates each."
+    )
+    few = [f"{label} ({n})" for label, n in distinct.items() if n < min_distinct]
+    if few:
+        console.print(
+            f"[yellow]warning[/yellow]: fewer than {min_distinct} distinct val questions (!): "
+            f"{', '.join(few)}. Their accepts are claims about very few questions; only the holdout "
+            "can say whether they generalize."
+        )
+
+
+def _plan_table(
+    title: str,
+    plans: tuple[ClassPlan, ...],
+    distinct: dict[str, int],
+    deltas: tuple[float, ...],
+    min_distinct: int,
+) -> Table:
+    """One row per class: distinct questions (flagged when few), budget, reachability, power."""
+    table = Table(title=title)
     for column in ("class", "distinct", "obs", "reachable", "min wins"):
         table.add_column(column, justify="left" if column == "class" else "right")
     for delta in deltas:
@@ -141,20 +167,7 @@ def plan(
             str(p.reach.min_wins),
             *(f"{pw:.2f}" for _, pw in p.power),
         )
-    console = Console()
-    console.print(table)
-    console.print(
-        "distinct = val questions the claim rests on; obs = the gate's budget "
-        f"({'--budget' if temperature > 0 else 'min(distinct, --budget)'}); P(acc) = power at discordance "
-        f"{discordance:g} (p+ = (r+Δ)/2, p- = (r-Δ)/2), {runs} seeded simulated gates each."
-    )
-    few = [f"{label} ({n})" for label, n in distinct.items() if n < min_distinct]
-    if few:
-        console.print(
-            f"[yellow]warning[/yellow]: fewer than {min_distinct} distinct val questions (!): "
-            f"{', '.join(few)}. Their accepts are claims about very few questions; only the holdout "
-            "can say whether they generalize."
-        )
+    return table
 
 
 @gate_app.command("simulate")

@@ -59,37 +59,50 @@ def infer(
 ) -> None:
     """Run the bundle over a pool and print accuracy per task type and duration, with Wilson CIs."""
     chosen = None if pool == "all" or pool is None else Pool.named(pool, what="--pool (or 'all')")
-    settings = load_config(
-        config,
-        {
-            "data.questions": questions,
-            "data.pools": pools,
-            "data.videos_dir": videos_dir,
-            "data.subtitles_dir": subtitles_dir,
-            "agent.bundle": bundle,
-            "llm.model": model,
-            "agent.concurrency": concurrency,
-            "agent.samples": samples,
-            "agent.vision": vision,
-            "agent.protocol": protocol,
-            "store.url": store,
-            "cache.url": cache,
-        },
-    )
-    if run_id is not None:
-        _check_run_id(run_id)
-    job = load_job(settings, pool=chosen, run_id=run_id, resume=resume)
-    if resume:
-        _check_resumable(job.store, job.run_id)
+    flags = {
+        "data.questions": questions,
+        "data.pools": pools,
+        "data.videos_dir": videos_dir,
+        "data.subtitles_dir": subtitles_dir,
+        "agent.bundle": bundle,
+        "llm.model": model,
+        "agent.concurrency": concurrency,
+        "agent.samples": samples,
+        "agent.vision": vision,
+        "agent.protocol": protocol,
+        "store.url": store,
+        "cache.url": cache,
+    }
+    job = _job(config, flags, chosen, run_id, resume)
     console = Console()
     console.print(
         f"run [bold]{job.run_id}[/]: {len(job.questions)} questions × {job.agent.samples} sample(s), "
         f"pool {job.pool or 'all'}, model {job.llm.model}, protocol {job.agent.protocol}"
     )
     console.print(_where(job))
+    result = _execute(console, job)
+    _report(console, job, result, export_official)
+    _exit_for(job, result)
+
+
+def _job(
+    config: Path | None, flags: dict[str, object], pool: Pool | None, run_id: str | None, resume: bool
+) -> InferJob:
+    """The run the flags describe, every input checked before anything is asked."""
+    settings = load_config(config, flags)
+    if run_id is not None:
+        _check_run_id(run_id)
+    job = load_job(settings, pool=pool, run_id=run_id, resume=resume)
+    if resume:
+        _check_resumable(job.store, job.run_id)
+    return job
+
+
+def _execute(console: Console, job: InferJob) -> InferResult:
+    """The run with its progress bar; SIGTERM ends it as interrupted, with exit code 143."""
     with RichProgress(console, label=job.run_id) as progress:
         try:
-            result = asyncio.run(_run(job, progress))
+            return asyncio.run(_run(job, progress))
         except Terminated:
             typer.secho(
                 f"terminated (SIGTERM): run {job.run_id} is interrupted; continue it with "
@@ -98,15 +111,19 @@ def infer(
                 fg=typer.colors.YELLOW,
             )
             raise typer.Exit(SIGTERM_EXIT) from None
-    _report(console, job, result, export_official)
+
+
+def _exit_for(job: InferJob, result: InferResult) -> None:
+    """Say why a run did not finish cleanly; a failed run exits 1."""
     outcome = result.outcome
-    if outcome is not None and outcome.status is not RunStatus.FINISHED:
-        failed = outcome.status is RunStatus.FAILED
-        typer.secho(
-            outcome.describe(job.run_id), err=True, fg=typer.colors.RED if failed else typer.colors.YELLOW
-        )
-        if failed:
-            raise typer.Exit(1)
+    if outcome is None or outcome.status is RunStatus.FINISHED:
+        return
+    failed = outcome.status is RunStatus.FAILED
+    typer.secho(
+        outcome.describe(job.run_id), err=True, fg=typer.colors.RED if failed else typer.colors.YELLOW
+    )
+    if failed:
+        raise typer.Exit(1)
 
 
 async def _run(job: InferJob, progress: RichProgress) -> InferResult:

@@ -31,25 +31,16 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Executable, Table, bindparam, delete, func, select, update
+from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from skillharness.errors import StoreError
 from skillharness.store.config import StoreConfig
 from skillharness.store.engine import StoreLocation, create_store_engine, parse_store_url
 from skillharness.store.lease import LEASE_TTL_S, Lease
-from skillharness.store.records import (
-    Prediction,
-    PredictionStatus,
-    RunInfo,
-    RunProvenance,
-    RunStatus,
-    TraceStep,
-)
-from skillharness.store.rows import now_iso, prediction_row, run_of, trace_row
+from skillharness.store.records import Prediction, RunInfo, RunProvenance, RunStatus, TraceStep
 from skillharness.store.run_open import open_run_row, prepare_store
-from skillharness.store.schema import predictions, runs, traces
-from skillharness.store.upsert import upsert_statement
+from skillharness.store.run_tables import RunTables
 
 __all__ = ["RunLog"]
 
@@ -77,10 +68,10 @@ class RunLog:
         config: StoreConfig,
         *,
         owns_engine: bool = True,
+        lease: Lease | None = None,
     ):
-        self._engine = engine
+        self._tables = RunTables(engine, location, provenance.run_id, lease)
         self._owns_engine = owns_engine
-        self._location = location
         self.provenance = provenance
         self._batch_size = config.batch_size
         self._queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=config.queue_size)
@@ -91,11 +82,8 @@ class RunLog:
         self._wake = asyncio.Event()
         # Errors of batches that held queued (not awaited) steps, until their question claims them.
         self._failed: dict[_QuestionKey, StoreError] = {}
-        # Upsert statements, built once per (table, columns): building one costs more than running it.
-        self._upserts: dict[tuple[str, tuple[str, ...]], Executable] = {}
         self.batches_written = 0
         self.records_written = 0
-        self._lease: Lease | None = None
         self._heartbeat: asyncio.Task[None] | None = None
 
     @property
@@ -148,8 +136,7 @@ class RunLog:
         """Create or resume the run on an engine whose store is already migrated (see RunStore)."""
         lease = Lease(provenance.run_id)
         await asyncio.to_thread(open_run_row, engine, location, provenance, resume, settings, lease)
-        log = cls(engine, location, provenance, config, owns_engine=owns_engine)
-        log._lease = lease
+        log = cls(engine, location, provenance, config, owns_engine=owns_engine, lease=lease)
         log._task = asyncio.create_task(log._writer(), name=f"runlog-{provenance.run_id}")
         log._heartbeat = asyncio.create_task(log._keep_lease(), name=f"lease-{provenance.run_id}")
         return log
@@ -159,13 +146,7 @@ class RunLog:
         while True:
             await asyncio.sleep(LEASE_TTL_S / 3)
             with contextlib.suppress(SQLAlchemyError, StoreError):  # a missed refresh only shortens it
-                await asyncio.to_thread(self._lease_op, "refresh")
-
-    def _lease_op(self, op: str) -> None:
-        if self._lease is None:
-            return
-        with self._engine.begin() as conn:
-            getattr(self._lease, op)(conn)
+                await asyncio.to_thread(self._tables.lease, "refresh")
 
     async def write_step(self, step: TraceStep) -> None:
         """Queue one trace step for the next batch and return (it waits only when the queue is full).
@@ -202,7 +183,7 @@ class RunLog:
 
     async def completed_keys(self) -> frozenset[tuple[str, int]]:
         """``(question_id, sample_idx)`` pairs stored as ``ok`` or ``parse_error``: a resume skips them."""
-        return await asyncio.to_thread(self._completed_keys)
+        return await asyncio.to_thread(self._tables.completed_keys)
 
     async def close(self, status: RunStatus = RunStatus.FINISHED) -> RunInfo:
         """Drain the writer, then record the end time, ``status`` and the counts."""
@@ -218,10 +199,10 @@ class RunLog:
             self._wake.set()
             await self._task
         try:
-            return await asyncio.to_thread(self._finish, status)
+            return await asyncio.to_thread(self._tables.finish, status)
         finally:
             if self._owns_engine:
-                self._engine.dispose()
+                self._tables.engine.dispose()
 
     async def __aenter__(self) -> RunLog:
         return self
@@ -299,7 +280,7 @@ class RunLog:
         error: StoreError | None = None
         try:
             if records:
-                await asyncio.to_thread(self._write_batch, records)
+                await asyncio.to_thread(self._tables.write_batch, records)
                 self.batches_written += 1
                 self.records_written += len(records)
         except StoreError as exc:  # handed to every writer of this batch, not swallowed
@@ -323,87 +304,6 @@ class RunLog:
             return False
         _settle(done, error)
         return True
-
-    def _write_batch(self, records: list[_Record]) -> None:
-        now = now_iso()
-        # Last write wins within a batch: one row per key (PostgreSQL refuses to touch a row twice).
-        steps = {r.key: trace_row(r, now) for r in records if isinstance(r, TraceStep)}
-        preds = {r.key: r for r in records if isinstance(r, Prediction)}
-        try:
-            with self._engine.begin() as conn:
-                self._upsert(conn, traces, list(steps.values()))
-                self._upsert(conn, predictions, [prediction_row(p, now) for p in preds.values()])
-                if preds:
-                    conn.execute(_TRIM, [_trim_params(p) for p in preds.values()])
-        except SQLAlchemyError as exc:
-            raise StoreError(
-                f"writing {len(records)} records to the run store at {self._location.display} failed: {exc}"
-            ) from exc
-
-    def _upsert(self, conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
-        """One executemany of the table's upsert; the statement is built on first use only."""
-        if not rows:
-            return
-        columns = tuple(rows[0])
-        stmt = self._upserts.get((table.name, columns))
-        if stmt is None:
-            stmt = upsert_statement(conn.dialect.name, table, columns)
-            self._upserts[(table.name, columns)] = stmt
-        conn.execute(stmt, rows)
-
-    def _completed_keys(self) -> frozenset[tuple[str, int]]:
-        final = (PredictionStatus.OK.value, PredictionStatus.PARSE_ERROR.value)
-        query = select(predictions.c.question_id, predictions.c.sample_idx).where(
-            predictions.c.run_id == self.run_id, predictions.c.status.in_(final)
-        )
-        with self._engine.connect() as conn:
-            return frozenset((row[0], row[1]) for row in conn.execute(query))
-
-    def _finish(self, status: RunStatus) -> RunInfo:
-        with contextlib.suppress(SQLAlchemyError):  # an unreleased lease expires by itself
-            self._lease_op("release")
-        counts = (
-            select(predictions.c.status, func.count())
-            .where(predictions.c.run_id == self.run_id)
-            .group_by(predictions.c.status)
-        )
-        try:
-            with self._engine.begin() as conn:
-                by_status = {row[0]: row[1] for row in conn.execute(counts)}
-                conn.execute(
-                    update(runs)
-                    .where(runs.c.run_id == self.run_id)
-                    .values(
-                        status=status.value,
-                        ended_at=now_iso(),
-                        n_ok=by_status.get("ok", 0),
-                        n_parse_error=by_status.get("parse_error", 0),
-                        n_infra_error=by_status.get("infra_error", 0),
-                    )
-                )
-                row = conn.execute(select(runs).where(runs.c.run_id == self.run_id)).mappings().one()
-                return run_of(row)
-        except SQLAlchemyError as exc:
-            raise StoreError(f"could not close run {self.run_id}: {exc}") from exc
-
-
-# Drops steps past a prediction's last one: leftovers of an attempt a crash cut short. One
-# statement for the whole batch, executed with one parameter set per prediction.
-_TRIM = delete(traces).where(
-    traces.c.run_id == bindparam("t_run_id"),
-    traces.c.question_id == bindparam("t_question_id"),
-    traces.c.sample_idx == bindparam("t_sample_idx"),
-    traces.c.step_idx >= bindparam("t_n_steps"),
-)
-
-
-def _trim_params(prediction: Prediction) -> dict[str, Any]:
-    return {
-        "t_run_id": prediction.run_id,
-        "t_question_id": prediction.question_id,
-        "t_sample_idx": prediction.sample_idx,
-        "t_n_steps": prediction.n_steps,
-    }
 
 
 def _question_key(record: _Record) -> _QuestionKey:

@@ -128,18 +128,52 @@ class FrameSampler:
             )
         return self._sample(Path(video), duration, tuple(_round_us(t) for t in timestamps))
 
+    def cached_uniform(self, video: Path | str, count: int) -> FrameSet | None:
+        """:meth:`uniform`'s frames when the cache holds all of them (and the duration), else None.
+
+        Reads the cache only: nothing is probed or decoded, so it is cheap enough for the caller's
+        process (a decode pool sends only misses to its workers).
+        """
+        duration = self._cached_duration(video)
+        if duration is None:
+            return None
+        return self._from_cache(Path(video), duration, uniform_timestamps(duration, count))
+
+    def cached_range(self, video: Path | str, start_s: float, end_s: float, count: int) -> FrameSet | None:
+        """:meth:`range`'s frames when the cache holds all of them, else None (a bad range too)."""
+        duration = self._cached_duration(video)
+        if duration is None or start_s < 0 or end_s > duration or not end_s > start_s:
+            return None
+        return self._from_cache(Path(video), duration, range_timestamps(start_s, end_s, count))
+
+    def _cached_duration(self, video: Path | str) -> float | None:
+        path = Path(video)
+        if self.cache is None or not path.is_file():
+            return None
+        return self.cache.get_duration(VideoIdentity.of(path))
+
     def _keys(self, identity: VideoIdentity, timestamps: Sequence[float]) -> list[str]:
         side, quality = self.config.longest_side, self.config.jpeg_quality
         return [FrameCache.frame_key(identity, t, side, quality) for t in timestamps]
 
-    def _sample(self, path: Path, duration: float, timestamps: tuple[float, ...]) -> FrameSet:
-        identity = VideoIdentity.of(path)
-        keys = self._keys(identity, timestamps)
+    def _lookup(self, path: Path, timestamps: Sequence[float]) -> tuple[list[str], dict[int, Frame]]:
+        """The frames' cache keys, and the cached frames by position."""
+        keys = self._keys(VideoIdentity.of(path), timestamps)
         found: dict[int, Frame] = {}
         if self.cache:
             for i, (key, t) in enumerate(zip(keys, timestamps, strict=True)):
                 if (hit := self.cache.get_frame(key, t)) is not None:
                     found[i] = hit
+        return keys, found
+
+    def _from_cache(self, path: Path, duration: float, timestamps: tuple[float, ...]) -> FrameSet | None:
+        _, found = self._lookup(path, timestamps)
+        if len(found) < len(timestamps):
+            return None
+        return _frame_set(path, duration, timestamps, found, hits=len(found))
+
+    def _sample(self, path: Path, duration: float, timestamps: tuple[float, ...]) -> FrameSet:
+        keys, found = self._lookup(path, timestamps)
         hits = len(found)
         missing = [i for i in range(len(timestamps)) if i not in found]
         decoded = self._decode(path, [timestamps[i] for i in missing])
@@ -150,14 +184,7 @@ class FrameSampler:
         if self.cache:  # only after every check passed: an error leaves nothing behind
             for i, frame in fresh.items():
                 self.cache.put_frame(keys[i], frame)
-        return FrameSet(
-            video=path,
-            duration_s=duration,
-            requested_s=timestamps,
-            frames=tuple(found[i] for i in sorted(found)),
-            failed_timestamps=tuple(t for i, t in enumerate(timestamps) if i not in found),
-            from_cache=hits,
-        )
+        return _frame_set(path, duration, timestamps, found, hits=hits)
 
     def _decode(self, path: Path, timestamps: list[float]) -> list[Frame | None]:
         if not timestamps:
@@ -171,6 +198,19 @@ class FrameSampler:
             jpeg, width, height = encode_jpeg(raw.rgb, side, quality)
             out.append(Frame(t, raw.pts_s, jpeg, width, height))
         return out
+
+
+def _frame_set(
+    path: Path, duration: float, timestamps: tuple[float, ...], found: dict[int, Frame], *, hits: int
+) -> FrameSet:
+    return FrameSet(
+        video=path,
+        duration_s=duration,
+        requested_s=timestamps,
+        frames=tuple(found[i] for i in sorted(found)),
+        failed_timestamps=tuple(t for i, t in enumerate(timestamps) if i not in found),
+        from_cache=hits,
+    )
 
 
 def _existing(video: Path | str) -> Path:

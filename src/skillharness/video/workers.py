@@ -8,8 +8,11 @@ very bytes an in-process sampler returns; only the ``FrameSet`` (a few JPEGs) cr
 
 Workers come from a ``forkserver`` that has imported the video layer once: forking from the main
 process, which holds threads and open sockets, could copy a held lock; spawning a fresh
-interpreter per worker would import PyAV and numpy again each time. The pool starts on first use,
-so a text-only run never pays for it.
+interpreter per worker would import PyAV and numpy again each time.
+
+A frame set the cache holds whole is read in the calling process (a thread, a few file reads)
+and never reaches a worker; the pool starts on the first miss. So a text-only run, or a run
+over warm caches, never pays for starting workers, which import the caller's main module again.
 """
 
 from __future__ import annotations
@@ -72,6 +75,9 @@ class DecodePool:
         self.workers = workers or usable_cores()
         self._config_json = config.model_dump_json()
         self._executor: Executor | None = None
+        # Cache reads in this process; the same cache the workers write, so a hit is their bytes.
+        self._reader = FrameSampler(config) if config.cache_enabled else None
+        self.served_from_cache = 0  # frame sets read here without a worker
 
     def _pool(self) -> Executor:
         if self._executor is None:
@@ -87,13 +93,29 @@ class DecodePool:
             return result
         raise _error(result)
 
+    async def _cached(self, method: str, *args: Any) -> FrameSet | None:
+        if self._reader is None:
+            return None
+        hit: FrameSet | None = await asyncio.to_thread(getattr(self._reader, method), *args)
+        self.served_from_cache += hit is not None
+        return hit
+
     async def uniform(self, video: Path | str, count: int) -> FrameSet:
-        """As :meth:`FrameSampler.uniform`, in a worker process."""
-        return await self._call("uniform", Path(video), count)
+        """As :meth:`FrameSampler.uniform`: from the cache here, else in a worker process."""
+        hit = await self._cached("cached_uniform", Path(video), count)
+        return hit if hit is not None else await self._call("uniform", Path(video), count)
 
     async def range(self, video: Path | str, start_s: float, end_s: float, count: int) -> FrameSet:
-        """As :meth:`FrameSampler.range`, in a worker process."""
+        """As :meth:`FrameSampler.range`: from the cache here, else in a worker process."""
+        hit = await self._cached("cached_range", Path(video), start_s, end_s, count)
+        if hit is not None:
+            return hit
         return await self._call("range", Path(video), start_s, end_s, count)
+
+    @property
+    def started(self) -> bool:
+        """Whether worker processes were started (the first cache miss starts them)."""
+        return self._executor is not None
 
     def map_uniform(self, videos: Sequence[Path], count: int) -> Iterator[FrameSet | SkillharnessError]:
         """``uniform(video, count)`` for each video, in order, outside an event loop.
