@@ -29,7 +29,16 @@ def _question(i: int, task_type: str, duration: str) -> Question:
 
 def _pred(run: str, q: Question, status: PredictionStatus, right: bool, sample: int = 0) -> Prediction:
     answer = None if status is not OK else ("A" if right else "B")
-    return Prediction(run_id=run, question_id=q.question_id, sample_idx=sample, status=status, answer=answer)
+    # As the agent records it: correct decided when answered (unparsed is wrong), None for infra.
+    correct = None if status is PredictionStatus.INFRA_ERROR else (status is OK and right)
+    return Prediction(
+        run_id=run,
+        question_id=q.question_id,
+        sample_idx=sample,
+        status=status,
+        answer=answer,
+        correct=correct,
+    )
 
 
 QUESTIONS = [

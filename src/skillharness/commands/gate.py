@@ -11,17 +11,17 @@ from rich.console import Console
 from rich.table import Table
 
 from skillharness.errors import ConfigError, SplitError
-from skillharness.train import gate_budget
-from skillharness.train.config import GateConfig
-from skillharness.train.gate import (
+from skillharness.train import (
     ClassPlan,
     EProcessGate,
     FixedNStandardError,
     GateRule,
     StrictlyBetterMinibatch,
+    gate_budget,
     plan_classes,
     simulate,
 )
+from skillharness.train.config import GateConfig
 from skillharness.util.model import describe_validation
 
 gate_app = typer.Typer(help="Plan a gate (is acceptance reachable, with what power?) or simulate one.")

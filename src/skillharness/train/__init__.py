@@ -11,6 +11,7 @@ from skillharness.train.draws import gate_budget
 from skillharness.train.evolve_prompts import render_evolve_prompts
 from skillharness.train.experiment import default_train_run_id, open_training
 from skillharness.train.gate import (
+    ClassPlan,
     EProcessGate,
     FixedNStandardError,
     GateRule,
@@ -37,6 +38,7 @@ __all__ = [
     "JUDGED",
     "TEMPLATE_SPECS",
     "CheckStatus",
+    "ClassPlan",
     "DiagnosisReport",
     "EProcessGate",
     "FixedNStandardError",
