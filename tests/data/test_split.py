@@ -10,10 +10,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-import typer
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
+from cli_support import command_app
 from cli_support import run_cli as cli
 from skillharness.commands import split as split_cmd
 from skillharness.data.loader import load_questions
@@ -243,15 +243,9 @@ def test_bad_split_flags_are_user_errors_not_tracebacks(
     ]
     source = tmp_path / "q.json"
     source.write_text(json.dumps(rows))
-    app = typer.Typer()
-
-    @app.callback()
-    def _root() -> None:
-        """Test root."""
-
-    split_cmd.register(app)
     result = CliRunner().invoke(
-        app, ["split", "--questions", str(source), "--out", str(tmp_path / "o"), *flags]
+        command_app(split_cmd.register),
+        ["split", "--questions", str(source), "--out", str(tmp_path / "o"), *flags],
     )
     assert isinstance(result.exception, ConfigError), result.exception
     assert needle in str(result.exception)

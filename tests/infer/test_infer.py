@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from infer_support import Bench, write_config
+from infer_support import PACED_WORLD, Bench, write_config
 
 from cli_support import run_cli as cli
 from skillharness.config import load_config
@@ -23,6 +23,8 @@ from skillharness.infer import load_job, run_inference
 from skillharness.sim import FaultKind, LatencyConfig, SimConfig, SimServer
 from skillharness.store import PredictionStatus, RunReader
 from skillharness.util.atomic import sha256_file
+
+pytestmark = pytest.mark.sim_world(PACED_WORLD)
 
 
 def row_counts(store: Path, run_id: str) -> tuple[int, int, int]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from infer_support import Bench, write_config
+from infer_support import PACED_WORLD, Bench, write_config
 
 from cli_support import run_cli as cli
 from net_support import free_port
@@ -26,6 +26,8 @@ from skillharness.infer import load_job, run_inference
 from skillharness.llm.roles import Role
 from skillharness.sim import FaultKind, LatencyConfig, SimConfig, SimServer
 from skillharness.store import RunReader, RunStatus
+
+pytestmark = pytest.mark.sim_world(PACED_WORLD)
 
 
 def _config(

@@ -10,11 +10,14 @@ import sys
 import time
 from pathlib import Path
 
-from infer_support import Bench, write_config
+import pytest
+from infer_support import PACED_WORLD, Bench, write_config
 
 from cli_support import run_cli as cli
 from skillharness.sim import LatencyConfig, SimConfig, SimServer
 from skillharness.store import RunReader, RunStatus
+
+pytestmark = pytest.mark.sim_world(PACED_WORLD)
 
 
 def _predictions(store: Path, run_id: str) -> int:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from infer_support import Bench, write_config
+from infer_support import PACED_WORLD, Bench, write_config
 
 from cli_support import run_cli as cli
 from skillharness.config import load_config
@@ -16,6 +16,8 @@ from skillharness.errors import StoreError
 from skillharness.infer import load_job, run_inference
 from skillharness.sim import SimServer
 from skillharness.store import RunMetric, RunReader
+
+pytestmark = pytest.mark.sim_world(PACED_WORLD)
 
 
 def _run(path: Path, run_id: str, *, resume: bool, flags: dict[str, object] | None = None) -> int:

@@ -5,30 +5,19 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from diagnose_support import EXACT_JUDGE, QUIET_AGENT
+from diagnose_support import diagnose_world
 from train_support import train_context, write_train_config
 
-from bench_support import Bench, make_bench
+from bench_support import Bench
 from cli_support import run_cli
-from skillharness.sim import SimConfig, SimServer
+from skillharness.sim import SimServer
 from skillharness.skills import Bundle
 from skillharness.store import DiagnosisRow, RunKind, RunReader
 
-
-@pytest.fixture(scope="module")
-def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
-    return make_bench(tmp_path_factory.mktemp("diagnose-cli-bench"))
-
-
-@pytest.fixture
-def sim(bench: Bench) -> Iterator[SimServer]:
-    config = SimConfig.model_validate({"seed": 6, "agent": QUIET_AGENT, "judge": EXACT_JUDGE})
-    with SimServer(config, questions=bench.questions) as server:
-        yield server
+pytestmark = pytest.mark.sim_world(diagnose_world(6))
 
 
 def _env() -> dict[str, str]:
