@@ -136,6 +136,7 @@ def test_artifacts_verify_and_detect_tampering(
         load_pools(written.pools_path, written.pools_sha256)
 
 
+@pytest.mark.slow
 def test_p2_1_split_refuses_to_overwrite_without_force(tmp_path: Path, videomme_questions_path: Path) -> None:
     out = tmp_path / "split"
     args = [

@@ -62,6 +62,7 @@ def _trained(
     return path, base, final
 
 
+@pytest.mark.slow
 def test_eval_of_a_training_run_flags_overfitting_and_prints_simulator_truth(
     tmp_path: Path, holdout_bench: Bench, holdout_sim: SimServer
 ) -> None:
@@ -96,6 +97,7 @@ def test_eval_of_a_training_run_flags_overfitting_and_prints_simulator_truth(
     assert report.val.holdout_truth == report.overall.truth.gain
 
 
+@pytest.mark.slow
 def test_eval_of_two_bundle_folders_with_several_samples(
     tmp_path: Path, holdout_bench: Bench, holdout_sim: SimServer
 ) -> None:
@@ -144,6 +146,7 @@ def _eval(path: Path, **options: Any) -> None:
     eval_command(config=path, **{**defaults, **options})
 
 
+@pytest.mark.slow
 def test_eval_usage_errors_name_the_problem(
     tmp_path: Path, holdout_bench: Bench, holdout_sim: SimServer
 ) -> None:

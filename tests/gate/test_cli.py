@@ -61,6 +61,7 @@ def test_bad_inputs_are_user_errors(tmp_path: Path) -> None:
         read_manifest_val_counts(tmp_path / "absent.json")
 
 
+@pytest.mark.slow
 def test_cli_exits_2_with_one_clear_line_on_a_user_error() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "skillharness.cli", "gate", "simulate", "--p-plus", "0.7", "--p-minus", "0.6"],

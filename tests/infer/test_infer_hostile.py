@@ -118,6 +118,7 @@ def test_a_malformed_base_url_is_refused_by_the_config(
     assert "llm.endpoints.0.base_url" in str(info.value)
 
 
+@pytest.mark.slow
 def test_a_run_past_max_infra_share_fails_with_a_nonzero_exit_and_counts_by_class(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:
@@ -259,6 +260,7 @@ def test_a_video_that_breaks_mid_run_is_marked_degraded_and_never_retried(
     assert again.asked == 0, "nothing is retried: a degraded answer is final"
 
 
+@pytest.mark.slow
 def test_infer_names_the_frame_cache_it_writes_to_even_by_default(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:

@@ -32,6 +32,7 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # a background shell may have ignored it
 
 
+@pytest.mark.slow
 def test_ctrl_c_marks_the_run_interrupted_exits_130_and_resume_completes(
     tmp_path: Path, bench: Bench
 ) -> None:
@@ -68,6 +69,7 @@ def test_ctrl_c_marks_the_run_interrupted_exits_130_and_resume_completes(
         assert _predictions(store, "ctrl-c") == 12
 
 
+@pytest.mark.slow
 def test_resume_of_an_unknown_run_is_refused_and_starts_nothing(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:
@@ -83,6 +85,7 @@ def test_resume_of_an_unknown_run_is_refused_and_starts_nothing(
         assert [info.run_id for info in reader.runs()] == ["real"]
 
 
+@pytest.mark.slow
 def test_resume_with_a_changed_bundle_is_refused_naming_it(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:
@@ -109,6 +112,7 @@ def test_resume_with_a_changed_bundle_is_refused_naming_it(
     assert "bundle_hash" in again.stderr
 
 
+@pytest.mark.slow
 def test_a_malformed_run_id_is_one_clear_error(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
     config = write_config(tmp_path / "exp.yaml", bench, sim)
     bad = cli("infer", "--config", str(config), "--pool", "val", "--run-id", "bad id!")
@@ -117,6 +121,7 @@ def test_a_malformed_run_id_is_one_clear_error(tmp_path: Path, bench: Bench, sim
     assert "Traceback" not in bad.stderr
 
 
+@pytest.mark.slow
 def test_resume_accepts_operational_changes_and_refuses_edited_questions(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:

@@ -69,6 +69,7 @@ def _expected_text(bench: Bench, question: Question) -> str:
     return lmms_eval_text(question, subtitles)
 
 
+@pytest.mark.slow
 def test_infer_under_lmms_eval_protocol(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
     config = write_config(tmp_path / "exp.yaml", bench, sim)
     export = tmp_path / "official.json"

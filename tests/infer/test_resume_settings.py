@@ -25,6 +25,7 @@ def _run(path: Path, run_id: str, *, resume: bool, flags: dict[str, object] | No
     return asyncio.run(run_inference(job)).asked
 
 
+@pytest.mark.slow
 def test_a_refused_resume_names_each_changed_setting(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
     path = write_config(tmp_path / "exp.yaml", bench, sim)
     assert _run(path, "named", resume=False) > 0

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from typer.testing import CliRunner
 
 from cli_support import command_app
@@ -60,6 +61,7 @@ def test_clear_asks_for_confirmation(tmp_path) -> None:
     assert "entries:   1" in run_cli("stats", "--url", url)
 
 
+@pytest.mark.slow
 def test_bad_url_is_a_user_error_exit_2() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "skillharness.cli", "cache", "stats", "--url", "ftp://nowhere"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from preflight_support import REACHABLE, UNREACHABLE, Bench, write_config
 
 from cli_support import run_cli
@@ -12,6 +13,7 @@ from net_support import free_port
 from skillharness.sim import SimServer
 
 
+@pytest.mark.slow
 def test_good_setup_exits_0_with_a_table(tmp_path: Path, bench: Bench, shared_sim: SimServer) -> None:
     config = write_config(tmp_path, bench, shared_sim.base_url, shared_sim.model_name)
     result = run_cli("preflight", "--config", str(config))
@@ -22,6 +24,7 @@ def test_good_setup_exits_0_with_a_table(tmp_path: Path, bench: Bench, shared_si
     assert "preflight passed" in result.stdout
 
 
+@pytest.mark.slow
 def test_every_problem_is_printed_and_exit_is_2(tmp_path: Path, bench: Bench, shared_sim: SimServer) -> None:
     dead = f"http://127.0.0.1:{free_port()}/v1"
     config = write_config(
@@ -45,6 +48,7 @@ def test_every_problem_is_printed_and_exit_is_2(tmp_path: Path, bench: Bench, sh
     assert "3 problem(s)" in result.stderr
 
 
+@pytest.mark.slow
 def test_unknown_pool_is_a_usage_error(tmp_path: Path, bench: Bench, shared_sim: SimServer) -> None:
     config = write_config(tmp_path, bench, shared_sim.base_url, shared_sim.model_name)
     result = run_cli("preflight", "--config", str(config), "--pool", "holdout")

@@ -154,6 +154,7 @@ _KILLED_PASS = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 async def test_p2_4_transient_judge_failure_is_retried_on_resume(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:

@@ -24,6 +24,7 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("SKILLHARNESS_")}
 
 
+@pytest.mark.slow
 async def test_diagnose_prints_the_waterfall_and_truth_and_judges_once(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:
@@ -77,6 +78,7 @@ async def test_diagnose_prints_the_waterfall_and_truth_and_judges_once(
     assert len(rows) == wrong  # one row per diagnosed case, after two calls
 
 
+@pytest.mark.slow
 def test_diagnose_refuses_another_bundle_a_test_pool_run_and_an_unknown_run(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:
