@@ -1,15 +1,21 @@
-"""A small synthetic benchmark with a frozen split and an initial bundle, for end-to-end tests."""
+"""A small synthetic benchmark with a frozen split and an initial bundle, for end-to-end tests.
+
+The fixtures built on it (``bench`` and its variants, the simulators) are in tests/conftest.py.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import write_split
+from skillharness.data.questions import Question
 from skillharness.data.split import SplitParams, make_split
 from skillharness.data.synth import ensure_synthetic_benchmark
+from skillharness.sim import SimConfig, SimServer
 from skillharness.skills import initial_bundle
 
 
@@ -20,6 +26,14 @@ class Bench:
     pools: Path
     pools_sha256: str
     bundle: Path
+
+
+class StartSim(Protocol):
+    """The ``sim_factory`` fixture: start a simulator that stops when the test ends."""
+
+    def __call__(
+        self, config: SimConfig, questions: Sequence[Question] | Path | None = None
+    ) -> SimServer: ...
 
 
 def make_bench(

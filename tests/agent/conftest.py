@@ -1,4 +1,4 @@
-"""Agent fixtures: a real generated video, a real bundle, a real SQLite run store."""
+"""Agent fixtures: a real generated video, and a run log over a SQLite file (`sqlite_url`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from agent_support import write_video
 
 from skillharness.agent.video import LocalVideos
 from skillharness.llm.types import SamplingParams
-from skillharness.skills.bundle import Bundle, initial_bundle
 from skillharness.store import RunKind, RunLog, RunProvenance
 from skillharness.video import FrameSampler, FramesConfig
 
@@ -39,18 +38,8 @@ def videos(media_dir: Path, tmp_path: Path) -> LocalVideos:
     return LocalVideos(sampler, media_dir / "videos", media_dir / "subtitles")
 
 
-@pytest.fixture(scope="session")
-def bundle() -> Bundle:
-    return initial_bundle()
-
-
 @pytest.fixture
-def store_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'runs.sqlite'}"
-
-
-@pytest.fixture
-async def run_log(store_url: str) -> AsyncIterator[RunLog]:
+async def run_log(sqlite_url: str) -> AsyncIterator[RunLog]:
     provenance = RunProvenance(
         run_id="run-1",
         kind=RunKind.INFER,
@@ -60,5 +49,5 @@ async def run_log(store_url: str) -> AsyncIterator[RunLog]:
         endpoints=("http://127.0.0.1:1/v1",),
         sampling=SamplingParams(temperature=0.0),
     )
-    async with await RunLog.open(store_url, provenance) as log:
+    async with await RunLog.open(sqlite_url, provenance) as log:
         yield log

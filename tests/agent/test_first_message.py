@@ -25,11 +25,11 @@ def test_message_holds_question_options_duration_and_subtitles_verbatim() -> Non
 
 
 async def test_vision_on_without_initial_frames_does_not_claim_frames_are_off(
-    bundle: Bundle, videos: LocalVideos, run_log: RunLog
+    default_bundle: Bundle, videos: LocalVideos, run_log: RunLog
 ) -> None:
     model = ScriptedModel({"q1": [answer_reply("B")]})
     config = AgentConfig(initial_frames=0, max_frames=8, max_steps=2)
-    agent = Agent(model, "sim-vl", bundle, videos, videos, config)
+    agent = Agent(model, "sim-vl", default_bundle, videos, videos, config)
     await agent.answer(question("q1"), run_id="run-1", sample_idx=0, sink=run_log)
     text = model.requests[0].messages[1]["content"]
     assert isinstance(text, str)

@@ -27,12 +27,12 @@ from skillharness.store import RunLog, RunReader
 from skillharness.video import FrameSampler, FramesConfig
 
 
-def _agent(model: ChatModel, bundle: Bundle, videos: LocalVideos, **config: object) -> Agent:
+def _agent(model: ChatModel, default_bundle: Bundle, videos: LocalVideos, **config: object) -> Agent:
     settings = {"initial_frames": 4, "max_frames": 8, "max_steps": 4} | config
     return Agent(
         model=model,
         model_name="sim-vl",
-        bundle=bundle,
+        bundle=default_bundle,
         frames=videos,
         subtitles=videos,
         config=AgentConfig.model_validate(settings),
@@ -40,7 +40,7 @@ def _agent(model: ChatModel, bundle: Bundle, videos: LocalVideos, **config: obje
 
 
 async def test_p0_4_non_scalar_answer_is_normalized_and_batch_survives(
-    bundle: Bundle, videos: LocalVideos, run_log: RunLog, store_url: str
+    default_bundle: Bundle, videos: LocalVideos, run_log: RunLog, sqlite_url: str
 ) -> None:
     questions = [question("q1"), question("q2"), question("q3", answer="C"), question("q4")]
     model = ScriptedModel(
@@ -51,7 +51,7 @@ async def test_p0_4_non_scalar_answer_is_normalized_and_batch_survives(
             "q4": [tool_reply("submit_answer", '{"answer": {"answer": ["B", "D"]}}')],
         }
     )
-    agent = _agent(model, bundle, videos)
+    agent = _agent(model, default_bundle, videos)
     results = await asyncio.gather(
         *(agent.answer(q, run_id="run-1", sample_idx=0, sink=run_log) for q in questions)
     )
@@ -65,13 +65,13 @@ async def test_p0_4_non_scalar_answer_is_normalized_and_batch_survives(
     assert by_id["q4"].correct is False
     assert "several different letters" in (by_id["q4"].error_message or "")
     await run_log.flush()
-    with RunReader(store_url) as reader:
+    with RunReader(sqlite_url) as reader:
         stored = {p.question_id: p for p in reader.predictions("run-1")}
     assert stored == by_id  # every question ended with its row, none aborted the batch
 
 
 async def test_p0_2_traces_are_written_during_inference(
-    bundle: Bundle, videos: LocalVideos, run_log: RunLog, store_url: str
+    default_bundle: Bundle, videos: LocalVideos, run_log: RunLog, sqlite_url: str
 ) -> None:
     seen: list[list[TraceStep]] = []
 
@@ -79,7 +79,7 @@ async def test_p0_2_traces_are_written_during_inference(
         # Steps are queued and committed by the writer's next batch; wait for that batch (the
         # question itself is still running: its prediction is not written yet).
         await run_log.flush()
-        with RunReader(store_url) as reader:  # a separate, read-only connection to the file
+        with RunReader(sqlite_url) as reader:  # a separate, read-only connection to the file
             seen.append(reader.trace("run-1", "q1"))
             assert reader.predictions("run-1") == []  # the question is still running
         return answer_reply("B")
@@ -87,7 +87,7 @@ async def test_p0_2_traces_are_written_during_inference(
     model = ScriptedModel(
         {"q1": [tool_reply("get_frames", {"start_s": 1, "end_s": 3, "count": 2}), look_while_running]}
     )
-    prediction = await _agent(model, bundle, videos).answer(
+    prediction = await _agent(model, default_bundle, videos).answer(
         question("q1"), run_id="run-1", sample_idx=0, sink=run_log
     )
     assert prediction.status is PredictionStatus.OK
@@ -96,7 +96,7 @@ async def test_p0_2_traces_are_written_during_inference(
     assert mid_run[0].frames_shown == (0.5, 1.5, 2.5, 3.5)
     assert mid_run[2].tool_name == "get_frames"
     assert mid_run[2].frames_shown == (1.5, 2.5)
-    with RunReader(store_url) as reader:
+    with RunReader(sqlite_url) as reader:
         final = reader.trace("run-1", "q1")
     assert len(final) == prediction.n_steps == 5  # + the answering turn and the submit_answer call
     assert final[-1].tool_name == "submit_answer"
@@ -104,15 +104,15 @@ async def test_p0_2_traces_are_written_during_inference(
 
 
 async def test_first_message_shows_question_options_duration_frames_and_subtitles(
-    bundle: Bundle, videos: LocalVideos, run_log: RunLog
+    default_bundle: Bundle, videos: LocalVideos, run_log: RunLog
 ) -> None:
     model = ScriptedModel({"q1": [answer_reply("B")]})
-    agent = _agent(model, bundle, videos, sampling=SamplingParams(temperature=0.7, seed=3))
+    agent = _agent(model, default_bundle, videos, sampling=SamplingParams(temperature=0.7, seed=3))
     await agent.answer(question("q1"), run_id="run-1", sample_idx=2, sink=run_log)
     (request,) = model.requests
     system, first = request.messages
-    assert system["content"].startswith(bundle.system_prompt.strip())
-    assert bundle.skill("Counting Problem").render().strip() in system["content"]
+    assert system["content"].startswith(default_bundle.system_prompt.strip())
+    assert default_bundle.skill("Counting Problem").render().strip() in system["content"]
     text = first["content"][0]["text"]
     for option in question("q1").options:
         assert option in text
@@ -125,17 +125,17 @@ async def test_first_message_shows_question_options_duration_frames_and_subtitle
     assert (request.role, request.sample_idx, request.sampling.seed) == (Role.AGENT, 2, 3)
     assert role_of_request({"tools": list(request.tools or ())}) is Role.AGENT
     specs = {t["function"]["name"]: t["function"] for t in request.tools or ()}
-    assert specs["get_frames"]["description"] == bundle.tools["get_frames"]
+    assert specs["get_frames"]["description"] == default_bundle.tools["get_frames"]
     assert specs["get_frames"]["parameters"] == TOOL_PARAMETERS["get_frames"]
 
 
 async def test_vision_off_sends_no_image_and_offers_no_frames_tool(
-    bundle: Bundle, videos: LocalVideos, run_log: RunLog, store_url: str
+    default_bundle: Bundle, videos: LocalVideos, run_log: RunLog, sqlite_url: str
 ) -> None:
     model = ScriptedModel(
         {"q1": [tool_reply("get_subtitles", {"start_s": 0, "end_s": 4}), answer_reply("b")]}
     )
-    agent = _agent(model, bundle, videos, vision=False)
+    agent = _agent(model, default_bundle, videos, vision=False)
     prediction = await agent.answer(question("q1"), run_id="run-1", sample_idx=0, sink=run_log)
     assert prediction.answer == "B"
     dumped = json.dumps([r.messages for r in model.requests])
@@ -148,7 +148,7 @@ async def test_vision_off_sends_no_image_and_offers_no_frames_tool(
     assert tool_message["role"] == "tool"
     assert "first line" in tool_message["content"]
     await run_log.flush()
-    reader = RunReader(store_url)
+    reader = RunReader(sqlite_url)
     try:
         steps = reader.trace("run-1", "q1")
     finally:
@@ -158,7 +158,7 @@ async def test_vision_off_sends_no_image_and_offers_no_frames_tool(
 
 
 async def test_tool_misuse_becomes_tool_messages_and_the_budgets_hold(
-    bundle: Bundle, videos: LocalVideos, run_log: RunLog, store_url: str
+    default_bundle: Bundle, videos: LocalVideos, run_log: RunLog, sqlite_url: str
 ) -> None:
     script = [
         tool_reply("get_frames", "{not json"),
@@ -167,35 +167,35 @@ async def test_tool_misuse_becomes_tool_messages_and_the_budgets_hold(
         answer_reply("B"),
     ]
     model = ScriptedModel({"q1": script})
-    agent = _agent(model, bundle, videos, max_steps=6)
+    agent = _agent(model, default_bundle, videos, max_steps=6)
     prediction = await agent.answer(question("q1"), run_id="run-1", sample_idx=0, sink=run_log)
     assert prediction.status is PredictionStatus.OK
     tool_texts = [r.messages[-1]["content"] for r in model.requests[1:3]]
     assert "not valid JSON" in tool_texts[0]
     assert "empty time range" in tool_texts[1]
-    with RunReader(store_url) as reader:
+    with RunReader(sqlite_url) as reader:
         tools = [s for s in reader.trace("run-1", "q1") if s.role is StepRole.TOOL]
     assert [s.error is not None for s in tools] == [True, True, False, False]
     assert len(tools[2].frames_shown) == 4  # 4 initial + 4 = max_frames 8
 
 
 async def test_frame_budget_exhausted_is_told_to_the_model(
-    bundle: Bundle, videos: LocalVideos, run_log: RunLog
+    default_bundle: Bundle, videos: LocalVideos, run_log: RunLog
 ) -> None:
     ask = tool_reply("get_frames", {"start_s": 0, "end_s": 4, "count": 2})
     model = ScriptedModel({"q1": [ask, answer_reply("A")]})
-    agent = _agent(model, bundle, videos, initial_frames=4, max_frames=4)
+    agent = _agent(model, default_bundle, videos, initial_frames=4, max_frames=4)
     prediction = await agent.answer(question("q1"), run_id="run-1", sample_idx=0, sink=run_log)
     assert "frame budget exhausted" in model.requests[1].messages[-1]["content"]
     assert (prediction.answer, prediction.correct) == ("A", False)
 
 
 async def test_step_budget_ends_in_a_parse_error_after_a_last_turn_warning(
-    bundle: Bundle, videos: LocalVideos, run_log: RunLog
+    default_bundle: Bundle, videos: LocalVideos, run_log: RunLog
 ) -> None:
     look = tool_reply("get_subtitles", {"start_s": 0, "end_s": 1})
     model = ScriptedModel({"q1": [look, look, look]})
-    prediction = await _agent(model, bundle, videos, max_steps=3).answer(
+    prediction = await _agent(model, default_bundle, videos, max_steps=3).answer(
         question("q1"), run_id="run-1", sample_idx=0, sink=run_log
     )
     assert (prediction.status, prediction.error_class) == (
@@ -207,7 +207,7 @@ async def test_step_budget_ends_in_a_parse_error_after_a_last_turn_warning(
 
 
 async def test_bad_responses_are_invalidated_good_ones_kept(
-    bundle: Bundle, videos: LocalVideos, run_log: RunLog
+    default_bundle: Bundle, videos: LocalVideos, run_log: RunLog
 ) -> None:
     model = InvalidatingModel(
         {
@@ -216,7 +216,7 @@ async def test_bad_responses_are_invalidated_good_ones_kept(
             "q3": [TransientLLMError("stream cut")],
         }
     )
-    agent = _agent(model, bundle, videos)
+    agent = _agent(model, default_bundle, videos)
     for qid in ("q1", "q2", "q3"):
         await agent.answer(question(qid), run_id="run-1", sample_idx=0, sink=run_log)
     by_question = [model.question_of(r) for r in model.invalidated]
@@ -234,9 +234,11 @@ class _FailingSink:
         raise StoreError("disk full")
 
 
-async def test_a_failing_store_write_stays_inside_the_boundary(bundle: Bundle, videos: LocalVideos) -> None:
+async def test_a_failing_store_write_stays_inside_the_boundary(
+    default_bundle: Bundle, videos: LocalVideos
+) -> None:
     model = ScriptedModel({"q1": [answer_reply("B")]})
-    prediction = await _agent(model, bundle, videos).answer(
+    prediction = await _agent(model, default_bundle, videos).answer(
         question("q1"), run_id="run-1", sample_idx=0, sink=_FailingSink()
     )
     assert (prediction.status, prediction.error_class) == (PredictionStatus.INFRA_ERROR, "StoreError")
@@ -244,37 +246,43 @@ async def test_a_failing_store_write_stays_inside_the_boundary(bundle: Bundle, v
 
 
 async def test_a_missing_video_is_an_infra_error(
-    bundle: Bundle, videos: LocalVideos, run_log: RunLog
+    default_bundle: Bundle, videos: LocalVideos, run_log: RunLog
 ) -> None:
     model = ScriptedModel({"q9": [answer_reply("B")]})
-    prediction = await _agent(model, bundle, videos).answer(
+    prediction = await _agent(model, default_bundle, videos).answer(
         question("q9", video="absent"), run_id="run-1", sample_idx=0, sink=run_log
     )
     assert (prediction.status, prediction.error_class) == (PredictionStatus.INFRA_ERROR, "DataError")
     assert model.requests == []
 
 
-async def test_cancellation_is_not_swallowed(bundle: Bundle, videos: LocalVideos, run_log: RunLog) -> None:
+async def test_cancellation_is_not_swallowed(
+    default_bundle: Bundle, videos: LocalVideos, run_log: RunLog
+) -> None:
     model = ScriptedModel({"q1": [asyncio.CancelledError()]})
     with pytest.raises(asyncio.CancelledError):
-        await _agent(model, bundle, videos).answer(question("q1"), run_id="run-1", sample_idx=0, sink=run_log)
+        await _agent(model, default_bundle, videos).answer(
+            question("q1"), run_id="run-1", sample_idx=0, sink=run_log
+        )
 
 
-async def test_accounting_sums_the_turns(bundle: Bundle, videos: LocalVideos, run_log: RunLog) -> None:
+async def test_accounting_sums_the_turns(
+    default_bundle: Bundle, videos: LocalVideos, run_log: RunLog
+) -> None:
     cached = answer_reply("B").model_copy(update={"cache_hit": True})
     model = ScriptedModel(
         {"q1": [tool_reply("get_subtitles", {"start_s": 0, "end_s": 1}, tokens=40), cached]}
     )
-    prediction = await _agent(model, bundle, videos).answer(
+    prediction = await _agent(model, default_bundle, videos).answer(
         question("q1"), run_id="run-1", sample_idx=0, sink=run_log
     )
     assert (prediction.prompt_tokens, prediction.completion_tokens) == (50, 6)
     assert prediction.cache_hit is False  # only one of two turns came from the cache
-    assert prediction.relevant_text_hash == bundle.relevant_hash("Counting Problem")
+    assert prediction.relevant_text_hash == default_bundle.relevant_hash("Counting Problem")
 
 
 async def test_frames_that_fail_to_decode_mark_the_prediction_degraded(
-    bundle: Bundle, media_dir: Path, tmp_path: Path, run_log: RunLog, store_url: str
+    default_bundle: Bundle, media_dir: Path, tmp_path: Path, run_log: RunLog, sqlite_url: str
 ) -> None:
     cut_dir = tmp_path / "cut"
     cut_dir.mkdir()
@@ -284,11 +292,11 @@ async def test_frames_that_fail_to_decode_mark_the_prediction_degraded(
     model = ScriptedModel(
         {"q1": [tool_reply("get_frames", {"start_s": 2, "end_s": 4, "count": 2}), answer_reply("B")]}
     )
-    agent = Agent(model, "sim-vl", bundle, videos, None, AgentConfig(initial_frames=4, max_frames=8))
+    agent = Agent(model, "sim-vl", default_bundle, videos, None, AgentConfig(initial_frames=4, max_frames=8))
     prediction = await agent.answer(question("q1"), run_id="run-1", sample_idx=0, sink=run_log)
     assert prediction.status is PredictionStatus.OK
     assert prediction.degraded
-    with RunReader(store_url) as reader:
+    with RunReader(sqlite_url) as reader:
         steps = reader.trace("run-1", "q1")
     assert steps[0].degraded
     assert len(steps[0].frames_shown) < 4
@@ -297,7 +305,7 @@ async def test_frames_that_fail_to_decode_mark_the_prediction_degraded(
 
 
 async def test_answer_all_bounds_concurrency_and_survives_failures(
-    bundle: Bundle, videos: LocalVideos, run_log: RunLog, store_url: str
+    default_bundle: Bundle, videos: LocalVideos, run_log: RunLog, sqlite_url: str
 ) -> None:
     in_flight = peak = 0
 
@@ -312,13 +320,13 @@ async def test_answer_all_bounds_concurrency_and_survives_failures(
 
     script: dict[str, list] = {f"q{i}": [answer_reply("B"), answer_reply("A")] for i in range(10)}
     script["q0"] = script["q5"] = [RuntimeError("boom"), RuntimeError("boom")]
-    agent = _agent(SlowModel(script), bundle, videos, initial_frames=0, vision=False)
+    agent = _agent(SlowModel(script), default_bundle, videos, initial_frames=0, vision=False)
     work = [(question(f"q{i}"), s) for i in range(10) for s in range(2)]
     done: list[Prediction] = []
     results = await answer_all(agent, work, run_id="run-1", sink=run_log, concurrency=3, on_done=done.append)
     assert peak == 3
     assert sorted(p.key for p in results) == sorted(("run-1", q.question_id, s) for q, s in work)
     assert done == results
-    with RunReader(store_url) as reader:
+    with RunReader(sqlite_url) as reader:
         assert len(reader.predictions("run-1")) == 20
         assert reader.status_counts("run-1")[PredictionStatus.INFRA_ERROR] == 4  # both samples of q0, q5

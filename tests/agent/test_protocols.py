@@ -223,27 +223,27 @@ class _Recorder:
 )
 async def test_agent_under_lmms_eval_sends_one_plain_turn(
     videos: LocalVideos,
-    bundle: Bundle,
+    default_bundle: Bundle,
     run_log: RunLog,
-    store_url: str,
+    sqlite_url: str,
     reply: str,
     status: str,
     answer: str | None,
 ) -> None:
     model = _Recorder([reply])
     config = AgentConfig(protocol=ProtocolName.LMMS_EVAL, protocol_frames=4)
-    agent = Agent(model, "sim-vl", bundle, videos, videos, config)
+    agent = Agent(model, "sim-vl", default_bundle, videos, videos, config)
     prediction = await agent.answer(question("q1"), run_id="run-1", sample_idx=0, sink=run_log)
     (request,) = model.requests
     assert request.tools is None
     assert request.tool_choice is None
     assert [m["role"] for m in request.messages] == ["user"]  # no system message, no bundle text
-    assert bundle.system_prompt not in json.dumps(request.messages)
+    assert default_bundle.system_prompt not in json.dumps(request.messages)
     assert request.sampling == SamplingParams(temperature=0.0, max_tokens=16)
     assert prediction.status.value == status, prediction.error_message
     assert prediction.answer == answer
     await run_log.flush()
-    with RunReader(store_url) as reader:
+    with RunReader(sqlite_url) as reader:
         steps = reader.trace("run-1", "q1")
     assert [s.role for s in steps] == [StepRole.USER, StepRole.ASSISTANT]
     assert steps[1].content == reply  # the raw text the reference scorers read

@@ -109,9 +109,9 @@ async def test_frame_budget_holds_over_many_calls() -> None:
 
 @pytest.mark.parametrize("arguments", ["[" * 100_000 + "]" * 100_000, f'{{"answer": {ENORMOUS}}}'])
 async def test_p0_4_an_absurd_submit_answer_is_a_parse_error_not_an_infra_error(
-    arguments: str, bundle: Bundle, videos: LocalVideos, run_log: RunLog
+    arguments: str, default_bundle: Bundle, videos: LocalVideos, run_log: RunLog
 ) -> None:
     model = ScriptedModel({"q1": [tool_reply("submit_answer", arguments)]})
-    agent = Agent(model, "sim-vl", bundle, videos, videos, AgentConfig(initial_frames=2, max_steps=2))
+    agent = Agent(model, "sim-vl", default_bundle, videos, videos, AgentConfig(initial_frames=2, max_steps=2))
     prediction = await agent.answer(question("q1"), run_id="run-1", sample_idx=0, sink=run_log)
     assert prediction.status is PredictionStatus.PARSE_ERROR

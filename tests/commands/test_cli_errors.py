@@ -9,6 +9,7 @@ import pytest
 from cli_support import run_cli as _cli
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
@@ -29,12 +30,14 @@ def test_usage_errors_are_one_message_and_exit_2(args: tuple[str, ...], needle: 
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_no_arguments_shows_help_without_a_traceback() -> None:
     result = _cli()
     assert "Traceback" not in result.stderr
     assert "Usage:" in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_templates_export_into_a_file_is_one_clear_error(tmp_path: Path) -> None:
     taken = tmp_path / "taken"
     taken.write_text("keep me")

@@ -60,6 +60,7 @@ def test_demo_trains_evaluates_reports_and_reruns_identically(tmp_path: Path) ->
     assert len(_numbers(first.stdout)) == 6
 
 
+@pytest.mark.slow
 def test_demo_folders_that_are_files_are_one_clear_error(tmp_path: Path) -> None:
     (tmp_path / "taken").write_text("keep me")
     for flag in ("--out", "--bench-cache"):

@@ -1,4 +1,7 @@
-"""The one join of the questions file and pools.json, the pool names, and the unit rule."""
+"""The one join of the questions file and pools.json, the pool names, and the unit rule.
+
+On the shared ``bench`` (read only: changed files are written to ``tmp_path``).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_support import Bench, make_bench
+from bench_support import Bench
 from skillharness.data import (
     DataConfig,
     Pool,
@@ -18,11 +21,6 @@ from skillharness.data import (
     select_pool,
 )
 from skillharness.errors import ConfigError, SplitError
-
-
-@pytest.fixture(scope="module")
-def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
-    return make_bench(tmp_path_factory.mktemp("selection"), videos=12, sizes=(4, 4, 4))
 
 
 def _data(bench: Bench, **changes: object) -> DataConfig:

@@ -10,10 +10,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-import typer
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
+from cli_support import command_app
 from cli_support import run_cli as cli
 from skillharness.commands import split as split_cmd
 from skillharness.data.loader import load_questions
@@ -136,6 +136,7 @@ def test_artifacts_verify_and_detect_tampering(
         load_pools(written.pools_path, written.pools_sha256)
 
 
+@pytest.mark.slow
 def test_p2_1_split_refuses_to_overwrite_without_force(tmp_path: Path, videomme_questions_path: Path) -> None:
     out = tmp_path / "split"
     args = [
@@ -243,15 +244,9 @@ def test_bad_split_flags_are_user_errors_not_tracebacks(
     ]
     source = tmp_path / "q.json"
     source.write_text(json.dumps(rows))
-    app = typer.Typer()
-
-    @app.callback()
-    def _root() -> None:
-        """Test root."""
-
-    split_cmd.register(app)
     result = CliRunner().invoke(
-        app, ["split", "--questions", str(source), "--out", str(tmp_path / "o"), *flags]
+        command_app(split_cmd.register),
+        ["split", "--questions", str(source), "--out", str(tmp_path / "o"), *flags],
     )
     assert isinstance(result.exception, ConfigError), result.exception
     assert needle in str(result.exception)

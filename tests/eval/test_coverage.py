@@ -24,14 +24,16 @@ REPETITIONS = 10
 
 
 @pytest.mark.slow
-async def test_paired_interval_covers_the_oracle_gain(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
-    base = Bundle.load(bench.bundle)
-    final = improved(base, sim)
+async def test_paired_interval_covers_the_oracle_gain(
+    tmp_path: Path, holdout_bench: Bench, holdout_sim: SimServer
+) -> None:
+    base = Bundle.load(holdout_bench.bundle)
+    final = improved(base, holdout_sim)
     covered, half_widths, truths = 0, [], set()
     for rep in range(REPETITIONS):
         sampling = {"temperature": 1.0, "seed": 1000 + rep}
         config = load_config(
-            write_train_config(tmp_path / f"r{rep}", bench, sim, agent={"sampling": sampling})
+            write_train_config(tmp_path / f"r{rep}", holdout_bench, holdout_sim, agent={"sampling": sampling})
         )
         report = await run_holdout(config, final, base, train_run_id=None, purpose=f"coverage {rep}")
         paired, truth = report.overall.paired, report.overall.truth

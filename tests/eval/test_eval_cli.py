@@ -49,12 +49,12 @@ async def _training_run(
 
 
 def _trained(
-    tmp_path: Path, bench: Bench, sim: SimServer, val: dict[str, float]
+    tmp_path: Path, holdout_bench: Bench, holdout_sim: SimServer, val: dict[str, float]
 ) -> tuple[Path, Bundle, Bundle]:
-    path = write_train_config(tmp_path, bench, sim)
+    path = write_train_config(tmp_path, holdout_bench, holdout_sim)
     config = load_config(path)
-    base = Bundle.load(bench.bundle)
-    final = improved(base, sim)
+    base = Bundle.load(holdout_bench.bundle)
+    final = improved(base, holdout_sim)
     workspace = Workspace.create(tmp_path / "workspace", base)
     version = workspace.commit(
         final, "v0000", EditRecord(target=EditTarget.system(), reason=VersionReason.MANUAL)
@@ -64,11 +64,14 @@ def _trained(
     return path, base, final
 
 
+@pytest.mark.slow
 def test_eval_of_a_training_run_flags_overfitting_and_prints_simulator_truth(
-    tmp_path: Path, bench: Bench, sim: SimServer
+    tmp_path: Path, holdout_bench: Bench, holdout_sim: SimServer
 ) -> None:
     # A val gain of 90 points cannot hold on test: the holdout gain lies outside its interval.
-    path, base, final = _trained(tmp_path, bench, sim, {"gain": 0.9, "low": 0.85, "high": 0.95})
+    path, base, final = _trained(
+        tmp_path, holdout_bench, holdout_sim, {"gain": 0.9, "low": 0.85, "high": 0.95}
+    )
     result = run_cli("eval", "--config", str(path), "--run", "train-1", env=WIDE)
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -90,19 +93,22 @@ def test_eval_of_a_training_run_flags_overfitting_and_prints_simulator_truth(
     assert {c.provenance.kind for c in children} == {RunKind.EVAL}
     assert report.val is not None
     assert report.val.overfit
-    val_ids = list(load_pools(bench.pools).questions["val"])
-    assert report.val.val_truth == sim.oracle.edit_effect(base, final, val_ids).delta
+    val_ids = list(load_pools(holdout_bench.pools).questions["val"])
+    assert report.val.val_truth == holdout_sim.oracle.edit_effect(base, final, val_ids).delta
     assert report.overall.truth is not None
     assert report.val.holdout_truth == report.overall.truth.gain
 
 
+@pytest.mark.slow
 def test_eval_of_two_bundle_folders_with_several_samples(
-    tmp_path: Path, bench: Bench, sim: SimServer
+    tmp_path: Path, holdout_bench: Bench, holdout_sim: SimServer
 ) -> None:
-    path = write_train_config(tmp_path, bench, sim, eval={"run_holdout_eval": False, "samples": 2})
-    base = Bundle.load(bench.bundle)
+    path = write_train_config(
+        tmp_path, holdout_bench, holdout_sim, eval={"run_holdout_eval": False, "samples": 2}
+    )
+    base = Bundle.load(holdout_bench.bundle)
     harmed(base).save(tmp_path / "harmed")
-    with asked_questions(sim) as log:
+    with asked_questions(holdout_sim) as log:
         result = run_cli(
             "eval",
             "--config",
@@ -110,11 +116,11 @@ def test_eval_of_two_bundle_folders_with_several_samples(
             "--bundle",
             str(tmp_path / "harmed"),
             "--against",
-            str(bench.bundle),
+            str(holdout_bench.bundle),
             "--json",
         )
     assert result.returncode == 0, result.stderr
-    assert set(log.asked) == set(load_pools(bench.pools).questions["test"])
+    assert set(log.asked) == set(load_pools(holdout_bench.pools).questions["test"])
     report = HoldoutReport.model_validate(json.loads(result.stdout))
     overall = report.overall
     assert report.samples == 2
@@ -142,23 +148,26 @@ def _eval(path: Path, **options: Any) -> None:
     eval_command(config=path, **{**defaults, **options})
 
 
-def test_eval_usage_errors_name_the_problem(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
-    path = write_train_config(tmp_path, bench, sim)
+@pytest.mark.slow
+def test_eval_usage_errors_name_the_problem(
+    tmp_path: Path, holdout_bench: Bench, holdout_sim: SimServer
+) -> None:
+    path = write_train_config(tmp_path, holdout_bench, holdout_sim)
     neither = run_cli("eval", "--config", str(path))  # as a user sees it: one line, exit code 2
     assert neither.returncode == 2
     assert "--run TRAIN_RUN or --bundle DIR" in neither.stderr
     with pytest.raises(ConfigError, match="drop --bundle"):
-        _eval(path, run="x", bundle=bench.bundle)
-    asyncio.run(_training_run(load_config(path), "train-0", Bundle.load(bench.bundle), {}))
+        _eval(path, run="x", bundle=holdout_bench.bundle)
+    asyncio.run(_training_run(load_config(path), "train-0", Bundle.load(holdout_bench.bundle), {}))
     with pytest.raises(ConfigError, match="no final bundle recorded"):
         _eval(path, run="train-0")
     other = "0" * 64
     asyncio.run(
-        _training_run(load_config(path), "train-x", Bundle.load(bench.bundle), {}, pools_sha256=other)
+        _training_run(load_config(path), "train-x", Bundle.load(holdout_bench.bundle), {}, pools_sha256=other)
     )
     with pytest.raises(ConfigError, match="trained on the split with pools sha256 000000000000"):
         _eval(path, run="train-x")
     with pytest.raises(StoreError, match=r"no run 'train-9'.*train-0"):
         _eval(path, run="train-9")
     with pytest.raises(ConfigError, match="not a bundle folder or workspace"):
-        _eval(path, bundle=bench.bundle, against=str(bench.questions))
+        _eval(path, bundle=holdout_bench.bundle, against=str(holdout_bench.questions))

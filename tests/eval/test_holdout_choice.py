@@ -14,9 +14,11 @@ from train.train_support import write_train_config
 
 
 def test_an_undecided_holdout_is_refused_with_both_choices_explained(
-    tmp_path: Path, bench: Bench, sim: SimServer
+    tmp_path: Path, holdout_bench: Bench, holdout_sim: SimServer
 ) -> None:
-    config = load_config(write_train_config(tmp_path, bench, sim, eval={"run_holdout_eval": None}))
+    config = load_config(
+        write_train_config(tmp_path, holdout_bench, holdout_sim, eval={"run_holdout_eval": None})
+    )
     report = run_preflight(config, endpoint_timeout_s=5.0)
     assert not report.ok
     [message] = [p.message for p in report.problems if p.check == "eval"]
@@ -30,9 +32,11 @@ def test_an_undecided_holdout_is_refused_with_both_choices_explained(
     ("choice", "meaning"), [(True, "run on the test pool when training ends"), (False, "never reads")]
 )
 def test_a_decided_holdout_passes_and_says_what_was_chosen(
-    tmp_path: Path, bench: Bench, sim: SimServer, choice: bool, meaning: str
+    tmp_path: Path, holdout_bench: Bench, holdout_sim: SimServer, choice: bool, meaning: str
 ) -> None:
-    config = load_config(write_train_config(tmp_path, bench, sim, eval={"run_holdout_eval": choice}))
+    config = load_config(
+        write_train_config(tmp_path, holdout_bench, holdout_sim, eval={"run_holdout_eval": choice})
+    )
     report = run_preflight(config, endpoint_timeout_s=5.0)
     assert not [p for p in report.problems if p.check == "eval"]
     passed = {row.check: row.message for row in report.passed}

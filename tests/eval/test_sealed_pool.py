@@ -17,12 +17,12 @@ from train.train_support import train_context, write_train_config
 
 
 async def test_a_training_context_holds_and_asks_no_test_question(
-    tmp_path: Path, bench: Bench, sim: SimServer
+    tmp_path: Path, holdout_bench: Bench, holdout_sim: SimServer
 ) -> None:
-    pools = load_pools(bench.pools).questions
+    pools = load_pools(holdout_bench.pools).questions
     test_ids = set(pools[Pool.TEST])
-    path = write_train_config(tmp_path, bench, sim)
-    with asked_questions(sim) as log:
+    path = write_train_config(tmp_path, holdout_bench, holdout_sim)
+    with asked_questions(holdout_sim) as log:
         async with train_context(path, run_id="train-sealed") as ctx:
             held: set[str] = set()
             for field in dataclasses.fields(ctx):

@@ -20,30 +20,37 @@ def test_simulator_root_strips_the_openai_path() -> None:
     assert simulator_root("http://gpu:9000") == "http://gpu:9000"
 
 
-async def test_truth_from_the_simulator_matches_its_oracle(bench: Bench, sim: SimServer) -> None:
-    base = Bundle.load(bench.bundle)
-    final = improved(base, sim)
-    pools = load_pools(bench.pools).questions
+async def test_truth_from_the_simulator_matches_its_oracle(
+    holdout_bench: Bench, holdout_sim: SimServer
+) -> None:
+    base = Bundle.load(holdout_bench.bundle)
+    final = improved(base, holdout_sim)
+    pools = load_pools(holdout_bench.pools).questions
     test_ids, val_ids = list(pools["test"]), list(pools["val"])
-    truth = await simulator_truth(sim.base_url, final, base, {("overall", "all"): test_ids}, val_ids)
+    truth = await simulator_truth(holdout_sim.base_url, final, base, {("overall", "all"): test_ids}, val_ids)
     assert truth is not None
     overall = truth.cells[("overall", "all")]
-    assert overall.final == pytest.approx(sim.oracle.expected_accuracy(final, test_ids))
-    assert overall.baseline == pytest.approx(sim.oracle.expected_accuracy(base, test_ids))
-    by_type = sim.oracle.per_task_type(base, test_ids)
+    assert overall.final == pytest.approx(holdout_sim.oracle.expected_accuracy(final, test_ids))
+    assert overall.baseline == pytest.approx(holdout_sim.oracle.expected_accuracy(base, test_ids))
+    by_type = holdout_sim.oracle.per_task_type(base, test_ids)
     assert {
         label: cell.baseline for (g, label), cell in truth.cells.items() if g == "task_type"
     } == pytest.approx(by_type)
-    assert truth.val_gain == pytest.approx(sim.oracle.edit_effect(base, final, val_ids).delta)
+    assert truth.val_gain == pytest.approx(holdout_sim.oracle.edit_effect(base, final, val_ids).delta)
 
 
-async def test_no_truth_without_a_simulator(bench: Bench) -> None:
-    base = Bundle.load(bench.bundle)
+async def test_no_truth_without_a_simulator(holdout_bench: Bench) -> None:
+    base = Bundle.load(holdout_bench.bundle)
     nothing_there = f"http://127.0.0.1:{free_port()}/v1"
     assert await simulator_truth(nothing_there, base, base, {("overall", "all"): ["x"]}) is None
 
 
-async def test_an_oracle_that_cannot_answer_gives_no_truth(bench: Bench, sim: SimServer) -> None:
-    base = Bundle.load(bench.bundle)
+async def test_an_oracle_that_cannot_answer_gives_no_truth(
+    holdout_bench: Bench, holdout_sim: SimServer
+) -> None:
+    base = Bundle.load(holdout_bench.bundle)
     # The simulator knows no such question: its oracle answers 400, and the eval goes on without truth.
-    assert await simulator_truth(sim.base_url, base, base, {("overall", "all"): ["no-such-question"]}) is None
+    assert (
+        await simulator_truth(holdout_sim.base_url, base, base, {("overall", "all"): ["no-such-question"]})
+        is None
+    )

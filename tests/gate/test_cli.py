@@ -8,48 +8,41 @@ import sys
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
+from cli_support import command_app
 from skillharness.commands.gate import parse_units, read_manifest_val_counts, register
 from skillharness.errors import ConfigError, SplitError
 
-
-@pytest.fixture
-def app() -> typer.Typer:
-    root = typer.Typer()
-    register(root)
-    return root
+APP = command_app(register)
 
 
-def _run(app: typer.Typer, *args: str) -> str:
-    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
+def _run(*args: str) -> str:
+    result = CliRunner().invoke(APP, list(args), env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     return result.output
 
 
-def test_plan_reports_reachability_and_power_per_class(app: typer.Typer) -> None:
-    out = _run(app, "gate", "plan", "--units", "Object Reasoning=30,OCR Problems=6", "--runs", "200")
+def test_plan_reports_reachability_and_power_per_class() -> None:
+    out = _run("gate", "plan", "--units", "Object Reasoning=30,OCR Problems=6", "--runs", "200")
     rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
     assert "NO" in rows["OCR Problems"]
     assert "yes" in rows["Object Reasoning"]
     assert " 8 " in rows["Object Reasoning"]  # minimum wins at alpha 0.05, cap 1/2
 
 
-def test_plan_reads_val_counts_from_a_split_manifest(app: typer.Typer, tmp_path: Path) -> None:
+def test_plan_reads_val_counts_from_a_split_manifest(tmp_path: Path) -> None:
     manifest = tmp_path / "split_manifest.json"
     counts = {"val": {"Counting Problem": {"short": 20, "long": 12}, "Spatial Reasoning": {"short": 2}}}
     manifest.write_text(json.dumps({"counts": counts}))
     assert read_manifest_val_counts(manifest) == {"Counting Problem": 32, "Spatial Reasoning": 2}
-    out = _run(app, "gate", "plan", "--manifest", str(manifest), "--runs", "200", "--effects", "0.2")
+    out = _run("gate", "plan", "--manifest", str(manifest), "--runs", "200", "--effects", "0.2")
     assert "Spatial Reasoning" in out
     assert "NO" in out
 
 
-def test_simulate_prints_the_four_rates(app: typer.Typer) -> None:
-    out = _run(
-        app, "gate", "simulate", "--p-plus", "0.2", "--p-minus", "0.1", "--n-max", "64", "--runs", "500"
-    )
+def test_simulate_prints_the_four_rates() -> None:
+    out = _run("gate", "simulate", "--p-plus", "0.2", "--p-minus", "0.1", "--n-max", "64", "--runs", "500")
     row = next(line for line in out.splitlines() if "e-process ladder" in line)
     cells = [c.strip() for c in row.split("│") if c.strip()]
     accept, harm, inertia, mean_n = (float(c) for c in cells[1:])
@@ -68,6 +61,7 @@ def test_bad_inputs_are_user_errors(tmp_path: Path) -> None:
         read_manifest_val_counts(tmp_path / "absent.json")
 
 
+@pytest.mark.slow
 def test_cli_exits_2_with_one_clear_line_on_a_user_error() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "skillharness.cli", "gate", "simulate", "--p-plus", "0.7", "--p-minus", "0.6"],
@@ -80,7 +74,7 @@ def test_cli_exits_2_with_one_clear_line_on_a_user_error() -> None:
     assert "Traceback" not in proc.stderr
 
 
-def test_plan_lists_a_class_that_has_no_val_question_at_all(app: typer.Typer, tmp_path: Path) -> None:
+def test_plan_lists_a_class_that_has_no_val_question_at_all(tmp_path: Path) -> None:
     # Audit P0-3: the class with 0 val questions is the one most in need of a "NO", not an omission.
     manifest = tmp_path / "split_manifest.json"
     counts = {
@@ -90,12 +84,12 @@ def test_plan_lists_a_class_that_has_no_val_question_at_all(app: typer.Typer, tm
     }
     manifest.write_text(json.dumps({"counts": counts}))
     assert read_manifest_val_counts(manifest) == {"Counting Problem": 30, "Temporal Perception": 0}
-    out = _run(app, "gate", "plan", "--manifest", str(manifest), "--runs", "100", "--effects", "0.2")
+    out = _run("gate", "plan", "--manifest", str(manifest), "--runs", "100", "--effects", "0.2")
     rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
     assert "NO" in rows["Temporal Perception"]
 
 
-def test_plan_models_both_temperature_modes_and_warns_about_few_questions(app: typer.Typer) -> None:
+def test_plan_models_both_temperature_modes_and_warns_about_few_questions() -> None:
     args = (
         "gate",
         "plan",
@@ -106,8 +100,8 @@ def test_plan_models_both_temperature_modes_and_warns_about_few_questions(app: t
         "--budget",
         "64",
     )
-    greedy = _run(app, *args, "--effects", "0.2")
-    sampled = _run(app, *args, "--effects", "0.2", "--temperature", "0.7")
+    greedy = _run(*args, "--effects", "0.2")
+    sampled = _run(*args, "--effects", "0.2", "--temperature", "0.7")
 
     def rows(out: str) -> dict[str, list[str]]:
         lines = [line for line in out.splitlines() if line.count("│") > 3]

@@ -7,7 +7,11 @@ from pathlib import Path
 import yaml
 
 from bench_support import Bench, experiment_doc
-from skillharness.sim import SimServer
+from skillharness.sim import LatencyConfig, SimConfig, SimServer
+
+# The world of the inference tests' ``sim`` (marked ``sim_world``): every reply takes 20 ms to its
+# first token, as a real server does.
+PACED_WORLD = SimConfig(seed=3, latency=LatencyConfig(ttft_s=0.02, per_token_s=0.0, jitter_s=0.0))
 
 
 def write_config(path: Path, bench: Bench, sim: SimServer, **agent: object) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from bench_support import Bench
@@ -33,6 +34,7 @@ def _val_videos(bench: Bench) -> list[str]:
     return sorted({q.videoID for q in load_questions(bench.questions) if q.question_id in wanted})
 
 
+@pytest.mark.slow
 def test_warm_fills_the_cache_the_agent_reads(tmp_path: Path, bench: Bench) -> None:
     config = _config(tmp_path, bench, initial_frames=4)
     first = run_cli("frames", "warm", "--config", str(config), "--pool", "val", "--workers", "2")
@@ -47,6 +49,7 @@ def test_warm_fills_the_cache_the_agent_reads(tmp_path: Path, bench: Bench) -> N
     assert f"0 frame(s) decoded, {4 * len(videos)} already cached" in again.stdout
 
 
+@pytest.mark.slow
 def test_warm_without_vision_has_nothing_to_do(tmp_path: Path, bench: Bench) -> None:
     result = run_cli("frames", "warm", "--config", str(_config(tmp_path, bench, vision=False)))
     assert result.returncode == 0, result.stderr
@@ -54,6 +57,7 @@ def test_warm_without_vision_has_nothing_to_do(tmp_path: Path, bench: Bench) -> 
     assert not (tmp_path / "frames").exists()
 
 
+@pytest.mark.slow
 def test_warm_names_an_unknown_pool(tmp_path: Path, bench: Bench) -> None:
     result = run_cli("frames", "warm", "--config", str(_config(tmp_path, bench)), "--pool", "nope")
     assert result.returncode == 2

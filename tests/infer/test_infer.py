@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from infer_support import Bench, write_config
+from infer_support import PACED_WORLD, Bench, write_config
 
 from cli_support import run_cli as cli
 from skillharness.config import load_config
@@ -23,6 +23,8 @@ from skillharness.infer import load_job, run_inference
 from skillharness.sim import FaultKind, LatencyConfig, SimConfig, SimServer
 from skillharness.store import PredictionStatus, RunReader
 from skillharness.util.atomic import sha256_file
+
+pytestmark = pytest.mark.sim_world(PACED_WORLD)
 
 
 def row_counts(store: Path, run_id: str) -> tuple[int, int, int]:
@@ -145,6 +147,7 @@ def _kill_and_resume(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
     assert dup_steps == 0
 
 
+@pytest.mark.slow
 def test_runs_commands_do_not_write(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
     config = load_config(write_config(tmp_path / "exp.yaml", bench, sim))
     asyncio.run(run_inference(load_job(config, pool="test", run_id="t-1", resume=False)))
@@ -163,6 +166,7 @@ def test_runs_commands_do_not_write(tmp_path: Path, bench: Bench, sim: SimServer
     assert sha256_file(store) == before
 
 
+@pytest.mark.slow
 def test_infer_cli_prints_the_summary_table(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
     config = write_config(tmp_path / "exp.yaml", bench, sim)
     done = cli("infer", "--config", str(config), "--pool", "val", "--run-id", "cli-1")
@@ -171,6 +175,7 @@ def test_infer_cli_prints_the_summary_table(tmp_path: Path, bench: Bench, sim: S
         assert needle in done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("edit", "needle"),
     [
@@ -191,6 +196,7 @@ def test_infer_names_missing_settings(
     assert needle in failed.stderr
 
 
+@pytest.mark.slow
 def test_infer_refuses_to_start_when_videos_are_missing(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
     path = write_config(tmp_path / "exp.yaml", bench, sim)
     doc = yaml.safe_load(path.read_text())
@@ -228,6 +234,7 @@ def test_p0_4_a_bad_response_is_never_replayed_from_the_cache(tmp_path: Path, be
         reader.close()
 
 
+@pytest.mark.slow
 def test_infer_refuses_to_start_on_a_malformed_subtitle_file(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:

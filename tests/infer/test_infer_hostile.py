@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from infer_support import Bench, write_config
+from infer_support import PACED_WORLD, Bench, write_config
 
 from cli_support import run_cli as cli
 from net_support import free_port
@@ -26,6 +26,8 @@ from skillharness.infer import load_job, run_inference
 from skillharness.llm.roles import Role
 from skillharness.sim import FaultKind, LatencyConfig, SimConfig, SimServer
 from skillharness.store import RunReader, RunStatus
+
+pytestmark = pytest.mark.sim_world(PACED_WORLD)
 
 
 def _config(
@@ -116,6 +118,7 @@ def test_a_malformed_base_url_is_refused_by_the_config(
     assert "llm.endpoints.0.base_url" in str(info.value)
 
 
+@pytest.mark.slow
 def test_a_run_past_max_infra_share_fails_with_a_nonzero_exit_and_counts_by_class(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:
@@ -257,6 +260,7 @@ def test_a_video_that_breaks_mid_run_is_marked_degraded_and_never_retried(
     assert again.asked == 0, "nothing is retried: a degraded answer is final"
 
 
+@pytest.mark.slow
 def test_infer_names_the_frame_cache_it_writes_to_even_by_default(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:

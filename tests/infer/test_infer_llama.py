@@ -3,25 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 from infer_support import Bench
 
-from llama_support import LlamaServer, llama_experiment, running_llama_server
+from llama_support import LlamaServer, llama_experiment
 from skillharness.config import load_config
 from skillharness.infer import load_job, run_inference
 from skillharness.store import PredictionStatus, RunReader
 
 # A real model on two shared cores: its start-up alone can take minutes under load.
 pytestmark = [pytest.mark.contract, pytest.mark.slow, pytest.mark.timeout(900)]
-
-
-@pytest.fixture(scope="module")
-def llama() -> Iterator[LlamaServer]:
-    yield from running_llama_server()
 
 
 def test_text_only_run_against_llama_cpp_writes_well_formed_rows(

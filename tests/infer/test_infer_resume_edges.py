@@ -10,11 +10,14 @@ import sys
 import time
 from pathlib import Path
 
-from infer_support import Bench, write_config
+import pytest
+from infer_support import PACED_WORLD, Bench, write_config
 
 from cli_support import run_cli as cli
 from skillharness.sim import LatencyConfig, SimConfig, SimServer
 from skillharness.store import RunReader, RunStatus
+
+pytestmark = pytest.mark.sim_world(PACED_WORLD)
 
 
 def _predictions(store: Path, run_id: str) -> int:
@@ -29,6 +32,7 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # a background shell may have ignored it
 
 
+@pytest.mark.slow
 def test_ctrl_c_marks_the_run_interrupted_exits_130_and_resume_completes(
     tmp_path: Path, bench: Bench
 ) -> None:
@@ -65,6 +69,7 @@ def test_ctrl_c_marks_the_run_interrupted_exits_130_and_resume_completes(
         assert _predictions(store, "ctrl-c") == 12
 
 
+@pytest.mark.slow
 def test_resume_of_an_unknown_run_is_refused_and_starts_nothing(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:
@@ -80,6 +85,7 @@ def test_resume_of_an_unknown_run_is_refused_and_starts_nothing(
         assert [info.run_id for info in reader.runs()] == ["real"]
 
 
+@pytest.mark.slow
 def test_resume_with_a_changed_bundle_is_refused_naming_it(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:
@@ -106,6 +112,7 @@ def test_resume_with_a_changed_bundle_is_refused_naming_it(
     assert "bundle_hash" in again.stderr
 
 
+@pytest.mark.slow
 def test_a_malformed_run_id_is_one_clear_error(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
     config = write_config(tmp_path / "exp.yaml", bench, sim)
     bad = cli("infer", "--config", str(config), "--pool", "val", "--run-id", "bad id!")
@@ -114,6 +121,7 @@ def test_a_malformed_run_id_is_one_clear_error(tmp_path: Path, bench: Bench, sim
     assert "Traceback" not in bad.stderr
 
 
+@pytest.mark.slow
 def test_resume_accepts_operational_changes_and_refuses_edited_questions(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:

@@ -6,13 +6,16 @@ import asyncio
 import math
 from pathlib import Path
 
-from infer_support import Bench, write_config
+import pytest
+from infer_support import PACED_WORLD, Bench, write_config
 
 from skillharness.config import load_config
 from skillharness.infer import load_job, run_inference
 from skillharness.sim import BundleText, SimServer
 from skillharness.skills import Bundle
 from skillharness.store import PredictionStatus, RunReader
+
+pytestmark = pytest.mark.sim_world(PACED_WORLD)
 
 SAMPLES = 16
 

@@ -10,7 +10,6 @@ import io
 import json
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,14 +26,10 @@ from skillharness.infer.scoring import Parser, score_run
 from skillharness.sim import LatencyConfig, SimConfig, SimServer
 from skillharness.video import frame_layout, locate_subtitles, locate_video
 
-
-@pytest.fixture
-def recording_sim(bench: Bench) -> Iterator[SimServer]:
-    config = SimConfig(
-        seed=3, record_requests=True, latency=LatencyConfig(ttft_s=0.0, per_token_s=0.0, jitter_s=0.0)
-    )
-    with SimServer(config, questions=bench.questions) as server:
-        yield server
+# The simulator keeps every request body it answers, so a test can read what the agent sent.
+pytestmark = pytest.mark.sim_world(
+    SimConfig(seed=3, record_requests=True, latency=LatencyConfig(ttft_s=0.0, per_token_s=0.0, jitter_s=0.0))
+)
 
 
 def _official_rule(results: list[dict]) -> tuple[int, int]:
@@ -74,8 +69,9 @@ def _expected_text(bench: Bench, question: Question) -> str:
     return lmms_eval_text(question, subtitles)
 
 
-def test_infer_under_lmms_eval_protocol(tmp_path: Path, bench: Bench, recording_sim: SimServer) -> None:
-    config = write_config(tmp_path / "exp.yaml", bench, recording_sim)
+@pytest.mark.slow
+def test_infer_under_lmms_eval_protocol(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
+    config = write_config(tmp_path / "exp.yaml", bench, sim)
     export = tmp_path / "official.json"
     args = ["--config", str(config), "--protocol", "lmms_eval", "--pool", "all", "--run-id", "ref-1"]
     wide = {**os.environ, "COLUMNS": "220"}  # table headers on one line
@@ -84,7 +80,7 @@ def test_infer_under_lmms_eval_protocol(tmp_path: Path, bench: Bench, recording_
     questions = load_questions(bench.questions)
     by_text = {_expected_text(bench, q): q for q in questions}
 
-    bodies = recording_sim.state.recorded
+    bodies = sim.state.recorded
     assert len(bodies) == len(questions)
     for body in bodies:
         assert "tools" not in body

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from infer_support import Bench, write_config
+from infer_support import PACED_WORLD, Bench, write_config
 
 from cli_support import run_cli as cli
 from skillharness.config import load_config
@@ -17,12 +17,15 @@ from skillharness.infer import load_job, run_inference
 from skillharness.sim import SimServer
 from skillharness.store import RunMetric, RunReader
 
+pytestmark = pytest.mark.sim_world(PACED_WORLD)
+
 
 def _run(path: Path, run_id: str, *, resume: bool, flags: dict[str, object] | None = None) -> int:
     job = load_job(load_config(path, flags), pool="val", run_id=run_id, resume=resume)
     return asyncio.run(run_inference(job)).asked
 
 
+@pytest.mark.slow
 def test_a_refused_resume_names_each_changed_setting(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
     path = write_config(tmp_path / "exp.yaml", bench, sim)
     assert _run(path, "named", resume=False) > 0

@@ -7,18 +7,18 @@ import subprocess
 import sys
 import time
 
-import typer
+import pytest
 from typer.testing import CliRunner
 
+from cli_support import command_app
 from skillharness.commands import cache as cache_cmd
 from skillharness.llm.cache.opener import open_backend
 
-app = typer.Typer()
-cache_cmd.register(app)
+APP = command_app(cache_cmd.register)
 
 
 def run_cli(*args: str) -> str:
-    result = CliRunner().invoke(app, ["cache", *args])
+    result = CliRunner().invoke(APP, ["cache", *args])
     assert result.exit_code == 0, result.output
     return result.output
 
@@ -56,11 +56,12 @@ def test_stats_prune_clear(cache_url: str) -> None:
 def test_clear_asks_for_confirmation(tmp_path) -> None:
     url = f"sqlite:///{tmp_path / 'c.sqlite'}"
     asyncio.run(_put(url, "skillharness", "a", b"1", None))
-    result = CliRunner().invoke(app, ["cache", "clear", "--url", url], input="n\n")
+    result = CliRunner().invoke(APP, ["cache", "clear", "--url", url], input="n\n")
     assert result.exit_code != 0
     assert "entries:   1" in run_cli("stats", "--url", url)
 
 
+@pytest.mark.slow
 def test_bad_url_is_a_user_error_exit_2() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "skillharness.cli", "cache", "stats", "--url", "ftp://nowhere"],

@@ -10,13 +10,12 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from llama_support import LlamaServer, artefacts, running_llama_server
+from llama_support import LlamaServer, artefacts
 from skillharness.errors import TransientLLMError
 from skillharness.llm import build_chat_model
 from skillharness.llm.cache.opener import open_backend
@@ -25,11 +24,6 @@ from skillharness.llm.roles import RESPONSE_SCHEMAS, Role, response_format
 from skillharness.llm.types import ChatRequest, SamplingParams
 
 pytestmark = [pytest.mark.contract, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def llama() -> Iterator[LlamaServer]:
-    yield from running_llama_server()
 
 
 def _config(base_url: str, **overrides: object) -> LLMConfig:

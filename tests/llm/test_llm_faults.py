@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,19 +24,12 @@ from skillharness.sim.runner import SimServer
 SLOW_FIRST_BYTE_S = 0.6
 
 
-@pytest.fixture(scope="module")
-def sim() -> Iterator[SimServer]:
-    config = SimConfig(seed=3, faults=FaultConfig(slow_first_byte_s=SLOW_FIRST_BYTE_S, retry_after_s=0.3))
-    with SimServer(config) as server:
-        yield server
-
-
-@pytest.fixture
-def fresh_sim(sim: SimServer) -> SimServer:
-    sim.clear_faults()
-    sim.configure_faults(FaultConfig(slow_first_byte_s=SLOW_FIRST_BYTE_S, retry_after_s=0.3))
-    sim.reset_stats()
-    return sim
+# Each test gets a fresh simulator of this world (the shared ``sim`` fixture): its faults are
+# exactly these, its stats start at zero.
+pytestmark = pytest.mark.sim_world(
+    SimConfig(seed=3, faults=FaultConfig(slow_first_byte_s=SLOW_FIRST_BYTE_S, retry_after_s=0.3)),
+    questions=None,
+)
 
 
 def sim_config(sim: SimServer, **overrides: object) -> LLMConfig:
@@ -70,17 +62,15 @@ async def cached_entries(cache: CacheConfig) -> int:
 
 
 @pytest.mark.parametrize("kind", [kind for kind in FaultKind if kind not in FATAL_FAULTS])
-async def test_p1_3_transient_errors_are_retried(
-    fresh_sim: SimServer, kind: FaultKind, tmp_path: Path
-) -> None:
+async def test_p1_3_transient_errors_are_retried(sim: SimServer, kind: FaultKind, tmp_path: Path) -> None:
     cache = cache_for(tmp_path)
-    fresh_sim.force_fault(kind)
-    async with build_chat_model(sim_config(fresh_sim), cache) as model:
-        response = await model.complete(judge_request(fresh_sim, f"fault {kind}"))
+    sim.force_fault(kind)
+    async with build_chat_model(sim_config(sim), cache) as model:
+        response = await model.complete(judge_request(sim, f"fault {kind}"))
         assert json.loads(response.content or "")["verdict"] in {"defect", "lapse", "uncertain"}
         assert response.finish_reason == "stop"
         assert model.retry.retries == 1
-    stats = fresh_sim.stats()
+    stats = sim.stats()
     assert stats["faults"] == {kind.value: 1}
     assert stats["requests"] == 2
     assert await cached_entries(cache) == 1  # the good second answer, and only it
@@ -97,41 +87,41 @@ async def test_p1_3_transient_errors_are_retried(
     ],
 )
 async def test_p1_2_truncated_stream_is_retried_and_never_cached(
-    fresh_sim: SimServer, kind: FaultKind, tmp_path: Path
+    sim: SimServer, kind: FaultKind, tmp_path: Path
 ) -> None:
     cache = cache_for(tmp_path)
-    fresh_sim.force_fault(kind, count=3)
+    sim.force_fault(kind, count=3)
     retry = RetryConfig(max_attempts=3, base_delay_s=0.001, max_delay_s=0.002)
-    async with build_chat_model(sim_config(fresh_sim, retry=retry), cache) as model:
+    async with build_chat_model(sim_config(sim, retry=retry), cache) as model:
         with pytest.raises(TransientLLMError) as info:
-            await model.complete(judge_request(fresh_sim))
+            await model.complete(judge_request(sim))
         assert info.value.context["attempts"] == 3
         assert model.cache is not None
         assert model.cache.counters.stores == 0
     assert await cached_entries(cache) == 0  # a cut answer is never stored
-    assert fresh_sim.stats()["requests"] == 3
+    assert sim.stats()["requests"] == 3
     # The next call succeeds, is stored, and a third call is served from the cache.
-    async with build_chat_model(sim_config(fresh_sim, retry=retry), cache) as model:
-        first = await model.complete(judge_request(fresh_sim))
-        again = await model.complete(judge_request(fresh_sim))
+    async with build_chat_model(sim_config(sim, retry=retry), cache) as model:
+        first = await model.complete(judge_request(sim))
+        again = await model.complete(judge_request(sim))
     assert not first.cache_hit
     assert again.cache_hit
     assert again.content == first.content
     assert json.loads(first.content or "")
-    assert fresh_sim.stats()["requests"] == 4
+    assert sim.stats()["requests"] == 4
 
 
-async def test_random_faults_under_concurrency_are_all_survived(fresh_sim: SimServer, tmp_path: Path) -> None:
+async def test_random_faults_under_concurrency_are_all_survived(sim: SimServer, tmp_path: Path) -> None:
     skipped = FATAL_FAULTS | {FaultKind.SLOW_FIRST_BYTE, FaultKind.ECHO_HEADERS}  # echo: a plain 500 here
     rates = {kind: 0.04 for kind in FaultKind if kind not in skipped}
-    fresh_sim.configure_faults(FaultConfig(rates=rates, retry_after_s=0.05))
+    sim.configure_faults(FaultConfig(rates=rates, retry_after_s=0.05))
     cache = cache_for(tmp_path)
     retry = RetryConfig(base_delay_s=0.001, max_delay_s=0.01, budget_floor=1000)
-    async with build_chat_model(sim_config(fresh_sim, retry=retry), cache) as model:
-        requests = [judge_request(fresh_sim, f"q{i}") for i in range(60)]
+    async with build_chat_model(sim_config(sim, retry=retry), cache) as model:
+        requests = [judge_request(sim, f"q{i}") for i in range(60)]
         responses = await asyncio.gather(*(model.complete(r) for r in requests))
         assert all(json.loads(r.content or "") for r in responses)
-        faults = sum(fresh_sim.stats()["faults"].values())
+        faults = sum(sim.stats()["faults"].values())
         assert faults > 0
         assert model.retry.retries == faults
     assert await cached_entries(cache) == 60

@@ -23,8 +23,8 @@ from skillharness.train.preflight import (
 from skillharness.train.templates import packaged_prompts
 
 
-def _preflight(tmp_path: Path, bench: Bench, sim: SimServer, **sections: object) -> PreflightReport:
-    path = write_config(tmp_path, bench, sim.base_url, sim.model_name, **sections)
+def _preflight(tmp_path: Path, bench: Bench, shared_sim: SimServer, **sections: object) -> PreflightReport:
+    path = write_config(tmp_path, bench, shared_sim.base_url, shared_sim.model_name, **sections)
     return run_preflight(config_of(path), endpoint_timeout_s=3.0)
 
 
@@ -41,8 +41,8 @@ def _prompts_without(tmp_path: Path, name: str) -> Path:
     return folder
 
 
-def test_good_setup_passes_every_check(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
-    report = _preflight(tmp_path, bench, sim)
+def test_good_setup_passes_every_check(tmp_path: Path, bench: Bench, shared_sim: SimServer) -> None:
+    report = _preflight(tmp_path, bench, shared_sim)
     assert report.ok, report.problems
     assert [row.check for row in report.rows()] == list(CHECKS)
     assert all(row.status is CheckStatus.PASS for row in report.rows())
@@ -53,14 +53,16 @@ def test_good_setup_passes_every_check(tmp_path: Path, bench: Bench, sim: SimSer
     assert (tmp_path / "runs.sqlite").is_file()
 
 
-def test_named_cache_salt_is_reported(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
-    report = _preflight(tmp_path, bench, sim, cache={"salt": "shared-2026"})
+def test_named_cache_salt_is_reported(tmp_path: Path, bench: Bench, shared_sim: SimServer) -> None:
+    report = _preflight(tmp_path, bench, shared_sim, cache={"salt": "shared-2026"})
     assert report.ok
     assert "shared-2026" in {r.check: r.message for r in report.passed}["cache salt"]
 
 
-def test_p0_3_unreachable_gate_is_a_preflight_error(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
-    report = _preflight(tmp_path, bench, sim, train={"task_types": [*REACHABLE, UNREACHABLE]})
+def test_p0_3_unreachable_gate_is_a_preflight_error(
+    tmp_path: Path, bench: Bench, shared_sim: SimServer
+) -> None:
+    report = _preflight(tmp_path, bench, shared_sim, train={"task_types": [*REACHABLE, UNREACHABLE]})
     [message] = _messages(report, "gate")
     assert repr(UNREACHABLE) in message
     assert "1 val question(s)" in message
@@ -71,16 +73,20 @@ def test_p0_3_unreachable_gate_is_a_preflight_error(tmp_path: Path, bench: Bench
     assert {p.check for p in report.problems} == {"gate"}
 
 
-def test_p0_3_gate_budget_below_the_minimum_is_named(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
-    report = _preflight(tmp_path, bench, sim, train={"gate": {"n_max": 1}})
+def test_p0_3_gate_budget_below_the_minimum_is_named(
+    tmp_path: Path, bench: Bench, shared_sim: SimServer
+) -> None:
+    report = _preflight(tmp_path, bench, shared_sim, train={"gate": {"n_max": 1}})
     messages = _messages(report, "gate")
     assert len(messages) == len(REACHABLE)
     assert all("train.gate.n_max=1" in m for m in messages)
     assert all("raise train.gate.n_max to at least 2" in m for m in messages)
 
 
-def test_p0_3_unset_task_types_leave_micro_classes_out(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
-    report = _preflight(tmp_path, bench, sim, train={"task_types": None})
+def test_p0_3_unset_task_types_leave_micro_classes_out(
+    tmp_path: Path, bench: Bench, shared_sim: SimServer
+) -> None:
+    report = _preflight(tmp_path, bench, shared_sim, train={"task_types": None})
     assert report.ok, report.problems
     gate = {r.check: r.message for r in report.passed}["gate"]
     trained, _, left_out = gate.partition("micro classes left out")
@@ -88,23 +94,25 @@ def test_p0_3_unset_task_types_leave_micro_classes_out(tmp_path: Path, bench: Be
     assert f"{UNREACHABLE}: 1 val question(s) < 2 needed" in left_out
 
 
-def test_unknown_trained_task_type_is_named(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
-    report = _preflight(tmp_path, bench, sim, train={"task_types": [*REACHABLE, "Juggling"]})
+def test_unknown_trained_task_type_is_named(tmp_path: Path, bench: Bench, shared_sim: SimServer) -> None:
+    report = _preflight(tmp_path, bench, shared_sim, train={"task_types": [*REACHABLE, "Juggling"]})
     [message] = _messages(report, "gate")
     assert "Juggling" in message
 
 
-def test_p0_1_missing_template_is_a_preflight_error(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
+def test_p0_1_missing_template_is_a_preflight_error(
+    tmp_path: Path, bench: Bench, shared_sim: SimServer
+) -> None:
     prompts = _prompts_without(tmp_path, "evolve_skill.md")
-    report = _preflight(tmp_path, bench, sim, train={"prompts_dir": str(prompts)})
+    report = _preflight(tmp_path, bench, shared_sim, train={"prompts_dir": str(prompts)})
     messages = _messages(report, "templates")
     assert messages
     assert any("evolve_skill" in m for m in messages)
     assert {p.check for p in report.problems} == {"templates"}
 
 
-def test_pools_sha_mismatch_is_a_preflight_error(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
-    report = _preflight(tmp_path, bench, sim, data={"pools_sha256": "0" * 64})
+def test_pools_sha_mismatch_is_a_preflight_error(tmp_path: Path, bench: Bench, shared_sim: SimServer) -> None:
+    report = _preflight(tmp_path, bench, shared_sim, data={"pools_sha256": "0" * 64})
     [message] = _messages(report, "data")
     assert "does not match" in message
     assert "0" * 64 in message
@@ -113,69 +121,73 @@ def test_pools_sha_mismatch_is_a_preflight_error(tmp_path: Path, bench: Bench, s
     assert {p.check for p in report.problems} == {"data"}
 
 
-def test_missing_videos_of_the_pool_are_named(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
+def test_missing_videos_of_the_pool_are_named(tmp_path: Path, bench: Bench, shared_sim: SimServer) -> None:
     empty = tmp_path / "no-videos"
     empty.mkdir()
-    report = _preflight(tmp_path, bench, sim, data={"videos_dir": str(empty)})
+    report = _preflight(tmp_path, bench, shared_sim, data={"videos_dir": str(empty)})
     [message] = _messages(report, "data")
     assert message.startswith("pool val:")
     assert "video(s)" in message
 
 
-def test_run_holdout_eval_unset_is_a_preflight_error(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
-    report = _preflight(tmp_path, bench, sim, eval={"run_holdout_eval": None})
+def test_run_holdout_eval_unset_is_a_preflight_error(
+    tmp_path: Path, bench: Bench, shared_sim: SimServer
+) -> None:
+    report = _preflight(tmp_path, bench, shared_sim, eval={"run_holdout_eval": None})
     [message] = _messages(report, "eval")
     assert "eval.run_holdout_eval" in message
 
 
 def test_bundle_without_a_trained_skill_is_a_preflight_error(
-    tmp_path: Path, bench: Bench, sim: SimServer
+    tmp_path: Path, bench: Bench, shared_sim: SimServer
 ) -> None:
     bundle = tmp_path / "bundle"
     shutil.copytree(bench.bundle, bundle)
     (bundle / "skills" / f"{slugify(REACHABLE[0])}.md").unlink()
-    report = _preflight(tmp_path, bench, sim, agent={"bundle": str(bundle)})
+    report = _preflight(tmp_path, bench, shared_sim, agent={"bundle": str(bundle)})
     [message] = _messages(report, "bundle")
     assert REACHABLE[0] in message
 
 
 def test_endpoint_down_is_named_and_its_key_never(
-    tmp_path: Path, bench: Bench, sim: SimServer, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, bench: Bench, shared_sim: SimServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PREFLIGHT_TEST_KEY", "sk-very-secret-value")
     dead = {"base_url": f"http://127.0.0.1:{free_port()}/v1", "name": "dead-replica"}
     dead["api_key_env"] = "PREFLIGHT_TEST_KEY"
-    report = _preflight(tmp_path, bench, sim, llm={"endpoints": [{"base_url": sim.base_url}, dead]})
+    report = _preflight(
+        tmp_path, bench, shared_sim, llm={"endpoints": [{"base_url": shared_sim.base_url}, dead]}
+    )
     [message] = _messages(report, "endpoint")
     assert "dead-replica" in message
     assert "sk-very-secret-value" not in message
     assert {p.check for p in report.problems} == {"endpoint"}
 
 
-def test_unwritable_store_is_a_preflight_error(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
+def test_unwritable_store_is_a_preflight_error(tmp_path: Path, bench: Bench, shared_sim: SimServer) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    report = _preflight(tmp_path, bench, sim, store={"url": f"sqlite:///{blocker / 'runs.sqlite'}"})
+    report = _preflight(tmp_path, bench, shared_sim, store={"url": f"sqlite:///{blocker / 'runs.sqlite'}"})
     [message] = _messages(report, "store")
     assert "not writable" in message
     assert str(blocker) in message
 
 
-def test_unwritable_cache_is_a_preflight_error(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
+def test_unwritable_cache_is_a_preflight_error(tmp_path: Path, bench: Bench, shared_sim: SimServer) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    report = _preflight(tmp_path, bench, sim, cache={"url": f"sqlite:///{blocker / 'cache.sqlite'}"})
+    report = _preflight(tmp_path, bench, shared_sim, cache={"url": f"sqlite:///{blocker / 'cache.sqlite'}"})
     [message] = _messages(report, "cache")
     assert "not writable" in message
 
 
-def test_several_problems_are_all_listed(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
+def test_several_problems_are_all_listed(tmp_path: Path, bench: Bench, shared_sim: SimServer) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     report = _preflight(
         tmp_path,
         bench,
-        sim,
+        shared_sim,
         train={
             "prompts_dir": str(_prompts_without(tmp_path, "judge.md")),
             "task_types": [*REACHABLE, UNREACHABLE],
@@ -190,14 +202,14 @@ def test_several_problems_are_all_listed(tmp_path: Path, bench: Bench, sim: SimS
     assert len({p.message for p in report.problems}) == len(report.problems)
 
 
-def test_unknown_pool_is_refused(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
-    path = write_config(tmp_path, bench, sim.base_url, sim.model_name)
+def test_unknown_pool_is_refused(tmp_path: Path, bench: Bench, shared_sim: SimServer) -> None:
+    path = write_config(tmp_path, bench, shared_sim.base_url, shared_sim.model_name)
     with pytest.raises(ConfigError, match="pool must be one of"):
         run_preflight(config_of(path), pool="holdout")
 
 
-def test_unset_data_paths_are_each_a_problem(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
-    report = _preflight(tmp_path, bench, sim, data={"questions": None, "pools": None})
+def test_unset_data_paths_are_each_a_problem(tmp_path: Path, bench: Bench, shared_sim: SimServer) -> None:
+    report = _preflight(tmp_path, bench, shared_sim, data={"questions": None, "pools": None})
     messages = _messages(report, "data")
     assert len(messages) == 2
     assert any("data.questions is not set" in m for m in messages)
@@ -205,7 +217,7 @@ def test_unset_data_paths_are_each_a_problem(tmp_path: Path, bench: Bench, sim: 
 
 
 def test_pool_question_missing_from_the_questions_file_is_named(
-    tmp_path: Path, bench: Bench, sim: SimServer
+    tmp_path: Path, bench: Bench, shared_sim: SimServer
 ) -> None:
     rows = json.loads(bench.questions.read_text())
     pools = json.loads(bench.pools.read_text())
@@ -213,23 +225,27 @@ def test_pool_question_missing_from_the_questions_file_is_named(
     kept = [row for row in rows if row["question_id"] != dropped]
     questions = tmp_path / "questions.json"
     questions.write_text(json.dumps(kept))
-    report = _preflight(tmp_path, bench, sim, data={"questions": str(questions)})
+    report = _preflight(tmp_path, bench, shared_sim, data={"questions": str(questions)})
     [message] = _messages(report, "data")
     assert message.startswith(f"pools.json names 1 train question(s) not in {questions}")
     assert dropped in message
 
 
-async def test_preflight_runs_inside_an_event_loop(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
-    path = write_config(tmp_path, bench, sim.base_url, sim.model_name, eval={"run_holdout_eval": None})
+async def test_preflight_runs_inside_an_event_loop(
+    tmp_path: Path, bench: Bench, shared_sim: SimServer
+) -> None:
+    path = write_config(
+        tmp_path, bench, shared_sim.base_url, shared_sim.model_name, eval={"run_holdout_eval": None}
+    )
     report = await run_preflight_async(config_of(path), endpoint_timeout_s=3.0)
     assert [p.check for p in report.problems] == ["eval"]
 
 
 def test_p0_3_class_without_train_questions_is_a_second_problem(
-    tmp_path: Path, bench: Bench, sim: SimServer
+    tmp_path: Path, bench: Bench, shared_sim: SimServer
 ) -> None:
     # Spatial Perception: 1 val question, none in train (the synthetic micro class).
-    report = _preflight(tmp_path, bench, sim, train={"task_types": ["Spatial Perception"]})
+    report = _preflight(tmp_path, bench, shared_sim, train={"task_types": ["Spatial Perception"]})
     messages = _messages(report, "gate")
     assert len(messages) == 2
     assert any("acceptance is unreachable" in m for m in messages)
@@ -237,18 +253,18 @@ def test_p0_3_class_without_train_questions_is_a_second_problem(
 
 
 def test_p1_1_sampling_draws_with_replacement_and_warns_about_few_questions(
-    tmp_path: Path, bench: Bench, sim: SimServer
+    tmp_path: Path, bench: Bench, shared_sim: SimServer
 ) -> None:
     for name in ("t0", "t07", "quiet"):
         (tmp_path / name).mkdir()
     # At temperature 0 the 1-question class cannot be accepted: one draw of it is all there is.
-    greedy = _preflight(tmp_path / "t0", bench, sim, train={"task_types": [*REACHABLE, UNREACHABLE]})
+    greedy = _preflight(tmp_path / "t0", bench, shared_sim, train={"task_types": [*REACHABLE, UNREACHABLE]})
     assert _messages(greedy, "gate")
     # Sampling, each draw is a fresh sample: the budget is n_max, so the gate can accept...
     sampled = _preflight(
         tmp_path / "t07",
         bench,
-        sim,
+        shared_sim,
         agent={"sampling": {"temperature": 0.7}},
         train={"task_types": [*REACHABLE, UNREACHABLE]},
     )
@@ -261,7 +277,7 @@ def test_p1_1_sampling_draws_with_replacement_and_warns_about_few_questions(
     quiet = _preflight(
         tmp_path / "quiet",
         bench,
-        sim,
+        shared_sim,
         agent={"sampling": {"temperature": 0.7}},
         train={"gate": {"min_distinct": 1}},
     )

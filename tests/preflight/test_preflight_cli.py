@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from preflight_support import REACHABLE, UNREACHABLE, Bench, write_config
 
 from cli_support import run_cli
@@ -12,8 +13,9 @@ from net_support import free_port
 from skillharness.sim import SimServer
 
 
-def test_good_setup_exits_0_with_a_table(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
-    config = write_config(tmp_path, bench, sim.base_url, sim.model_name)
+@pytest.mark.slow
+def test_good_setup_exits_0_with_a_table(tmp_path: Path, bench: Bench, shared_sim: SimServer) -> None:
+    config = write_config(tmp_path, bench, shared_sim.base_url, shared_sim.model_name)
     result = run_cli("preflight", "--config", str(config))
     assert result.returncode == 0, result.stderr
     for check in ("templates", "data", "bundle", "gate", "eval", "endpoint", "store", "cache", "cache salt"):
@@ -22,13 +24,14 @@ def test_good_setup_exits_0_with_a_table(tmp_path: Path, bench: Bench, sim: SimS
     assert "preflight passed" in result.stdout
 
 
-def test_every_problem_is_printed_and_exit_is_2(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
+@pytest.mark.slow
+def test_every_problem_is_printed_and_exit_is_2(tmp_path: Path, bench: Bench, shared_sim: SimServer) -> None:
     dead = f"http://127.0.0.1:{free_port()}/v1"
     config = write_config(
         tmp_path,
         bench,
         dead,
-        sim.model_name,
+        shared_sim.model_name,
         train={"task_types": [*REACHABLE, UNREACHABLE]},
         eval={"run_holdout_eval": None},
         data={"pools_sha256": "f" * 64},
@@ -45,8 +48,9 @@ def test_every_problem_is_printed_and_exit_is_2(tmp_path: Path, bench: Bench, si
     assert "3 problem(s)" in result.stderr
 
 
-def test_unknown_pool_is_a_usage_error(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
-    config = write_config(tmp_path, bench, sim.base_url, sim.model_name)
+@pytest.mark.slow
+def test_unknown_pool_is_a_usage_error(tmp_path: Path, bench: Bench, shared_sim: SimServer) -> None:
+    config = write_config(tmp_path, bench, shared_sim.base_url, shared_sim.model_name)
     result = run_cli("preflight", "--config", str(config), "--pool", "holdout")
     assert result.returncode == 2
     assert "pool must be one of" in result.stderr

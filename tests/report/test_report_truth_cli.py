@@ -2,35 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import typer
 import yaml
 from report_html import parse_page
 from report_support import build_training_store, val_questions
 from typer.testing import CliRunner
 
-from bench_support import Bench, make_bench
+from bench_support import Bench
+from cli_support import command_app
 from skillharness.commands import report as report_cmd
 from skillharness.data import slugify
 from skillharness.data.loader import load_questions
 from skillharness.errors import StoreError
 from skillharness.eval.report import ReportData, build_report
-from skillharness.sim import SimConfig, SimServer
+from skillharness.sim import SimServer
 from skillharness.skills import Bundle
-
-
-@pytest.fixture(scope="module")
-def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
-    return make_bench(tmp_path_factory.mktemp("report-bench"), videos=12, sizes=(4, 4, 4))
-
-
-@pytest.fixture
-def sim(bench: Bench) -> Iterator[SimServer]:
-    with SimServer(SimConfig(seed=3), questions=bench.questions) as server:
-        yield server
 
 
 async def test_simulator_truth_sits_beside_each_number(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
@@ -75,21 +63,13 @@ async def test_simulator_truth_sits_beside_each_number(tmp_path: Path, bench: Be
     assert "true Δ (sim)" in page["gate-table"].text
 
 
-def _report_app() -> typer.Typer:
-    # Only the report command: the whole CLI also loads the training commands, tested elsewhere.
-    app = typer.Typer()
-    report_cmd.register(app)
-    app.command("noop")(lambda: None)  # a second command keeps "report" a sub-command
-    return app
-
-
 async def test_report_command_writes_both_files(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
     await build_training_store(url, "train-cli", val_questions(12), epochs=1, steps=1, draws=8)
     config = tmp_path / "experiment.yaml"
     config.write_text(yaml.safe_dump({"store": {"url": url}}))
     out = tmp_path / "out" / "r.html"
-    runner, app = CliRunner(), _report_app()
+    runner, app = CliRunner(), command_app(report_cmd.register)
 
     done = runner.invoke(app, ["report", "--config", str(config), "--run", "train-cli", "--out", str(out)])
 

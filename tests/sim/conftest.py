@@ -1,25 +1,21 @@
-"""Fixtures: a small question set and an in-process simulator on a free loopback port."""
+"""Fixtures of the simulator tests: a small question set, and an OpenAI client of ``sim``.
+
+``sim`` itself is the shared fixture of tests/conftest.py; each module here marks it
+``sim_world(SIM_TEST_WORLD, questions="questions")`` (sim_support.py).
+"""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
 
 import pytest
 from sim_support import make_questions
 
 from skillharness.data.questions import Question
-from skillharness.sim import SimConfig, SimServer
+from skillharness.sim import SimServer
 
 
 @pytest.fixture(scope="session")
 def questions() -> list[Question]:
     return make_questions()
-
-
-@pytest.fixture
-def sim(questions: list[Question]) -> Iterator[SimServer]:
-    with SimServer(SimConfig(seed=7), questions=questions) as server:
-        yield server
 
 
 @pytest.fixture

@@ -8,6 +8,11 @@ from typing import Any
 from skillharness.agent.normalize import normalize_answer
 from skillharness.data.questions import Question
 from skillharness.llm.roles import TOOL_PARAMETERS, TOOL_SUBMIT_ANSWER
+from skillharness.sim import SimConfig
+
+# The world of these tests' ``sim`` fixture, which each module asks for with
+# ``pytest.mark.sim_world(SIM_TEST_WORLD, questions="questions")``.
+SIM_TEST_WORLD = SimConfig(seed=7)
 
 TASK_TYPES = ("Counting Problem", "OCR Problems", "Action Recognition", "Temporal Reasoning")
 

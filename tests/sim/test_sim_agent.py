@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import math
 
-from sim_support import first_messages, run_episode, tools
+import pytest
+from sim_support import SIM_TEST_WORLD, first_messages, run_episode, tools
 
 from skillharness.agent.normalize import normalize_answer
 from skillharness.sim import AnswerShape, SimConfig, SimServer
 from skillharness.sim.agent_role import AgentRole, render_answer
 from skillharness.sim.config import AgentConfig
 from skillharness.sim.world import World
+
+pytestmark = pytest.mark.sim_world(SIM_TEST_WORLD, questions="questions")
 
 SYSTEM = "You answer questions about videos."
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import httpx
 import openai
 import pytest
+from sim_support import SIM_TEST_WORLD
 
 from skillharness.sim import SimConfig, SimServer
+
+pytestmark = pytest.mark.sim_world(SIM_TEST_WORLD, questions="questions")
 
 
 def _post(sim, content: bytes | None = None, json_body=None, headers=None) -> httpx.Response:

@@ -8,10 +8,12 @@ import math
 import httpx
 import openai
 import pytest
-from sim_support import first_messages, tools
+from sim_support import SIM_TEST_WORLD, first_messages, tools
 
 from skillharness.llm.roles import Role, response_format
 from skillharness.sim import FaultKind
+
+pytestmark = pytest.mark.sim_world(SIM_TEST_WORLD, questions="questions")
 
 
 def _body(sim, questions, stream=True):

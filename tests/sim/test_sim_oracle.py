@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from sim_support import SIM_TEST_WORLD
 
 from skillharness.data.loader import load_questions
 from skillharness.sim import BundleText, Oracle, SimConfig, World
 from skillharness.sim.config import AgentConfig, WorldConfig
 from skillharness.skills.bundle import initial_bundle
+
+pytestmark = pytest.mark.sim_world(SIM_TEST_WORLD, questions="questions")
 
 
 @pytest.fixture

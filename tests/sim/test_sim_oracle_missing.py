@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import httpx
+import pytest
+from sim_support import SIM_TEST_WORLD
 
 from skillharness.data.questions import Question
 from skillharness.sim import SimServer
+
+pytestmark = pytest.mark.sim_world(SIM_TEST_WORLD, questions="questions")
 
 
 def test_missing_lists_exactly_the_absent_needed_insights(sim: SimServer, questions: list[Question]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from sim_support import SIM_TEST_WORLD
 
 from skillharness.llm.roles import (
     DOCUMENT_CLOSE,
@@ -21,6 +22,8 @@ from skillharness.skills.document import SkillDocument
 from skillharness.skills.edits import EditSet, parse_edit_set
 from skillharness.skills.markers import APPENDIX_MARKER, MOMENTUM_MARKER
 from skillharness.skills.patch import apply_edit_set
+
+pytestmark = pytest.mark.sim_world(SIM_TEST_WORLD, questions="questions")
 
 BODY = "# Counting Problem\n\nQuestions that ask how many.\n\n- Look at the frames.\n"
 DOC = f"{BODY}{MOMENTUM_MARKER}\n{APPENDIX_MARKER}\n## Answer format (fixed)\n- Submit one letter.\n"

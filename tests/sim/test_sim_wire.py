@@ -6,9 +6,11 @@ import json
 
 import httpx
 import pytest
-from sim_support import first_messages, tools
+from sim_support import SIM_TEST_WORLD, first_messages, tools
 
 from skillharness.llm.roles import RESPONSE_SCHEMAS, Role, response_format
+
+pytestmark = pytest.mark.sim_world(SIM_TEST_WORLD, questions="questions")
 
 
 def test_models_lists_the_served_name(client, sim):

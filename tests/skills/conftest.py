@@ -7,17 +7,12 @@ from pathlib import Path
 import pytest
 from skills_support import SAMPLE
 
-from skillharness.skills import Bundle, SkillDocument, initial_bundle
+from skillharness.skills import Bundle, SkillDocument
 
 
 @pytest.fixture
 def sample_doc() -> SkillDocument:
     return SkillDocument.parse(SAMPLE, source="sample.md")
-
-
-@pytest.fixture(scope="session")
-def default_bundle() -> Bundle:
-    return initial_bundle()
 
 
 @pytest.fixture

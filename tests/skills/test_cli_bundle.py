@@ -6,48 +6,37 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-import typer
 from typer.testing import CliRunner
 
 import skillharness.skills
+from cli_support import command_app
 from skillharness.commands import bundle as bundle_cmd
 from skillharness.errors import SkillError
 from skillharness.skills import Bundle, initial_bundle
 
-
-@pytest.fixture
-def app() -> typer.Typer:
-    root = typer.Typer()
-
-    @root.callback()
-    def _root() -> None:
-        """Test root."""
-
-    bundle_cmd.register(root)
-    return root
+APP = command_app(bundle_cmd.register)
 
 
-def test_init_check_diff(app: typer.Typer, tmp_path: Path) -> None:
+def test_init_check_diff(tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "b"
-    result = runner.invoke(app, ["bundle", "init", "--out", str(out)])
+    result = runner.invoke(APP, ["bundle", "init", "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert Bundle.load(out) == initial_bundle()
     assert initial_bundle().bundle_hash in result.output
 
-    check = runner.invoke(app, ["bundle", "check", str(out)])
+    check = runner.invoke(APP, ["bundle", "check", str(out)])
     assert check.exit_code == 0, check.output
     assert "ok: 12 skills, 3 tools" in check.output
 
-    same = runner.invoke(app, ["bundle", "diff", str(out), str(out), "--plain"])
+    same = runner.invoke(APP, ["bundle", "diff", str(out), str(out), "--plain"])
     assert "bundles are identical" in same.output
 
     other = tmp_path / "c"
-    runner.invoke(app, ["bundle", "init", "--out", str(other)])
+    runner.invoke(APP, ["bundle", "init", "--out", str(other)])
     skill = other / "skills" / "counting_problem.md"
     skill.write_text(skill.read_text().replace("Do not double count", "Never double count"))
-    diff = runner.invoke(app, ["bundle", "diff", str(out), str(other), "--plain"])
+    diff = runner.invoke(APP, ["bundle", "diff", str(out), str(other), "--plain"])
     assert diff.exit_code == 0, diff.output
     assert "--- a/skills/counting_problem.md" in diff.output
     assert "+++ b/skills/counting_problem.md" in diff.output
@@ -55,30 +44,30 @@ def test_init_check_diff(app: typer.Typer, tmp_path: Path) -> None:
     assert "1 file(s) differ" in diff.output
 
 
-def test_init_refuses_to_overwrite_without_force(app: typer.Typer, tmp_path: Path) -> None:
+def test_init_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "b"
-    runner.invoke(app, ["bundle", "init", "--out", str(out)])
+    runner.invoke(APP, ["bundle", "init", "--out", str(out)])
     (out / "system.md").write_text("my own prompt\n")
-    again = runner.invoke(app, ["bundle", "init", "--out", str(out)])
+    again = runner.invoke(APP, ["bundle", "init", "--out", str(out)])
     assert isinstance(again.exception, SkillError)
     assert "--force" in str(again.exception)
     assert (out / "system.md").read_text() == "my own prompt\n"
     (out / "skills" / "stale_type.md").write_text("stale")
-    forced = runner.invoke(app, ["bundle", "init", "--out", str(out), "--force"])
+    forced = runner.invoke(APP, ["bundle", "init", "--out", str(out), "--force"])
     assert forced.exit_code == 0, forced.output
     assert Bundle.load(out) == initial_bundle()
 
 
-def test_check_reports_missing_task_types(app: typer.Typer, tmp_path: Path) -> None:
+def test_check_reports_missing_task_types(tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "b"
-    runner.invoke(app, ["bundle", "init", "--out", str(out)])
+    runner.invoke(APP, ["bundle", "init", "--out", str(out)])
     (out / "skills" / "ocr_problems.md").unlink()
-    result = runner.invoke(app, ["bundle", "check", str(out)])
+    result = runner.invoke(APP, ["bundle", "check", str(out)])
     assert isinstance(result.exception, SkillError)
     assert "OCR Problems" in str(result.exception)
-    assert runner.invoke(app, ["bundle", "check", str(out), "--partial"]).exit_code == 0
+    assert runner.invoke(APP, ["bundle", "check", str(out), "--partial"]).exit_code == 0
 
 
 def test_real_entry_point_prints_user_errors_and_exits_2(tmp_path: Path) -> None:

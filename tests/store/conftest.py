@@ -1,15 +1,10 @@
-"""Store fixtures: a SQLite file per test, and a real PostgreSQL server when one is installed."""
+"""Store fixtures: each store test runs on a SQLite file, and on PostgreSQL when it is installed."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
-
-@pytest.fixture
-def sqlite_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'runs.sqlite'}"
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

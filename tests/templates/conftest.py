@@ -1,4 +1,4 @@
-"""Fixtures for the prompt-template tests: a writable copy of the packaged prompt folder."""
+"""Fixtures for the prompt-template tests: the packaged templates, and a writable copy of them."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from skillharness.train.templates import packaged_prompts
+from skillharness.train.templates import PromptTemplates, load_templates, packaged_prompts
 
 
 @pytest.fixture
@@ -18,3 +18,9 @@ def prompt_copy(tmp_path: Path) -> Path:
         if entry.name.endswith(".md"):
             (folder / entry.name).write_bytes(entry.read_bytes())
     return folder
+
+
+@pytest.fixture(scope="module")
+def templates() -> PromptTemplates:
+    """The packaged templates, loaded once per module."""
+    return load_templates()

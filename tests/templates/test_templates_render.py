@@ -29,11 +29,6 @@ from skillharness.train.templates import PromptTemplates, load_templates, packag
 NAMES = sorted(TEMPLATE_SPECS)
 
 
-@pytest.fixture(scope="module")
-def templates() -> PromptTemplates:
-    return load_templates()
-
-
 def _schema_terms(schema: dict[str, Any]) -> tuple[set[str], set[str]]:
     """(every property name, every enum value) in a JSON schema, nested ones included."""
     fields: set[str] = set()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 
@@ -13,7 +12,7 @@ from skillharness.llm.roles import RESPONSE_SCHEMAS
 from skillharness.sim import LatencyConfig, SimConfig, SimServer
 from skillharness.skills import Bundle, EditSet, EditTarget, initial_bundle, parse_edit_set
 from skillharness.train.prompt_specs import TEMPLATE_SPECS, CaseView
-from skillharness.train.templates import PromptTemplates, RenderedPrompt, load_templates
+from skillharness.train.templates import PromptTemplates, RenderedPrompt
 
 TASK = "OCR Problems"
 
@@ -34,11 +33,9 @@ def _question(i: int) -> Question:
 QUESTIONS = [_question(i) for i in range(1, 5)]
 
 
-@pytest.fixture(scope="module")
-def sim() -> Iterator[SimServer]:
-    config = SimConfig(seed=5, latency=LatencyConfig(ttft_s=0.0, per_token_s=0.0, jitter_s=0.0))
-    with SimServer(config, questions=QUESTIONS) as server:
-        yield server
+pytestmark = pytest.mark.sim_world(
+    SimConfig(seed=5, latency=LatencyConfig(ttft_s=0.0, per_token_s=0.0, jitter_s=0.0)), questions=QUESTIONS
+)
 
 
 def _case(question: Question) -> CaseView:
@@ -71,11 +68,6 @@ async def _ask(sim: SimServer, prompt: RenderedPrompt, sample_idx: int = 0) -> s
         response = await model.complete(request)
     assert response.content is not None
     return response.content
-
-
-@pytest.fixture(scope="module")
-def templates() -> PromptTemplates:
-    return load_templates()
 
 
 async def test_evolve_skill_prompt_round_trips_to_an_applicable_edit_set(

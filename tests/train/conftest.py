@@ -1,19 +1,20 @@
-"""Fixtures of the training tests: a synthetic benchmark large enough for a few steps per epoch."""
+"""Fixtures of the training tests (the benchmark, ``train_bench``, is shared: tests/conftest.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from bench_support import Bench, make_bench
-
-
-@pytest.fixture(scope="session")
-def train_bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
-    return make_bench(tmp_path_factory.mktemp("train-bench"), seed=5, videos=30, sizes=(12, 12, 6))
+from evolve_support import Env, evolve_env
 
 
 @pytest.fixture
 def experiment(tmp_path: Path) -> Path:
     return tmp_path / "experiment"
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+    """The evolve tests' bench, simulator and stores (evolve_support.py), built once per module."""
+    yield from evolve_env(tmp_path_factory.mktemp("evolve"))

@@ -9,7 +9,7 @@ from typing import Any
 
 from skillharness.agent import Prediction
 from skillharness.llm.roles import Role
-from skillharness.sim import SimServer
+from skillharness.sim import SimConfig, SimServer
 from skillharness.sim.wire import Reply
 from skillharness.skills import Bundle
 from skillharness.store import RunKind
@@ -22,6 +22,13 @@ SAMPLES = 3  # samples per train question: enough wrong answers on a small bench
 # every judge verdict follows the world (no noise), so the causes are known in advance.
 QUIET_AGENT = {"awkward_rate": 0.0}
 EXACT_JUDGE = {"noise": 0.0, "uncertain_rate": 0.0}
+
+
+def diagnose_world(seed: int) -> SimConfig:
+    """The simulated world of the diagnosis tests: ``QUIET_AGENT`` and ``EXACT_JUDGE`` at ``seed``."""
+    return SimConfig.model_validate({"seed": seed, "agent": QUIET_AGENT, "judge": EXACT_JUDGE})
+
+
 # One attempt per call, and a breaker that never opens: a forced judge failure stays a failure.
 NO_RETRY_LLM = {"retry": {"max_attempts": 1}, "breaker": {"failure_threshold": 1000}}
 

@@ -9,17 +9,15 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 from diagnose_support import (
-    EXACT_JUDGE,
     NO_RETRY_LLM,
-    QUIET_AGENT,
     SAMPLES,
+    diagnose_world,
     garble_judge_replies,
     record_requests,
     rollout,
@@ -27,10 +25,10 @@ from diagnose_support import (
 )
 from train_support import train_context, write_train_config
 
-from bench_support import Bench, make_bench
+from bench_support import Bench
 from skillharness.errors import ExcludedShareError
 from skillharness.llm.roles import Role
-from skillharness.sim import FaultKind, SimConfig, SimServer
+from skillharness.sim import FaultKind, SimServer
 from skillharness.skills import Bundle
 from skillharness.store import DiagnosisRow, RunReader
 from skillharness.train.casepack import build_case_packs
@@ -40,19 +38,9 @@ from skillharness.train.diagnose import JUDGED, diagnose
 from skillharness.train.records import Cause
 from skillharness.train.trace_summary import summarize_trace
 
+pytestmark = pytest.mark.sim_world(diagnose_world(3))
+
 TESTS = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
-    return make_bench(tmp_path_factory.mktemp("diagnose-bench"))
-
-
-@pytest.fixture
-def sim(bench: Bench) -> Iterator[SimServer]:
-    config = SimConfig.model_validate({"seed": 3, "agent": QUIET_AGENT, "judge": EXACT_JUDGE})
-    with SimServer(config, questions=bench.questions) as server:
-        yield server
 
 
 def _config(tmp_path: Path, bench: Bench, sim: SimServer, **train: object) -> Path:
@@ -166,6 +154,7 @@ _KILLED_PASS = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 async def test_p2_4_transient_judge_failure_is_retried_on_resume(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:

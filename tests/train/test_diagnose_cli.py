@@ -5,36 +5,26 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from diagnose_support import EXACT_JUDGE, QUIET_AGENT
+from diagnose_support import diagnose_world
 from train_support import train_context, write_train_config
 
-from bench_support import Bench, make_bench
+from bench_support import Bench
 from cli_support import run_cli
-from skillharness.sim import SimConfig, SimServer
+from skillharness.sim import SimServer
 from skillharness.skills import Bundle
 from skillharness.store import DiagnosisRow, RunKind, RunReader
 
-
-@pytest.fixture(scope="module")
-def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
-    return make_bench(tmp_path_factory.mktemp("diagnose-cli-bench"))
-
-
-@pytest.fixture
-def sim(bench: Bench) -> Iterator[SimServer]:
-    config = SimConfig.model_validate({"seed": 6, "agent": QUIET_AGENT, "judge": EXACT_JUDGE})
-    with SimServer(config, questions=bench.questions) as server:
-        yield server
+pytestmark = pytest.mark.sim_world(diagnose_world(6))
 
 
 def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("SKILLHARNESS_")}
 
 
+@pytest.mark.slow
 async def test_diagnose_prints_the_waterfall_and_truth_and_judges_once(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:
@@ -88,6 +78,7 @@ async def test_diagnose_prints_the_waterfall_and_truth_and_judges_once(
     assert len(rows) == wrong  # one row per diagnosed case, after two calls
 
 
+@pytest.mark.slow
 def test_diagnose_refuses_another_bundle_a_test_pool_run_and_an_unknown_run(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:

@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from diagnose_support import EXACT_JUDGE, QUIET_AGENT, rollout
+from diagnose_support import diagnose_world, rollout
 from train_support import train_context, write_train_config
 
-from bench_support import Bench, make_bench
+from bench_support import Bench
 from skillharness.data.questions import slugify
 from skillharness.llm.types import SamplingParams
-from skillharness.sim import SimConfig, SimServer
+from skillharness.sim import SimServer
 from skillharness.skills import Bundle
 from skillharness.store import DiagnosisRow
 from skillharness.train.diagnose import JUDGED, JudgeIdentity, diagnose, diagnosis_fingerprint
 from skillharness.train.templates import packaged_prompts
+
+pytestmark = pytest.mark.sim_world(diagnose_world(4))
 
 COLD, WARM = SamplingParams(temperature=0.0), SamplingParams(temperature=0.7)
 JUDGE = JudgeIdentity("judge", "t" * 64, "sim-vl", COLD)
@@ -40,18 +41,6 @@ def test_fingerprint_covers_judge_template_skill_text_and_prediction() -> None:
         diagnosis_fingerprint(KEY, "h" * 64, None),
     ]
     assert len({base, *variants}) == len(variants) + 1
-
-
-@pytest.fixture(scope="module")
-def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
-    return make_bench(tmp_path_factory.mktemp("fingerprint-bench"))
-
-
-@pytest.fixture
-def sim(bench: Bench) -> Iterator[SimServer]:
-    config = SimConfig.model_validate({"seed": 4, "agent": QUIET_AGENT, "judge": EXACT_JUDGE})
-    with SimServer(config, questions=bench.questions) as server:
-        yield server
 
 
 def _edited_prompts(tmp_path: Path) -> Path:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 from evolve_support import (
     Env,
     RecordingModel,
     ScriptedModel,
-    evolve_env,
     user_text,
     with_evolve,
     with_model,
@@ -30,11 +28,6 @@ from skillharness.train.evolve import (
 )
 from skillharness.train.evolve_prompts import render_evolve_prompts
 from skillharness.train.records import Candidate, CasePack, GateOutcome, GateReason, Refused, RejectedEdit
-
-
-@pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
-    yield from evolve_env(tmp_path_factory.mktemp("evolve"))
 
 
 def scripted(

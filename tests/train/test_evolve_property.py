@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from evolve_support import Env, ScriptedModel, evolve_env, with_model
+from evolve_support import Env, ScriptedModel, with_model
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -36,11 +35,6 @@ NASTY = [
     "\ud800",
     "\x00",
 ]
-
-
-@pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
-    yield from evolve_env(tmp_path_factory.mktemp("evolve-property"))
 
 
 @pytest.fixture(scope="module")

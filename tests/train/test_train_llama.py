@@ -8,14 +8,13 @@ stops on its budget, resumes, and its report renders.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
 from bench_support import Bench, make_bench
-from llama_support import LlamaServer, llama_experiment, running_llama_server
+from llama_support import LlamaServer, llama_experiment
 from skillharness.config import load_config
 from skillharness.eval.report import build_report
 from skillharness.store import DiagnosisRow, GateDecisionRow, RunReader
@@ -26,11 +25,6 @@ from skillharness.train.training import TrainRequest, run_folder, run_training
 pytestmark = [pytest.mark.contract, pytest.mark.slow, pytest.mark.timeout(900)]
 
 _REASONS = {"accept", "reject_evidence", "reject_inertia", "reject_guard", "reject_invalid"}
-
-
-@pytest.fixture(scope="module")
-def llama() -> Iterator[LlamaServer]:
-    yield from running_llama_server()
 
 
 def _config(folder: Path, bench: Bench, llama: LlamaServer) -> Path:

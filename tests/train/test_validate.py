@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,7 @@ import pytest
 from train_support import train_context
 from validate_support import agent_requests, gate_experiment, observations, rewrite, with_lines
 
-from bench_support import Bench, make_bench
+from bench_support import Bench
 from skillharness.agent import Prediction
 from skillharness.infer import Draw
 from skillharness.sim import FaultKind, SimConfig, SimServer
@@ -23,31 +23,21 @@ from skillharness.train.gate import DecisionKind
 from skillharness.train.records import GateReason
 from skillharness.train.validate import validate
 
+pytestmark = pytest.mark.sim_world(SimConfig(seed=3), questions="validate_bench")
+
 # A line no insight or harmful rule of the simulated world contains: a truly useless edit.
 USELESS = "Keep a steady pace through the checklist."
 
 
-@pytest.fixture(scope="module")
-def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
-    # 90 val questions over 12 classes (8-11 in the common ones, 2-4 in the micro ones).
-    return make_bench(tmp_path_factory.mktemp("validate-bench"), videos=36, sizes=(4, 30, 2))
-
-
 @pytest.fixture
-def sim(bench: Bench) -> Iterator[SimServer]:
-    with SimServer(SimConfig(seed=3), questions=bench.questions) as server:
-        yield server
-
-
-@pytest.fixture
-def incumbent(bench: Bench) -> Bundle:
-    return Bundle.load(bench.bundle)
+def incumbent(validate_bench: Bench) -> Bundle:
+    return Bundle.load(validate_bench.bundle)
 
 
 async def test_p0_3_unreachable_gate_spends_nothing(
-    tmp_path: Path, bench: Bench, sim: SimServer, incumbent: Bundle
+    tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle
 ) -> None:
-    path = gate_experiment(tmp_path, bench, sim, temperature=0.0, gate={})
+    path = gate_experiment(tmp_path, validate_bench, sim, temperature=0.0, gate={})
     async with train_context(path) as ctx:
         pool = ctx.val_by_type["Object Reasoning"]
         # The case pack used all but 5 of the class's val questions as evidence: 5 remain.
@@ -66,10 +56,10 @@ async def test_p0_3_unreachable_gate_spends_nothing(
 
 
 async def test_p1_1_no_observation_is_a_replay(
-    tmp_path: Path, bench: Bench, sim: SimServer, incumbent: Bundle
+    tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle
 ) -> None:
     gate = {"n_max": 32, "first_stage": 8}
-    sampled = gate_experiment(tmp_path / "t07", bench, sim, temperature=0.7, gate=gate)
+    sampled = gate_experiment(tmp_path / "t07", validate_bench, sim, temperature=0.7, gate=gate)
     async with train_context(sampled) as ctx:
         candidate = with_lines(incumbent, EditTarget.skill("Action Reasoning"), [USELESS])
         outcome = await validate(ctx, incumbent, candidate, gate_index=3, alpha=0.05)
@@ -85,7 +75,7 @@ async def test_p1_1_no_observation_is_a_replay(
     for qid, n in per_question.items():
         assert sorted(r.sample_idx for r in rows if r.question_id == qid) == list(range(n))
 
-    greedy = gate_experiment(tmp_path / "t0", bench, sim, temperature=0.0, gate=gate)
+    greedy = gate_experiment(tmp_path / "t0", validate_bench, sim, temperature=0.0, gate=gate)
     async with train_context(greedy) as ctx:
         candidate = with_lines(incumbent, EditTarget.system(), [USELESS])
         outcome = await validate(ctx, incumbent, candidate, gate_index=3, alpha=0.05)
@@ -98,10 +88,10 @@ async def test_p1_1_no_observation_is_a_replay(
 
 
 async def test_p1_4_infra_never_enters_baseline_cache(
-    tmp_path: Path, bench: Bench, sim: SimServer, incumbent: Bundle
+    tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle
 ) -> None:
     gate = {"n_max": 16, "first_stage": 4, "infra_retries": 0}
-    path = gate_experiment(tmp_path, bench, sim, temperature=0.7, gate=gate)
+    path = gate_experiment(tmp_path, validate_bench, sim, temperature=0.7, gate=gate)
     task_type = "Attribute Perception"
     async with train_context(path) as ctx:
         candidate = with_lines(incumbent, EditTarget.skill(task_type), [USELESS])
@@ -140,10 +130,10 @@ async def test_p1_4_infra_never_enters_baseline_cache(
 
 
 async def test_infra_is_asked_again_before_it_is_skipped(
-    tmp_path: Path, bench: Bench, sim: SimServer, incumbent: Bundle
+    tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle
 ) -> None:
     gate = {"n_max": 16, "first_stage": 4, "infra_retries": 1}
-    path = gate_experiment(tmp_path, bench, sim, temperature=0.7, gate=gate)
+    path = gate_experiment(tmp_path, validate_bench, sim, temperature=0.7, gate=gate)
     async with train_context(path) as ctx:
         candidate = with_lines(incumbent, EditTarget.skill("Attribute Perception"), [USELESS])
         sim.force_fault(FaultKind.HTTP_503, count=4, roles=["agent"])
@@ -156,12 +146,12 @@ async def test_infra_is_asked_again_before_it_is_skipped(
 
 
 async def test_baseline_cache_is_shared_across_runs_only_when_the_key_matches(
-    tmp_path: Path, bench: Bench, sim: SimServer, incumbent: Bundle
+    tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle
 ) -> None:
     gate = {"n_max": 16, "first_stage": 8}
     store = tmp_path / "shared.sqlite"
     target = EditTarget.skill("OCR Problems")
-    path = gate_experiment(tmp_path / "a", bench, sim, temperature=0.7, gate=gate, store=store)
+    path = gate_experiment(tmp_path / "a", validate_bench, sim, temperature=0.7, gate=gate, store=store)
     for run_id in ("run-a", "run-b"):
         async with train_context(path, run_id=run_id) as ctx:
             candidate = with_lines(incumbent, target, [USELESS, f"Note for {run_id}."])
@@ -175,7 +165,7 @@ async def test_baseline_cache_is_shared_across_runs_only_when_the_key_matches(
             assert set(fresh) == drawn - first  # run-a's samples were reused, only new ones asked
             assert drawn & first
     # Another temperature is another sampling hash: nothing matches, everything is asked.
-    other = gate_experiment(tmp_path / "c", bench, sim, temperature=0.9, gate=gate, store=store)
+    other = gate_experiment(tmp_path / "c", validate_bench, sim, temperature=0.9, gate=gate, store=store)
     async with train_context(other, run_id="run-c") as ctx:
         candidate = with_lines(incumbent, target, [USELESS])
         await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05)
@@ -199,11 +189,11 @@ def _killed_mid_stage(real: Callable[..., Awaitable[list[Prediction]]], calls: l
 
 
 async def test_gate_replays_after_an_interruption(
-    tmp_path: Path, bench: Bench, sim: SimServer, incumbent: Bundle, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gate = {"n_max": 32, "first_stage": 4}
     target = EditTarget.skill("Object Recognition")
-    clean_path = gate_experiment(tmp_path / "clean", bench, sim, temperature=0.7, gate=gate)
+    clean_path = gate_experiment(tmp_path / "clean", validate_bench, sim, temperature=0.7, gate=gate)
     async with train_context(clean_path) as ctx:
         candidate = with_lines(incumbent, target, [USELESS])
         before = agent_requests(sim)
@@ -213,7 +203,7 @@ async def test_gate_replays_after_an_interruption(
     assert clean.decision is not None
     assert clean.decision.stage > 1
 
-    path = gate_experiment(tmp_path / "cut", bench, sim, temperature=0.7, gate=gate)
+    path = gate_experiment(tmp_path / "cut", validate_bench, sim, temperature=0.7, gate=gate)
     calls: list[int] = []
     with monkeypatch.context() as patch:
         patch.setattr(TrainContext, "rollout", _killed_mid_stage(TrainContext.rollout, calls))
@@ -261,11 +251,11 @@ def _world_config() -> SimConfig:
 
 
 async def test_the_guard_refuses_a_system_edit_that_harms_one_class(
-    tmp_path: Path, bench: Bench, incumbent: Bundle
+    tmp_path: Path, validate_bench: Bench, incumbent: Bundle
 ) -> None:
     helped = ["Attribute Perception", "OCR Problems", "Object Reasoning"]
     harmed = "Counting Problem"
-    with SimServer(_world_config(), questions=bench.questions) as sim:
+    with SimServer(_world_config(), questions=validate_bench.questions) as sim:
         insight = {t: sim.world.insights_for(t)[0].canonical for t in [*helped, harmed]}
         system = EditTarget.system()
         standing = with_lines(incumbent, system, [insight[harmed]]).bundle
@@ -275,7 +265,9 @@ async def test_the_guard_refuses_a_system_edit_that_harms_one_class(
         harmless = with_lines(standing, system, [insight[t] for t in helped])
         oracle = sim.oracle
         gate = {"n_max": 64, "guard_draws": 16, "alpha": 0.05}
-        path = gate_experiment(tmp_path, bench, sim, temperature=0.7, gate=gate, task_types=[*helped, harmed])
+        path = gate_experiment(
+            tmp_path, validate_bench, sim, temperature=0.7, gate=gate, task_types=[*helped, harmed]
+        )
         async with train_context(path) as ctx:
             pooled = [q for t in ctx.task_types for q in ctx.val_by_type[t]]
             assert oracle.edit_effect(standing, harmful.bundle, pooled).delta > 0.2
@@ -301,7 +293,7 @@ async def test_the_guard_refuses_a_system_edit_that_harms_one_class(
 
 @pytest.mark.slow
 async def test_useless_edits_are_accepted_at_most_at_rate_alpha(
-    tmp_path: Path, bench: Bench, sim: SimServer, incumbent: Bundle
+    tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle
 ) -> None:
     """Many gates of edits the oracle proves useless (true effect exactly 0): every accept is false.
 
@@ -310,7 +302,7 @@ async def test_useless_edits_are_accepted_at_most_at_rate_alpha(
     """
     classes = ["Action Reasoning", "Counting Problem", "OCR Problems", "Object Reasoning"]
     gate = {"n_max": 32, "first_stage": 8}
-    path = gate_experiment(tmp_path, bench, sim, temperature=0.7, gate=gate)
+    path = gate_experiment(tmp_path, validate_bench, sim, temperature=0.7, gate=gate)
     outcomes = []
     async with train_context(path) as ctx:
         for k in range(16):

@@ -24,18 +24,12 @@ from skillharness.video import load_subtitles, video_duration
 from skillharness.video._decode import decode_at
 
 
-@pytest.fixture(scope="session")
-def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The default benchmark (36 videos x 3 questions), generated once per test session."""
-    return ensure_synthetic_benchmark(tmp_path_factory.mktemp("synth-cache"))
+def _load(synth_root: Path, name: str) -> Any:
+    return json.loads((synth_root / name).read_text(encoding="utf-8"))
 
 
-def _load(bench: Path, name: str) -> Any:
-    return json.loads((bench / name).read_text(encoding="utf-8"))
-
-
-def test_every_row_passes_question_validation_and_the_loader(bench: Path) -> None:
-    rows = _load(bench, "questions.json")
+def test_every_row_passes_question_validation_and_the_loader(synth_root: Path) -> None:
+    rows = _load(synth_root, "questions.json")
     assert len(rows) == 108
     for row in rows:
         assert list(row) == [
@@ -54,13 +48,13 @@ def test_every_row_passes_question_validation_and_the_loader(bench: Path) -> Non
         Question(**row)
         assert [o[:3] for o in row["options"]] == ["A. ", "B. ", "C. ", "D. "]
         assert len(set(row["options"])) == 4
-    assert [q.question_id for q in load_questions(bench / "questions.json")] == [
+    assert [q.question_id for q in load_questions(synth_root / "questions.json")] == [
         r["question_id"] for r in rows
     ]
 
 
-def test_covers_all_task_types_and_durations_with_micro_classes(bench: Path) -> None:
-    rows = _load(bench, "questions.json")
+def test_covers_all_task_types_and_durations_with_micro_classes(synth_root: Path) -> None:
+    rows = _load(synth_root, "questions.json")
     per_type: dict[str, int] = {}
     for row in rows:
         per_type[row["task_type"]] = per_type.get(row["task_type"], 0) + 1
@@ -91,21 +85,23 @@ def test_task_plan_gives_three_distinct_types_per_video(videos: int) -> None:
         assert {t for types in plan for t in types} == {t.value for t in TaskType}
 
 
-def test_files_exist_and_durations_match_their_labels(bench: Path) -> None:
-    scenes = _load(bench, "scenes.json")
+def test_files_exist_and_durations_match_their_labels(synth_root: Path) -> None:
+    scenes = _load(synth_root, "scenes.json")
     limits = {"short": (0, 15), "medium": (15, 35), "long": (35, 61)}
     for key, scene in scenes.items():
         low, high = limits[scene["duration_label"]]
         assert low <= scene["duration_s"] < high
-        assert video_duration(bench / "videos" / f"{key}.mp4") == pytest.approx(scene["duration_s"], abs=0.05)
-        srt = bench / "subtitles" / f"{key}.srt"
+        assert video_duration(synth_root / "videos" / f"{key}.mp4") == pytest.approx(
+            scene["duration_s"], abs=0.05
+        )
+        srt = synth_root / "subtitles" / f"{key}.srt"
         assert srt.is_file() == scene["has_subtitles"]
     with_subs = sum(s["has_subtitles"] for s in scenes.values())
     assert 0 < with_subs < len(scenes)
 
 
-def test_subtitles_use_videomme_font_wrappers_and_load_clean(bench: Path) -> None:
-    srt = sorted((bench / "subtitles").glob("*.srt"))[0]
+def test_subtitles_use_videomme_font_wrappers_and_load_clean(synth_root: Path) -> None:
+    srt = sorted((synth_root / "subtitles").glob("*.srt"))[0]
     assert '<font color="white"' in srt.read_text(encoding="utf-8")
     lines = load_subtitles(srt).lines
     assert lines
@@ -179,9 +175,9 @@ def _check_truth(
         pytest.fail(f"unknown kind {kind}")
 
 
-def test_every_answer_matches_the_generators_ground_truth(bench: Path) -> None:
-    rows = {r["question_id"]: r for r in _load(bench, "questions.json")}
-    truth, scenes = _load(bench, "truth.json"), _load(bench, "scenes.json")
+def test_every_answer_matches_the_generators_ground_truth(synth_root: Path) -> None:
+    rows = {r["question_id"]: r for r in _load(synth_root, "questions.json")}
+    truth, scenes = _load(synth_root, "truth.json"), _load(synth_root, "scenes.json")
     assert set(truth) == set(rows)
     kinds = set()
     for qid, record in truth.items():
@@ -201,16 +197,16 @@ def _close(pixel: Any, rgb: tuple[int, int, int], tolerance: int = 40) -> bool:
     return max(abs(int(p) - c) for p, c in zip(pixel, rgb, strict=True)) <= tolerance
 
 
-def test_the_video_pixels_show_the_ground_truth(bench: Path) -> None:
+def test_the_video_pixels_show_the_ground_truth(synth_root: Path) -> None:
     """Decode each object's mid-visibility frame: its colour is where the scene says it is."""
-    scenes = _load(bench, "scenes.json")
+    scenes = _load(synth_root, "scenes.json")
     for key, scene in list(scenes.items())[:18]:
         times, checks = [], []
         for obj in scene["objects"]:
             t = round((obj["appear_s"] + obj["vanish_s"]) / 2, 1)
             times.append(t)
             checks.append(obj)
-        frames = decode_at(bench / "videos" / f"{key}.mp4", times)
+        frames = decode_at(synth_root / "videos" / f"{key}.mp4", times)
         for t, obj, frame in zip(times, checks, frames, strict=True):
             assert frame is not None
             k = min(max((frame.pts_s - obj["appear_s"]) / (obj["vanish_s"] - obj["appear_s"]), 0), 1)
@@ -241,8 +237,8 @@ def test_existing_output_is_not_replaced_without_force(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temp or backup folders left
 
 
-def test_ensure_generates_once_and_reuses(bench: Path) -> None:
-    stamp = (bench / "manifest.json").stat().st_mtime_ns
-    assert ensure_synthetic_benchmark(bench.parent) == bench
-    assert (bench / "manifest.json").stat().st_mtime_ns == stamp
-    assert [p.name for p in bench.parent.iterdir()] == [bench.name]
+def test_ensure_generates_once_and_reuses(synth_root: Path) -> None:
+    stamp = (synth_root / "manifest.json").stat().st_mtime_ns
+    assert ensure_synthetic_benchmark(synth_root.parent) == synth_root
+    assert (synth_root / "manifest.json").stat().st_mtime_ns == stamp
+    assert [p.name for p in synth_root.parent.iterdir()] == [synth_root.name]
