@@ -117,7 +117,10 @@ async def test_random_faults_under_concurrency_are_all_survived(sim: SimServer, 
     sim.configure_faults(FaultConfig(rates=rates, retry_after_s=0.05))
     cache = cache_for(tmp_path)
     retry = RetryConfig(base_delay_s=0.001, max_delay_s=0.01, budget_floor=1000)
-    async with build_chat_model(sim_config(sim, retry=retry), cache) as model:
+    # Slow first bytes are skipped, so no short read timeout is needed: with one, a loaded machine
+    # turned a slow response into a retry no fault caused, and retries == faults no longer held.
+    timeouts = TimeoutConfig(read_s=30, total_s=60)
+    async with build_chat_model(sim_config(sim, retry=retry, timeouts=timeouts), cache) as model:
         requests = [judge_request(sim, f"q{i}") for i in range(60)]
         responses = await asyncio.gather(*(model.complete(r) for r in requests))
         assert all(json.loads(r.content or "") for r in responses)
