@@ -34,7 +34,7 @@ from skillharness.eval.ledger import (
 )
 from skillharness.eval.tables import compare_groups
 from skillharness.eval.truth import SimTruth, simulator_truth
-from skillharness.infer import InferProgress, RunSession, open_session
+from skillharness.infer import InferProgress, RunSession, inputs_hash, open_session, run_provenance
 from skillharness.infer.runner import InferSettings, check_media
 from skillharness.skills import Bundle
 from skillharness.store import (
@@ -44,9 +44,7 @@ from skillharness.store import (
     RunProvenance,
     RunReader,
     RunStore,
-    content_hash,
 )
-from skillharness.util.atomic import sha256_file
 from skillharness.util.model import describe_validation
 
 __all__ = ["Arm", "HoldoutSettings", "TestPool", "default_eval_id", "load_test_pool", "run_holdout"]
@@ -94,17 +92,15 @@ def load_test_pool(config: HoldoutSettings) -> TestPool:
 def _provenance(
     config: HoldoutSettings, run_id: str, bundle: Bundle, pools_sha256: str, parent: str | None
 ) -> RunProvenance:
-    questions_sha = sha256_file(config.data.questions) if config.data.questions else ""
-    return RunProvenance(
+    return run_provenance(
         run_id=run_id,
         kind=RunKind.EVAL,
-        config_hash=content_hash({"config": config.fingerprint(), "questions_sha256": questions_sha}),
+        config_hash=inputs_hash(config.fingerprint(), config.data.questions),
         bundle_hash=bundle.bundle_hash,
-        pools_sha256=pools_sha256,
         pool=Pool.TEST,
-        model=config.llm.model,
-        endpoints=tuple(ep.base_url for ep in config.llm.endpoints),
-        sampling=config.agent.sampling,
+        pools_sha256=pools_sha256,
+        llm=config.llm,
+        agent=config.agent,
         parent_run_id=parent,
     )
 

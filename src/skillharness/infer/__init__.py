@@ -6,6 +6,7 @@ Sits above skills (it runs a bundle) and below train and eval (which reuse it).
 from skillharness.infer.config import InferConfig
 from skillharness.infer.export import write_official_results
 from skillharness.infer.progress import InferProgress, RichProgress
+from skillharness.infer.provenance import inputs_hash, run_provenance
 from skillharness.infer.runner import (
     InferJob,
     InferResult,
@@ -39,11 +40,13 @@ __all__ = [
     "cancel_on_sigterm",
     "check_media",
     "default_run_id",
+    "inputs_hash",
     "load_bundle",
     "load_job",
     "open_session",
     "parser_gap",
     "run_inference",
+    "run_provenance",
     "score_run",
     "summarize",
     "wilson",

@@ -28,13 +28,13 @@ from skillharness.infer.config import InferConfig
 from skillharness.infer.endpoints import probe_endpoints
 from skillharness.infer.outcome import RunOutcome, decide_outcome
 from skillharness.infer.progress import InferProgress
+from skillharness.infer.provenance import inputs_hash, run_provenance
 from skillharness.infer.session import open_session
 from skillharness.infer.summary import Cell, Scored, summarize
 from skillharness.llm.config import CacheConfig, LLMConfig
 from skillharness.skills import Bundle
 from skillharness.skills.workspace import Workspace
-from skillharness.store import RunKind, RunProvenance, RunReader, RunStatus, StoreConfig, content_hash
-from skillharness.util.atomic import sha256_file
+from skillharness.store import RunKind, RunReader, RunStatus, StoreConfig
 from skillharness.video import video_duration
 from skillharness.video.locate import locate_subtitles, locate_video
 from skillharness.video.subtitles import load_subtitles
@@ -152,7 +152,7 @@ def load_job(config: InferSettings, *, pool: Pool | None, run_id: str | None, re
         llm=config.llm,
         cache=config.cache,
         store=config.store,
-        config_hash=_inputs_hash(config.fingerprint(), data.questions),
+        config_hash=inputs_hash(config.fingerprint(), data.questions),
         settings=config.settings(),
         bundle=load_bundle(config.agent.bundle),
         questions=tuple(questions),
@@ -163,15 +163,6 @@ def load_job(config: InferSettings, *, pool: Pool | None, run_id: str | None, re
         confidence=config.eval.confidence,
         max_infra_share=config.infer.max_infra_share,
     )
-
-
-def _inputs_hash(config_fingerprint: str, questions_file: Path) -> str:
-    """The run's ``config_hash``: the answer-relevant config and the questions file's content.
-
-    The questions file is hashed too, so a resume over an edited file (same path, other rows) is
-    refused instead of mixing two question sets in one run.
-    """
-    return content_hash({"config": config_fingerprint, "questions_sha256": sha256_file(questions_file)})
 
 
 def check_media(data: DataConfig, questions: Sequence[Question]) -> None:
@@ -221,20 +212,6 @@ def check_media(data: DataConfig, questions: Sequence[Question]) -> None:
         )
 
 
-def _provenance(job: InferJob) -> RunProvenance:
-    return RunProvenance(
-        run_id=job.run_id,
-        kind=job.kind,
-        config_hash=job.config_hash,
-        bundle_hash=job.bundle.bundle_hash,
-        pools_sha256=job.pools_sha256,
-        pool=job.pool,
-        model=job.llm.model,
-        endpoints=tuple(ep.base_url for ep in job.llm.endpoints),
-        sampling=job.agent.sampling,
-    )
-
-
 async def run_inference(job: InferJob, progress: InferProgress | None = None) -> InferResult:
     """Ask every not-yet-final ``(question, sample)`` pair of ``job`` and summarize the run.
 
@@ -248,7 +225,17 @@ async def run_inference(job: InferJob, progress: InferProgress | None = None) ->
     async with open_session(
         data=job.data, agent=job.agent, llm=job.llm, cache=job.cache, store=job.store, salt=scope.salt
     ) as session:
-        log = await session.store.open_run(_provenance(job), resume=job.resume, settings=job.settings)
+        provenance = run_provenance(
+            run_id=job.run_id,
+            kind=job.kind,
+            config_hash=job.config_hash,
+            bundle_hash=job.bundle.bundle_hash,
+            pool=job.pool,
+            pools_sha256=job.pools_sha256,
+            llm=job.llm,
+            agent=job.agent,
+        )
+        log = await session.store.open_run(provenance, resume=job.resume, settings=job.settings)
         status = RunStatus.FAILED
         try:
             done = await log.completed_keys()

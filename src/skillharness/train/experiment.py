@@ -14,15 +14,14 @@ from typing import Any, Protocol
 
 from skillharness.data import Pool, load_pool_questions
 from skillharness.data.questions import Question
+from skillharness.infer import inputs_hash, open_session, run_provenance
 from skillharness.infer.runner import InferSettings, check_media
-from skillharness.infer.session import open_session
 from skillharness.skills import Bundle
-from skillharness.store import RunKind, RunProvenance, content_hash
+from skillharness.store import RunKind
 from skillharness.train.caller import RoleCaller
 from skillharness.train.config import TrainConfig
 from skillharness.train.context import TrainContext
 from skillharness.train.templates import load_templates
-from skillharness.util.atomic import sha256_file
 
 __all__ = ["TrainSettings", "default_train_run_id", "open_training", "trained_task_types"]
 
@@ -63,19 +62,15 @@ async def open_training(
     train_units, val, pools_sha = _pool_questions(config)
     check_media(config.data, [q for unit in train_units for q in unit] + list(val))
     templates = load_templates(config.train.prompts_dir)
-    questions_sha = sha256_file(config.data.questions) if config.data.questions else ""
-    provenance = RunProvenance(
+    provenance = run_provenance(
         run_id=run_id,
         kind=kind,
-        config_hash=content_hash(
-            {"config": config.fingerprint(RunKind.TRAIN), "questions_sha256": questions_sha}
-        ),
+        config_hash=inputs_hash(config.fingerprint(RunKind.TRAIN), config.data.questions),
         bundle_hash=bundle.bundle_hash,
-        pools_sha256=pools_sha,
         pool=Pool.TRAIN,
-        model=config.llm.model,
-        endpoints=tuple(ep.base_url for ep in config.llm.endpoints),
-        sampling=config.agent.sampling,
+        pools_sha256=pools_sha,
+        llm=config.llm,
+        agent=config.agent,
     )
     async with open_session(
         data=config.data,
