@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from videokit import WIDTH
 
+from proc_support import Proc, descendants, end, survivors
 from skillharness.errors import DataError
 from skillharness.video import DecodePool, FrameSampler, FramesConfig, usable_cores
 
@@ -102,3 +107,54 @@ def test_without_a_cache_every_request_goes_to_a_worker(gop_video: Path) -> None
         assert first.from_cache == 0
     finally:
         pool.close()
+
+
+# A pool owner as a run is one: its own process, decoding ``argv[2]`` copies of ``argv[1]`` uncached.
+_OWNER = """
+import sys
+from pathlib import Path
+from skillharness.video import DecodePool, FramesConfig
+pool = DecodePool(FramesConfig(cache_enabled=False), workers=2)
+for done, _ in enumerate(pool.map_uniform([Path(sys.argv[1])] * int(sys.argv[2]), 8)):
+    if done == 0:
+        print("decoding", flush=True)
+pool.close()
+"""
+
+
+def _owner_tree(video: Path, copies: int, *, kill: bool) -> tuple[set[Proc], int]:
+    """Start an owner, record its process tree once it decodes, kill it or let it finish."""
+    owner = subprocess.Popen(
+        [sys.executable, "-c", _OWNER, str(video), str(copies)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert owner.stdout is not None
+        assert owner.stdout.readline() == "decoding\n"
+        tree = descendants(owner.pid)
+        if kill:
+            os.kill(owner.pid, signal.SIGKILL)
+        return tree, owner.wait(timeout=120)
+    finally:
+        owner.kill()
+        owner.wait()
+
+
+@pytest.mark.slow
+def test_p5_sigkill_of_the_owner_mid_decode_leaves_no_worker_forkserver_or_tracker(gop_video: Path) -> None:
+    tree, code = _owner_tree(gop_video, 400, kill=True)  # 400 decodes: the workers are busy
+    assert code == -signal.SIGKILL
+    assert sum("forkserver" in p.args for p in tree) == 3, tree  # the server and its 2 workers
+    assert any("resource_tracker" in p.args for p in tree), tree
+    left = survivors(tree)
+    end(left)
+    assert left == [], f"outlived the killed owner: {left}"
+
+
+@pytest.mark.slow
+def test_p5_a_clean_exit_leaves_no_decode_process(gop_video: Path) -> None:
+    tree, code = _owner_tree(gop_video, 4, kill=False)
+    assert code == 0
+    assert sum("forkserver" in p.args for p in tree) == 3, tree
+    left = survivors(tree)
+    end(left)
+    assert left == [], f"outlived the owner's clean exit: {left}"
