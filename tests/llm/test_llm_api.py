@@ -22,6 +22,7 @@ def test_public_surface_is_pinned() -> None:
         "Role",
         "TimeoutConfig",
         "open_backend",
+        "probe_models",
         "redact_url",
         "response_format",
         "role_of_request",

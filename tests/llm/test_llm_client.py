@@ -12,7 +12,7 @@ from llm_support import Reply, ScriptedServer, chunk, fast_llm_config, make_requ
 
 from skillharness.errors import AuthError, FatalLLMError, TransientLLMError
 from skillharness.llm import build_chat_model
-from skillharness.llm.config import CacheConfig, EndpointConfig, RolePrice, TimeoutConfig
+from skillharness.llm.config import CacheConfig, EndpointConfig, RetryConfig, RolePrice, TimeoutConfig
 from skillharness.llm.roles import Role, response_format
 from skillharness.llm.types import SamplingParams
 
@@ -178,11 +178,40 @@ async def test_error_frames_over_http_are_retried(scripted: ScriptedServer) -> N
     assert len(scripted.requests) == 3
 
 
-async def test_non_event_stream_200_is_fatal(scripted: ScriptedServer) -> None:
-    scripted.push(Reply(status=200, body="<html>proxy login</html>"))
+PROXY_PAGE = Reply(
+    status=200,
+    body="upstream connect error or disconnect/reset before headers",
+    headers={"content-type": "text/plain; charset=utf-8"},
+)
+
+
+@pytest.mark.parametrize("content_type", ["text/plain; charset=utf-8", "text/html", "application/json"])
+async def test_a_200_that_is_not_an_event_stream_is_retried(
+    scripted: ScriptedServer, content_type: str
+) -> None:
+    scripted.push(Reply(status=200, body="<html>proxy login</html>", headers={"content-type": content_type}))
     async with build_chat_model(fast_llm_config(scripted.base_url)) as model:
-        with pytest.raises(FatalLLMError):
+        assert (await model.complete(make_request())).content == "hello"
+        assert model.retry.retries == 1
+    assert len(scripted.requests) == 2
+
+
+async def test_a_persistent_proxy_page_ends_naming_its_content_type_and_the_endpoint(
+    scripted: ScriptedServer,
+) -> None:
+    scripted.default = PROXY_PAGE
+    endpoint = EndpointConfig(base_url=scripted.base_url, name="gpu-behind-proxy")
+    retry = RetryConfig(max_attempts=3, base_delay_s=0.001, max_delay_s=0.002)
+    async with build_chat_model(fast_llm_config(scripted.base_url, endpoint=endpoint, retry=retry)) as model:
+        with pytest.raises(TransientLLMError) as info:
             await model.complete(make_request())
+    message = str(info.value)
+    assert info.value.context["kind"] == "not_event_stream"
+    assert info.value.context["attempts"] == 3
+    assert "gpu-behind-proxy" in message
+    assert "text/plain; charset=utf-8" in message
+    assert "upstream connect error" in message
+    assert len(scripted.requests) == 3
 
 
 async def test_accounting_per_role_with_prices_and_free_cache_hits(

@@ -16,6 +16,9 @@ from skillharness.config import Config, load_config
 GATE = {"alpha": 0.5, "bet_cap": 0.5}
 REACHABLE = ["Attribute Perception", "OCR Problems"]  # 2 val and 1 train question each
 UNREACHABLE = "Action Reasoning"  # 1 val question
+# The retry policy of tests whose endpoint probe meets failures: 3 quick attempts (the default policy
+# spends about half a minute on a refused connection before it is final).
+FAST_RETRY = {"max_attempts": 3, "base_delay_s": 0.01, "max_delay_s": 0.05}
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from preflight_support import REACHABLE, UNREACHABLE, Bench, config_of, write_config
+from preflight_support import FAST_RETRY, REACHABLE, UNREACHABLE, Bench, config_of, write_config
 
 from net_support import free_port
 from skillharness.data.questions import slugify
@@ -156,10 +156,14 @@ def test_endpoint_down_is_named_and_its_key_never(
     dead = {"base_url": f"http://127.0.0.1:{free_port()}/v1", "name": "dead-replica"}
     dead["api_key_env"] = "PREFLIGHT_TEST_KEY"
     report = _preflight(
-        tmp_path, bench, shared_sim, llm={"endpoints": [{"base_url": shared_sim.base_url}, dead]}
+        tmp_path,
+        bench,
+        shared_sim,
+        llm={"endpoints": [{"base_url": shared_sim.base_url}, dead], "retry": FAST_RETRY},
     )
     [message] = _messages(report, "endpoint")
     assert "dead-replica" in message
+    assert "after 3 attempt(s)" in message
     assert "sk-very-secret-value" not in message
     assert {p.check for p in report.problems} == {"endpoint"}
 
@@ -193,7 +197,7 @@ def test_several_problems_are_all_listed(tmp_path: Path, bench: Bench, shared_si
             "task_types": [*REACHABLE, UNREACHABLE],
         },
         eval={"run_holdout_eval": None},
-        llm={"endpoints": [{"base_url": f"http://127.0.0.1:{free_port()}/v1"}]},
+        llm={"endpoints": [{"base_url": f"http://127.0.0.1:{free_port()}/v1"}], "retry": FAST_RETRY},
         store={"url": f"sqlite:///{blocker / 'runs.sqlite'}"},
     )
     failed = {p.check for p in report.problems}

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from preflight_support import REACHABLE, UNREACHABLE, Bench, write_config
+from preflight_support import FAST_RETRY, REACHABLE, UNREACHABLE, Bench, write_config
 
 from cli_support import run_cli
 from net_support import free_port
@@ -35,6 +35,7 @@ def test_every_problem_is_printed_and_exit_is_2(tmp_path: Path, bench: Bench, sh
         train={"task_types": [*REACHABLE, UNREACHABLE]},
         eval={"run_holdout_eval": None},
         data={"pools_sha256": "f" * 64},
+        llm={"retry": FAST_RETRY},
     )
     result = run_cli("preflight", "--config", str(config), "--timeout", "2")
     assert result.returncode == 2

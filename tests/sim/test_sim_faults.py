@@ -82,6 +82,25 @@ def test_forced_http_errors_have_openai_bodies(sim, client, questions, kind, sta
     assert sim.stats()["faults"] == {kind.value: 2}
 
 
+@pytest.mark.parametrize(
+    ("kind", "status", "content_type", "needle"),
+    [
+        (FaultKind.TEXT_PLAIN_200, 200, "text/plain", "upstream connect error"),
+        (FaultKind.HTML_502, 502, "text/html", "<title>502 Bad Gateway</title>"),
+        (FaultKind.HTML_504, 504, "text/html", "<title>504 Gateway Time-out</title>"),
+    ],
+)
+def test_gateway_pages_replace_the_stream(sim, questions, kind, status, content_type, needle):
+    sim.force_fault(kind)
+    status_seen, headers, lines = _stream_lines(sim, _body(sim, questions))
+    assert status_seen == status
+    assert headers["content-type"].startswith(content_type)
+    assert needle in "\n".join(lines)
+    assert not any(line.startswith("data:") for line in lines)
+    assert sim.stats()["faults"] == {kind.value: 1}
+    assert sim.stats()["statuses"] == {str(status): 1}
+
+
 def test_vllm_error_frame_is_followed_by_done(sim, questions):
     sim.force_fault(FaultKind.VLLM_ERROR_FRAME)
     _, _, lines = _stream_lines(sim, _body(sim, questions))

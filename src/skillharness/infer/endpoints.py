@@ -2,18 +2,21 @@
 
 A missing key, a refused port or a typo in ``base_url`` would otherwise be found question by
 question, each one waiting out retries and the breaker's deadline (up to 15 minutes) before
-becoming an ``infra_error``. One ``GET {base_url}/models`` per endpoint, with a short timeout,
-finds all three before anything is spent.
+becoming an ``infra_error``. A ``GET {base_url}/models`` per endpoint, with a short timeout,
+finds all three before anything is spent (see :func:`skillharness.llm.probe.probe_models`: a
+refused key stops the run at once, a transient failure only once it outlasts the retries).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 import httpx
 
-from skillharness.errors import AuthError, ConfigError, FatalLLMError
+from skillharness.errors import ConfigError, FatalLLMError, TransientLLMError
 from skillharness.llm.config import EndpointConfig, LLMConfig
+from skillharness.llm.probe import probe_models
 
 __all__ = ["check_keys", "probe_endpoints"]
 
@@ -29,48 +32,39 @@ def check_keys(llm: LLMConfig) -> None:
         )
 
 
-async def _probe(client: httpx.AsyncClient, endpoint: EndpointConfig) -> None:
-    url = endpoint.base_url.rstrip("/") + "/models"
-    headers = {}
-    if endpoint.api_key_env:
-        headers["Authorization"] = f"Bearer {os.environ.get(endpoint.api_key_env, '')}"
+async def _probe(client: httpx.AsyncClient, endpoint: EndpointConfig, llm: LLMConfig) -> None:
     try:
-        response = await client.get(url, headers=headers)
-    except httpx.TimeoutException as exc:
+        await probe_models(client, endpoint, llm.retry)
+    except TransientLLMError as exc:
+        attempts = exc.context.get("attempts", 1)
+        url = endpoint.base_url.rstrip("/") + "/models"
         raise FatalLLMError(
-            f"endpoint {endpoint.label} did not answer GET {url} within {client.timeout.connect}s; "
-            "is the server running and is llm.endpoints[].base_url right?",
+            f"endpoint {endpoint.label} cannot be reached on GET {url} after {attempts} attempt(s) "
+            f"({exc.context.get('gave_up')}): {exc}; is the server running and is "
+            "llm.endpoints[].base_url right?",
             kind="unreachable",
             endpoint=endpoint.label,
+            cause=str(exc.context.get("kind")),
+            attempts=attempts,
         ) from exc
-    except httpx.HTTPError as exc:
-        raise FatalLLMError(
-            f"endpoint {endpoint.label} cannot be reached ({type(exc).__name__}: {exc}); "
-            "is the server running and is llm.endpoints[].base_url right?",
-            kind="unreachable",
-            endpoint=endpoint.label,
-        ) from exc
-    if response.status_code in (401, 403):
-        raise AuthError(
-            f"endpoint {endpoint.label} refused the credentials (HTTP {response.status_code} on GET {url}); "
-            f"check the key in env var {endpoint.api_key_env}"
-            if endpoint.api_key_env
-            else f"endpoint {endpoint.label} wants an API key (HTTP {response.status_code} on GET {url}); "
-            "set llm.endpoints[].api_key_env",
-            kind=f"http_{response.status_code}",
-            endpoint=endpoint.label,
-            env_var=endpoint.api_key_env,
-        )
-    # Any other answer (200, a 404 from a server without /models, even a 5xx) shows a live server:
-    # the retry layer and the breaker deal with a server that is up but struggling.
 
 
 async def probe_endpoints(llm: LLMConfig) -> None:
-    """Check keys, then ``GET /models`` on every endpoint; raise on the first that cannot work."""
+    """Check keys, then ``GET /models`` on every endpoint; raise for the first (in config order)
+    that cannot work.
+
+    Each request waits at most ``llm.timeouts.probe_s``; transient failures are retried under
+    ``llm.retry`` (Retry-After honoured), all endpoints at once, so a dead one is reported after
+    its retries rather than a live one's hiccup stopping the run.
+    """
     check_keys(llm)
     timeout = httpx.Timeout(llm.timeouts.probe_s)
     # Plain-HTTP endpoints only: no TLS context (loading the CA bundle is start-up CPU for nothing).
     plain = all(e.base_url.lower().startswith("http:") for e in llm.endpoints)
     async with httpx.AsyncClient(timeout=timeout, verify=not plain) as client:
-        for endpoint in llm.endpoints:
-            await _probe(client, endpoint)
+        outcomes = await asyncio.gather(
+            *(_probe(client, endpoint, llm) for endpoint in llm.endpoints), return_exceptions=True
+        )
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome

@@ -14,6 +14,7 @@ from skillharness.llm.config import (
     RetryConfig,
     TimeoutConfig,
 )
+from skillharness.llm.probe import probe_models
 from skillharness.llm.roles import (
     AGENT_TOOL_NAMES,
     DOCUMENT_CLOSE,
@@ -62,6 +63,7 @@ __all__ = [
     "build_chat_model",
     "extract_tool_call",
     "open_backend",
+    "probe_models",
     "redact_url",
     "response_format",
     "role_of_request",

@@ -18,7 +18,7 @@ import httpx_sse
 
 from skillharness.errors import AuthError, LLMError
 from skillharness.llm.config import EndpointConfig, TimeoutConfig
-from skillharness.llm.errors import error_for_status, fatal, map_httpx_error, transient
+from skillharness.llm.errors import error_for_status, fatal, map_httpx_error, not_event_stream, transient
 from skillharness.llm.lanes import Lanes
 from skillharness.llm.redact import redact
 from skillharness.llm.roles import SAMPLE_IDX_KEY
@@ -144,6 +144,11 @@ class EndpointClient:
             response = source.response
             if response.status_code != 200:
                 raise await self._status_error(response)
+            content_type = response.headers.get("content-type", "")
+            if "text/event-stream" not in content_type.lower():
+                raise not_event_stream(
+                    200, content_type, await self._body_excerpt(response), self.label, secrets=self._secrets()
+                )
             async for event in source.aiter_sse():
                 if not event.data and event.event != "error":
                     # The SSE spec dispatches no event whose data buffer is empty (a keep-alive
@@ -158,6 +163,17 @@ class EndpointClient:
         return assembler.finish()
 
     async def _status_error(self, response: httpx.Response) -> LLMError:
+        return error_for_status(
+            response.status_code,
+            await self._body_excerpt(response),
+            self.label,
+            retry_after=response.headers.get("retry-after"),
+            api_key_env=self.endpoint.api_key_env,
+            secrets=self._secrets(),
+        )
+
+    async def _body_excerpt(self, response: httpx.Response) -> str:
+        """The first part of a body that is not a stream, with the API key masked."""
         raw = b""
         async for part in response.aiter_bytes():
             raw += part
@@ -165,17 +181,10 @@ class EndpointClient:
                 break
         # Masked before anything is cut: the read limit may fall inside an echoed key, whose
         # unread rest leaves a short prefix at the very end (cut=True masks that one too).
-        secrets = self._secrets()
-        body = redact(
-            raw[:_ERROR_BODY_LIMIT].decode("utf-8", "replace"), secrets, cut=len(raw) >= _ERROR_BODY_LIMIT
-        )
-        return error_for_status(
-            response.status_code,
-            body,
-            self.label,
-            retry_after=response.headers.get("retry-after"),
-            api_key_env=self.endpoint.api_key_env,
-            secrets=secrets,
+        return redact(
+            raw[:_ERROR_BODY_LIMIT].decode("utf-8", "replace"),
+            self._secrets(),
+            cut=len(raw) >= _ERROR_BODY_LIMIT,
         )
 
     async def aclose(self) -> None:

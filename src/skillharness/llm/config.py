@@ -77,7 +77,10 @@ class TimeoutConfig(StrictModel):
     pool_s: float = Field(30.0, gt=0, description="Longest wait for a free connection from the pool.")
     total_s: float = Field(600.0, gt=0, description="Whole attempt, from sending to the last SSE frame.")
     probe_s: float = Field(
-        5.0, gt=0, description="Start-up check of each endpoint (GET {base_url}/models) before any question."
+        5.0,
+        gt=0,
+        description="Each attempt of the start-up check of an endpoint (GET {base_url}/models); transient "
+        "failures are retried under llm.retry.",
     )
 
 

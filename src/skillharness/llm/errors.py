@@ -27,6 +27,7 @@ __all__ = [
     "error_for_status",
     "fatal",
     "map_httpx_error",
+    "not_event_stream",
     "parse_retry_after",
     "retry_decision",
     "transient",
@@ -62,7 +63,9 @@ HTTPX_ERROR_KINDS: dict[type[BaseException], tuple[str, bool]] = {
     httpx.ResponseNotRead: ("response_not_read", False),
     httpx.RequestNotRead: ("request_not_read", False),
     httpx.StreamError: ("stream_error", False),
-    httpx_sse.SSEError: ("not_event_stream", False),  # 200 without text/event-stream
+    # A 200 without text/event-stream: a gateway's or proxy's page in front of the model server
+    # (the client checks the content type itself first; see not_event_stream).
+    httpx_sse.SSEError: ("not_event_stream", True),
 }
 
 # RFC 9110 delta-seconds are digits; a decimal fraction is tolerated, signs and exponents are not.
@@ -151,6 +154,27 @@ def error_for_status(
             retry_after_s=parse_retry_after(retry_after),
         )
     return fatal(f"http_{status}", f"HTTP {status}: {excerpt}", endpoint, status=status)
+
+
+def not_event_stream(
+    status: int, content_type: str, body: str, endpoint: str, *, secrets: tuple[str, ...] = ()
+) -> TransientLLMError:
+    """Our error for an answer that is not the event stream a chat completion must be.
+
+    Load balancers and gateways answer with an HTML or plain-text page (status 200 included) while
+    the model server behind them restarts or is replaced: transient, like the 502 it stands for.
+    The message names the content type, so a page that persists past every retry says what it was.
+    """
+    excerpt = redact(body, secrets)[:300]
+    shown = content_type or "none"
+    return transient(
+        "not_event_stream",
+        f"HTTP {status} with Content-Type {shown!r}, not an event stream (text/event-stream); "
+        f"a gateway or proxy page? body: {excerpt!r}",
+        endpoint,
+        status=status,
+        content_type=content_type,
+    )
 
 
 @dataclass(frozen=True)

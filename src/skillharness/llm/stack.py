@@ -99,8 +99,7 @@ def build_chat_model(
             Lane(client.label, BreakerModel(client, breaker), breaker, client.endpoint.max_in_flight)
         )
     router = Router(lanes)
-    budget = RetryBudget(llm.retry.budget_share, llm.retry.budget_window_s, llm.retry.budget_floor)
-    retry = RetryingModel(router, llm.retry, budget, rng=rng)
+    retry = RetryingModel(router, llm.retry, RetryBudget.of(llm.retry), rng=rng)
     inner: ChatModel = retry
     cached = backend = None
     if cache is not None and cache.enabled:

@@ -43,6 +43,9 @@ class FaultKind(StrEnum):
     MALFORMED_CHUNK = "malformed_chunk"  # one data: frame holds broken JSON, the rest is normal
     HTTP_401 = "http_401"  # 401 whose error body echoes the request's Authorization header
     ECHO_HEADERS = "echo_headers"  # 500 whose error body echoes every request header (a leaky proxy)
+    TEXT_PLAIN_200 = "text_plain_200"  # a proxy's text/plain page with status 200 instead of the stream
+    HTML_502 = "html_502"  # a gateway's HTML "502 Bad Gateway" page
+    HTML_504 = "html_504"  # a gateway's HTML "504 Gateway Time-out" page
 
 
 class AnswerShape(StrEnum):

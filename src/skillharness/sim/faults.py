@@ -14,7 +14,7 @@ from skillharness.llm.roles import Role
 from skillharness.sim.config import FaultConfig, FaultKind
 from skillharness.sim.draw import uniform, weighted_choice
 
-__all__ = ["FATAL_FAULTS", "STREAM_ONLY_FAULTS", "FaultInjector"]
+__all__ = ["FATAL_FAULTS", "GATEWAY_PAGES", "STREAM_ONLY_FAULTS", "FaultInjector", "GatewayPage"]
 
 # Faults a client must not retry (every other kind is transient, or a slow but good reply).
 FATAL_FAULTS = frozenset({FaultKind.HTTP_401})
@@ -31,6 +31,35 @@ STREAM_ONLY_FAULTS = frozenset(
         FaultKind.MALFORMED_CHUNK,
     }
 )
+
+
+@dataclass(frozen=True)
+class GatewayPage:
+    """What a load balancer or proxy in front of the model server answers in its place."""
+
+    status: int
+    content_type: str
+    body: bytes
+
+
+def _nginx(status: int, reason: str) -> GatewayPage:
+    title = f"{status} {reason}"
+    html = (
+        f"<html>\r\n<head><title>{title}</title></head>\r\n<body>\r\n"
+        f"<center><h1>{title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+    )
+    return GatewayPage(status, "text/html", html.encode())
+
+
+# Pages sent without asking the model (the gateway answers in its place), each with the status
+# and content type real proxies use: Envoy's plain-text 200 while its upstream resets, nginx's pages.
+GATEWAY_PAGES: dict[FaultKind, GatewayPage] = {
+    FaultKind.TEXT_PLAIN_200: GatewayPage(
+        200, "text/plain; charset=utf-8", b"upstream connect error or disconnect/reset before headers"
+    ),
+    FaultKind.HTML_502: _nginx(502, "Bad Gateway"),
+    FaultKind.HTML_504: _nginx(504, "Gateway Time-out"),
+}
 
 
 @dataclass

@@ -24,6 +24,7 @@ from skillharness.llm.roles import Role, role_of_request
 from skillharness.sim.admin import admin_routes
 from skillharness.sim.config import FaultKind
 from skillharness.sim.draw import uniform
+from skillharness.sim.faults import GATEWAY_PAGES, GatewayPage
 from skillharness.sim.requests import HTTPProblem, parse_chat_request, read_body
 from skillharness.sim.state import SimState
 from skillharness.sim.streaming import send_reply
@@ -68,6 +69,13 @@ async def _send_json(
     await send({"type": "http.response.body", "body": data})
 
 
+async def _send_page(send: Send, page: GatewayPage) -> None:
+    length = str(len(page.body)).encode()
+    headers = [(b"content-type", page.content_type.encode()), (b"content-length", length)]
+    await send({"type": "http.response.start", "status": page.status, "headers": headers})
+    await send({"type": "http.response.body", "body": page.body})
+
+
 async def _send_echo(send: Send, fault: FaultKind, headers: list[tuple[bytes, bytes]], pad: int) -> None:
     """A hostile error body quoting the request's headers (the Authorization one included)."""
     echoed = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers]
@@ -109,6 +117,10 @@ class ChatCompletions:
         if fault in _ECHO_FAULTS:
             await _send_echo(send, fault, scope["headers"], state.faults.config.echo_pad_chars)
             state.stats.status(_ECHO_FAULTS[fault])
+            return
+        if fault in GATEWAY_PAGES:  # the gateway answers in the model server's place, at once
+            state.stats.status(GATEWAY_PAGES[fault].status)
+            await _send_page(send, GATEWAY_PAGES[fault])
             return
         await self._queued(body, role, request_no, fault, send)
 

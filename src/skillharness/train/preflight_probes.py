@@ -14,7 +14,7 @@ import secrets
 from skillharness.errors import SkillharnessError
 from skillharness.llm.cache.backend import redact_url
 from skillharness.llm.cache.opener import open_backend
-from skillharness.llm.config import CacheConfig, EndpointConfig, LLMConfig, RetryConfig, TimeoutConfig
+from skillharness.llm.config import CacheConfig, EndpointConfig, LLMConfig, TimeoutConfig
 from skillharness.llm.roles import Role
 from skillharness.llm.stack import build_chat_model
 from skillharness.llm.types import ChatRequest, SamplingParams
@@ -27,19 +27,26 @@ _PROBE_VALUE = b"skillharness preflight probe"
 
 
 async def endpoint_problems(llm: LLMConfig, timeout_s: float) -> Outcome:
-    """One 1-token request to every endpoint, uncached, one attempt, within ``timeout_s``."""
+    """One 1-token request to every endpoint, uncached, under the run's retry policy.
+
+    Each attempt waits at most ``timeout_s``. A transient failure (a 429 or 503, a cut stream, a
+    gateway's page, a refused connection) is retried as a question's call would be, honouring
+    Retry-After; a refused key, an unknown model or a bad URL fails at once.
+    """
     results = await asyncio.gather(*(_ask(llm, endpoint, timeout_s) for endpoint in llm.endpoints))
     problems = [message for message in results if message is not None]
     return problems, f"{len(llm.endpoints)} endpoint(s) answer as model {llm.model!r}"
 
 
-async def _ask(llm: LLMConfig, endpoint: EndpointConfig, timeout_s: float) -> str | None:
-    # One endpoint, one attempt, short timeouts: preflight asks "does it answer now", and a
-    # retry with backoff would only make a dead endpoint take minutes to report.
-    single = llm.model_copy(
+def _probe_config(llm: LLMConfig, endpoint: EndpointConfig, timeout_s: float) -> LLMConfig:
+    """``llm`` reduced to ``endpoint``, each attempt within ``timeout_s``, and no breaker to wait on.
+
+    The probe is one call whose attempts follow each other: the breaker, which shields a server
+    from many callers, would only add its cooldown between them.
+    """
+    return llm.model_copy(
         update={
             "endpoints": (endpoint,),
-            "retry": RetryConfig(max_attempts=1),
             "timeouts": TimeoutConfig(
                 connect_s=min(llm.timeouts.connect_s, timeout_s),
                 read_s=min(llm.timeouts.read_s, timeout_s),
@@ -47,8 +54,12 @@ async def _ask(llm: LLMConfig, endpoint: EndpointConfig, timeout_s: float) -> st
                 pool_s=min(llm.timeouts.pool_s, timeout_s),
                 total_s=min(llm.timeouts.total_s, timeout_s),
             ),
+            "breaker": llm.breaker.model_copy(update={"failure_threshold": llm.retry.max_attempts + 1}),
         }
     )
+
+
+async def _ask(llm: LLMConfig, endpoint: EndpointConfig, timeout_s: float) -> str | None:
     request = ChatRequest(
         model=llm.model,
         messages=({"role": "user", "content": "Reply with OK."},),
@@ -56,12 +67,12 @@ async def _ask(llm: LLMConfig, endpoint: EndpointConfig, timeout_s: float) -> st
         sampling=SamplingParams(max_tokens=1, temperature=0.0),
     )
     try:
-        async with build_chat_model(single, None) as stack:
-            await asyncio.wait_for(stack.complete(request), timeout_s * 2)
+        async with build_chat_model(_probe_config(llm, endpoint, timeout_s), None) as stack:
+            await stack.complete(request)
     except SkillharnessError as exc:  # AuthError, FatalLLMError, TransientLLMError (keys redacted)
-        return f"endpoint {endpoint.label} does not answer: {exc}"
-    except TimeoutError:
-        return f"endpoint {endpoint.label} does not answer: no response within {timeout_s * 2:g} s"
+        attempts = exc.context.get("attempts")
+        tries = f" after {attempts} attempt(s) ({exc.context.get('gave_up')})" if attempts else ""
+        return f"endpoint {endpoint.label} does not answer{tries}: {exc}"
     return None
 
 
