@@ -43,6 +43,7 @@ class FaultKind(StrEnum):
     MALFORMED_CHUNK = "malformed_chunk"  # one data: frame holds broken JSON, the rest is normal
     HTTP_401 = "http_401"  # 401 whose error body echoes the request's Authorization header
     ECHO_HEADERS = "echo_headers"  # 500 whose error body echoes every request header (a leaky proxy)
+    UNPARSEABLE = "unparseable"  # a complete, well-formed reply whose text names no answer (model output)
 
 
 class AnswerShape(StrEnum):
