@@ -18,6 +18,7 @@ from skillharness.infer import Draw
 from skillharness.sim import FaultKind, SimConfig, SimServer
 from skillharness.skills import Bundle, EditTarget
 from skillharness.store import BaselineSample
+from skillharness.train.baseline_cache import BaselineCache
 from skillharness.train.context import TrainContext
 from skillharness.train.gate import DecisionKind
 from skillharness.train.records import GateReason
@@ -146,7 +147,7 @@ async def test_p1_4_infra_never_enters_baseline_cache(
         cached = ctx.store.select(
             BaselineSample,
             relevant_text_hash=incumbent.relevant_hash(task_type),
-            sampling_hash=ctx.sampling_hash,
+            sampling_hash=BaselineCache(ctx.store, ctx.sampling_hash, scope=ctx.baseline_scope).sampling_hash,
         )
     assert sim.stats()["faults"] == {"http_503": 4}
     decision = outcome.decision
@@ -188,27 +189,40 @@ async def test_infra_is_asked_again_before_it_is_skipped(
     assert all(r.incumbent is not None and r.candidate is not None for r in rows)
 
 
-async def test_baseline_cache_is_shared_across_runs_only_when_the_key_matches(
-    tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle
+@pytest.mark.parametrize(("share", "shared"), [(None, False), (False, False), (True, True)])
+async def test_baseline_cache_is_shared_across_runs_only_where_the_config_allows(
+    tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle, share: bool | None, shared: bool
 ) -> None:
     gate = {"n_max": 16, "first_stage": 8}
     store = tmp_path / "shared.sqlite"
     target = EditTarget.skill("OCR Problems")
-    path = gate_experiment(tmp_path / "a", validate_bench, sim, temperature=0.7, gate=gate, store=store)
+    cache = {"share_across_runs": share}
+    path = gate_experiment(
+        tmp_path / "a", validate_bench, sim, temperature=0.7, gate=gate, store=store, cache=cache
+    )
     for run_id in ("run-a", "run-b"):
         async with train_context(path, run_id=run_id) as ctx:
             candidate = with_lines(incumbent, target, [USELESS, f"Note for {run_id}."])
             await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
             fresh = ctx.store.final_predictions(f"{run_id}.g0001.inc")
             drawn = {(r.question_id, r.sample_idx) for r in observations(ctx.store, run_id, 1)}
+            rows = ctx.store.select(
+                BaselineSample, relevant_text_hash=incumbent.relevant_hash("OCR Problems")
+            )
         if run_id == "run-a":
             assert set(fresh) == drawn  # an empty cache: every incumbent sample was asked
             first = drawn
-        else:
+            continue
+        assert drawn & first  # both runs drew some of the same (question, sample index) pairs
+        if shared:
             assert set(fresh) == drawn - first  # run-a's samples were reused, only new ones asked
-            assert drawn & first
+        else:
+            assert set(fresh) == drawn  # run-b asked every incumbent sample itself
+            assert len({r.sampling_hash for r in rows}) == 2  # each run's samples under its own key
     # Another temperature is another sampling hash: nothing matches, everything is asked.
-    other = gate_experiment(tmp_path / "c", validate_bench, sim, temperature=0.9, gate=gate, store=store)
+    other = gate_experiment(
+        tmp_path / "c", validate_bench, sim, temperature=0.9, gate=gate, store=store, cache=cache
+    )
     async with train_context(other, run_id="run-c") as ctx:
         candidate = with_lines(incumbent, target, [USELESS])
         await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)

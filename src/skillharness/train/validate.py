@@ -116,7 +116,7 @@ class _Arms:
         self.incumbent = incumbent
         self.candidate = candidate
         self.prefix = f"g{gate_index:04d}"
-        self.cache = BaselineCache(ctx.store, ctx.sampling_hash)
+        self.cache = BaselineCache(ctx.store, ctx.sampling_hash, scope=ctx.baseline_scope)
 
     async def _incumbent(self, draws: Sequence[Draw]) -> list[bool | None]:
         cached = await self.cache.alookup(self.incumbent, draws)
