@@ -93,13 +93,20 @@ def _candidate(incumbent: Bundle, task_type: str, kind: str, world: World, step:
     return Candidate(target, edit_set, after, body, after.skill(task_type).body, "only")
 
 
+def _first_sample(ctx: TrainContext, k: int) -> int:
+    # Fresh sample indices per gate, as the training loop's checkpoint counter gives them: a plan
+    # uses fewer than 2 * n_max indices per question, and these skill edits have no guard.
+    return 1 + (k - 1) * 2 * ctx.config.gate.n_max
+
+
 async def _eprocess(ctx: TrainContext, incumbent: Bundle, candidate: Candidate, k: int) -> bool:
-    return (await validate(ctx, incumbent, candidate, gate_index=k, alpha=ALPHA)).accepted
+    first = _first_sample(ctx, k)
+    return (await validate(ctx, incumbent, candidate, gate_index=k, alpha=ALPHA, first_sample=first)).accepted
 
 
 def _prefix_rule(rule: Any, n: int) -> Decide:
     async def decide(ctx: TrainContext, incumbent: Bundle, candidate: Candidate, k: int) -> bool:
-        _, plan = draw_plan(ctx, candidate, k)
+        _, plan = draw_plan(ctx, candidate, k, first_sample=_first_sample(ctx, k))
         outcomes = await paired_outcomes(ctx, incumbent, candidate.bundle, plan.draws[:n], gate_index=k)
         d = np.asarray([[o.d for o in outcomes if o.d is not None]], dtype=np.int8)
         return bool(d.size) and int(rule.run(d).kinds[0]) == DecisionKind.ACCEPT

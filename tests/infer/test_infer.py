@@ -211,11 +211,11 @@ def test_infer_refuses_to_start_when_videos_are_missing(tmp_path: Path, bench: B
     assert not (tmp_path / "runs.sqlite").exists(), "nothing was started, so no run was recorded"
 
 
-def test_p0_4_a_bad_response_is_never_replayed_from_the_cache(tmp_path: Path, bench: Bench) -> None:
+def test_p0_4_a_parse_error_is_replayed_like_an_answer_and_never_loops(tmp_path: Path, bench: Bench) -> None:
     from skillharness.sim.config import AgentConfig as SimAgentConfig
     from skillharness.sim.config import AnswerShape
 
-    # Every answer names two letters: a parse error the agent must not leave in the cache.
+    # Every answer names two letters: a parse error, which is model output and stays cached.
     awkward = SimAgentConfig(awkward_rate=1.0, awkward_shapes={AnswerShape.TWO_LETTERS: 1.0})
     with SimServer(SimConfig(seed=3, agent=awkward), questions=bench.questions) as server:
         config = load_config(write_config(tmp_path / "exp.yaml", bench, server))
@@ -223,13 +223,18 @@ def test_p0_4_a_bad_response_is_never_replayed_from_the_cache(tmp_path: Path, be
         n_val = len(load_pools(bench.pools).questions["val"])
         assert first.status_counts == {"ok": 0, "parse_error": n_val, "infra_error": 0}
         asked_first = server.stats()["requests"]
+        # A resume has nothing left to ask: a parse error is final, never asked again in a loop.
+        resumed = asyncio.run(run_inference(load_job(config, pool="val", run_id="bad-1", resume=True)))
+        assert resumed.status_counts == first.status_counts
+        assert server.stats()["requests"] == asked_first
+        # Another run sharing the cache (temperature 0) replays the parse errors like answers.
         second = asyncio.run(run_inference(load_job(config, pool="val", run_id="bad-2", resume=False)))
         asked_second = server.stats()["requests"] - asked_first
     assert second.status_counts == first.status_counts
-    assert asked_second == asked_first, "every request of a failed question went to the model again"
+    assert asked_second == 0, "a complete response was asked again because its answer did not parse"
     reader = RunReader(config.store)
     try:
-        assert not any(p.cache_hit for p in reader.predictions("bad-2"))
+        assert all(p.cache_hit for p in reader.predictions("bad-2"))
     finally:
         reader.close()
 

@@ -12,6 +12,7 @@ from sim_support import SIM_TEST_WORLD, first_messages, tools
 
 from skillharness.llm.roles import Role, response_format
 from skillharness.sim import FaultKind
+from skillharness.sim.faults import UNPARSEABLE_TEXT
 
 pytestmark = pytest.mark.sim_world(SIM_TEST_WORLD, questions="questions")
 
@@ -113,6 +114,21 @@ def test_llamacpp_error_frame_ends_the_stream_without_done(sim, questions):
     _, _, lines = _stream_lines(sim, _body(sim, questions))
     assert "data: [DONE]" not in lines
     assert json.loads(lines[-1].removeprefix("data: "))["error"]["code"] == 500
+
+
+def test_unparseable_is_a_complete_reply_that_names_no_answer(sim, questions):
+    sim.force_fault(FaultKind.UNPARSEABLE)
+    _, _, lines = _stream_lines(sim, _body(sim, questions))
+    assert lines[-1] == "data: [DONE]"
+    chunks = [json.loads(line.removeprefix("data: ")) for line in lines[:-1]]
+    deltas = [c["choices"][0]["delta"] for c in chunks if c.get("choices")]
+    assert "".join(d.get("content") or "" for d in deltas) == UNPARSEABLE_TEXT
+    assert not any(d.get("tool_calls") for d in deltas)
+    assert [c["choices"][0]["finish_reason"] for c in chunks if c.get("choices")][-1] == "stop"
+    assert sim.stats()["faults"] == {"unparseable": 1}
+    # The same request without the fault is the role's normal reply: a tool call.
+    _, _, lines = _stream_lines(sim, _body(sim, questions))
+    assert any("tool_calls" in line for line in lines)
 
 
 def test_malformed_chunk_is_one_undecodable_frame(sim, questions):

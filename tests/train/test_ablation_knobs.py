@@ -38,7 +38,7 @@ async def test_minibatch_rule_decides_on_three_draws(tmp_path: Path, train_bench
         async with train_context(path) as ctx:
             candidate = with_lines(incumbent, EditTarget.skill(TRAINED[0]), [USELESS])
             before = agent_requests(sim)
-            outcome = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05)
+            outcome = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
             rows = observations(ctx.store, ctx.run_id, 1)
         assert agent_requests(sim) > before
     assert len(rows) == 3
@@ -61,7 +61,7 @@ async def test_fixed_n_rule_uses_n_max_draws_and_two_standard_errors(
         path = gate_experiment(tmp_path, train_bench, sim, temperature=0.7, gate=gate)
         async with train_context(path) as ctx:
             candidate = with_lines(incumbent, EditTarget.skill(TRAINED[1]), [USELESS])
-            outcome = await validate(ctx, incumbent, candidate, gate_index=2, alpha=0.05)
+            outcome = await validate(ctx, incumbent, candidate, gate_index=2, alpha=0.05, first_sample=1)
             rows = observations(ctx.store, ctx.run_id, 2)
     assert len(rows) == 20
     d = np.array(_differences(rows), dtype=float)

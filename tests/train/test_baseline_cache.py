@@ -41,13 +41,13 @@ def test_only_the_edited_class_goes_stale_and_an_outage_is_never_stored(tmp_path
     ]
     bundle = initial_bundle()
     with RunStore.open(f"sqlite:///{tmp_path / 'runs.sqlite'}") as store:
-        cache = BaselineCache(store, "sampling-a")
+        cache = BaselineCache(store, "sampling-a", scope=None)
         assert cache.record(bundle, draws, predictions) == 3
         found = cache.lookup(bundle, draws)
         assert set(found) == {("001-1", 0), ("001-1", 1), ("002-1", 0)}  # the outage is not a sample
         assert [found[("001-1", 0)].correct, found[("001-1", 1)].correct] == [True, False]
         # Another sampling hash is another key: nothing matches.
-        assert BaselineCache(store, "sampling-b").lookup(bundle, draws) == {}
+        assert BaselineCache(store, "sampling-b", scope=None).lookup(bundle, draws) == {}
         # An accepted OCR edit moves only the OCR key; the counting sample is still served.
         target = EditTarget.skill("OCR Problems")
         body = bundle.skill("OCR Problems").body + "\nRead every sign twice.\n"
@@ -56,3 +56,22 @@ def test_only_the_edited_class_goes_stale_and_an_outage_is_never_stored(tmp_path
         )
         assert isinstance(edited, Bundle)
         assert set(cache.lookup(edited, draws)) == {("002-1", 0)}
+
+
+def test_a_private_scope_reads_back_only_its_own_samples(tmp_path: Path) -> None:
+    ocr = _question("001-1", "OCR Problems")
+    draws = [(ocr, 1), (ocr, 2)]
+    predictions = [
+        _prediction("001-1", 1, PredictionStatus.OK, True),
+        _prediction("001-1", 2, PredictionStatus.OK, False),
+    ]
+    bundle = initial_bundle()
+    with RunStore.open(f"sqlite:///{tmp_path / 'runs.sqlite'}") as store:
+        BaselineCache(store, "sampling-a", scope="run-a").record(bundle, draws, predictions)
+        own = BaselineCache(store, "sampling-a", scope="run-a").lookup(bundle, draws)
+        assert set(own) == {(q.question_id, s) for q, s in draws}
+        assert BaselineCache(store, "sampling-a", scope="run-b").lookup(bundle, draws) == {}
+        assert BaselineCache(store, "sampling-a", scope=None).lookup(bundle, draws) == {}
+        # Shared samples are not a private scope's either.
+        BaselineCache(store, "sampling-a", scope=None).record(bundle, draws, predictions)
+        assert BaselineCache(store, "sampling-a", scope="run-b").lookup(bundle, draws) == {}

@@ -59,10 +59,24 @@ def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
             "skill:ocr_problems", RejectedEdit(rationale="r", edits_json="{}", outcome="x"), 5
         )
         .remember_accept("system", AcceptedEdit(target="system", rationale="a", edits_json="{}"))
-        .model_copy(update={"momentum_done": ["1:skill:ocr_problems"], "alpha_spent": 0.15, "gates_run": 3})
+        .model_copy(
+            update={
+                "momentum_done": ["1:skill:ocr_problems"],
+                "alpha_spent": 0.15,
+                "gates_run": 3,
+                "next_sample": 57,
+            }
+        )
     )
     ckpt.save(tmp_path)
     assert Checkpoint.load(tmp_path) == ckpt
+
+
+def test_a_checkpoint_written_before_the_sample_counter_starts_gates_at_one(tmp_path: Path) -> None:
+    data = _checkpoint().model_dump(mode="json")
+    del data["next_sample"]
+    (tmp_path / CHECKPOINT_FILE).write_text(json.dumps(data))
+    assert Checkpoint.load(tmp_path).next_sample == 1  # 0 is the val score's sample
 
 
 def test_rejected_memory_keeps_only_the_newest(tmp_path: Path) -> None:

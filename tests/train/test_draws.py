@@ -72,3 +72,33 @@ def test_guard_draws_never_reuse_the_gate_samples() -> None:
         pool, seed=1, gate_index=2, temperature=0.0, n=12, used=greedy.draws, label="OCR Problems"
     )
     assert sorted(q.question_id for q, _ in fresh) == sorted(q.question_id for q in pool[4:])
+
+
+def test_a_gate_draws_from_its_first_sample_and_says_where_the_next_starts() -> None:
+    pool = _questions(6)
+    plan = plan_draws(pool, seed=1, gate_index=2, temperature=0.7, n_max=16, first_sample=40)
+    shifted = plan_draws(pool, seed=1, gate_index=2, temperature=0.7, n_max=16)
+    # The same questions in the same order, every index moved by the gate's first sample.
+    assert [(q.question_id, s + 40) for q, s in shifted.draws] == [(q.question_id, s) for q, s in plan.draws]
+    assert min(s for _, s in plan.draws) == 40
+    # A guard over a wider class: a question the plan never drew starts at the first sample too.
+    wider = [*pool, *_questions(9)[6:]]
+    guard = plan_guard_draws(
+        wider,
+        seed=1,
+        gate_index=2,
+        temperature=0.7,
+        n=12,
+        used=plan.draws,
+        label="OCR Problems",
+        first_sample=40,
+    )
+    end = plan.samples_end(guard_draws=12)
+    every = [s for _, s in (*plan.draws, *guard)]
+    assert min(every) == 40
+    assert max(every) < end
+    assert not {(q.question_id, s) for q, s in plan.draws} & {(q.question_id, s) for q, s in guard}
+    # Without replacement every index is 0: a gate uses nothing up.
+    greedy = plan_draws(pool, seed=1, gate_index=2, temperature=0.0, n_max=16, first_sample=40)
+    assert {s for _, s in greedy.draws} == {0}
+    assert greedy.samples_end(guard_draws=12) == 40

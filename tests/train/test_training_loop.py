@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 import pytest
 import yaml
@@ -13,7 +14,7 @@ from skillharness.config import load_config
 from skillharness.data.pools import load_pools
 from skillharness.sim import SimServer, decisive_world
 from skillharness.skills import Workspace
-from skillharness.store import DualMetricRow, GateDecisionRow, RunMetric, RunReader
+from skillharness.store import DualMetricRow, GateDecisionRow, GateObservationRow, RunMetric, RunReader
 from skillharness.train.budget import TrainingStopped
 from skillharness.train.checkpoint import Checkpoint, RunState
 from skillharness.train.training import run_folder
@@ -104,6 +105,29 @@ async def test_a_call_budget_stops_cleanly_and_resume_ends_like_an_uninterrupted
     strip = [row[1:] for row in decisions(reference, "t-whole")]
     assert [row[1:] for row in decisions(resumed_config, "t-cut")] == strip
     assert TRAINED
+
+
+@pytest.mark.slow
+async def test_no_two_gates_of_a_run_share_a_sample(train_bench: Bench, experiment) -> None:
+    """Each gate draws from sample indices no earlier gate used (the checkpoint keeps the counter)."""
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        config_path = loop_config(experiment, train_bench, sim, epochs=1)
+        outcome = await train_once(config_path, "t-fresh")
+    with RunReader(load_config(config_path).store) as reader:
+        observed = reader.ledger(GateObservationRow, train_run_id="t-fresh")
+        gates = sorted(reader.ledger(GateDecisionRow, train_run_id="t-fresh"), key=lambda g: g.gate_index)
+    by_gate: dict[int, set[tuple[str, int]]] = {}
+    for row in observed:
+        by_gate.setdefault(row.gate_index, set()).add((row.question_id, row.sample_idx))
+    assert len(by_gate) >= 2
+    questions = [{q for q, _ in pairs} for pairs in by_gate.values()]
+    assert any(a & b for i, a in enumerate(questions) for b in questions[i + 1 :])  # questions do recur
+    pairs = [pair for gate in by_gate.values() for pair in gate]
+    assert len(pairs) == len(set(pairs))  # but never under a sample index an earlier gate used
+    ranges = [g.evidence["samples"] for g in gates if "samples" in g.evidence]
+    assert ranges[0][0] == 1  # index 0 is the val score's
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(ranges))
+    assert outcome.checkpoint.next_sample == ranges[-1][1] > max(s for _, s in pairs)
 
 
 @pytest.mark.slow

@@ -18,6 +18,7 @@ from skillharness.infer import Draw
 from skillharness.sim import FaultKind, SimConfig, SimServer
 from skillharness.skills import Bundle, EditTarget
 from skillharness.store import BaselineSample
+from skillharness.train.baseline_cache import BaselineCache
 from skillharness.train.context import TrainContext
 from skillharness.train.gate import DecisionKind
 from skillharness.train.records import GateReason
@@ -44,7 +45,7 @@ async def test_p0_3_unreachable_gate_spends_nothing(
         evidence = frozenset(q.question_id for q in pool[5:])
         candidate = with_lines(incumbent, EditTarget.skill("Object Reasoning"), [USELESS], evidence)
         before = agent_requests(sim)
-        outcome = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05)
+        outcome = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
         assert outcome.reason is GateReason.REJECT_INERTIA
         assert outcome.decision is None
         assert "unreachable" in outcome.detail
@@ -55,6 +56,15 @@ async def test_p0_3_unreachable_gate_spends_nothing(
         assert ctx.store.final_predictions(f"{ctx.run_id}.g0001.cand") == {}
 
 
+def _gate_predictions(ctx: TrainContext, gate_index: int) -> list[Prediction]:
+    """Every prediction both arms of gate ``gate_index`` stored."""
+    prefix = f"{ctx.run_id}.g{gate_index:04d}"
+    return [
+        *ctx.store.final_predictions(f"{prefix}.cand").values(),
+        *ctx.store.final_predictions(f"{prefix}.inc").values(),
+    ]
+
+
 async def test_p1_1_no_observation_is_a_replay(
     tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle
 ) -> None:
@@ -62,8 +72,11 @@ async def test_p1_1_no_observation_is_a_replay(
     sampled = gate_experiment(tmp_path / "t07", validate_bench, sim, temperature=0.7, gate=gate)
     async with train_context(sampled) as ctx:
         candidate = with_lines(incumbent, EditTarget.skill("Action Reasoning"), [USELESS])
-        outcome = await validate(ctx, incumbent, candidate, gate_index=3, alpha=0.05)
+        before = agent_requests(sim)
+        outcome = await validate(ctx, incumbent, candidate, gate_index=3, alpha=0.05, first_sample=5)
+        asked = agent_requests(sim) - before
         rows = observations(ctx.store, ctx.run_id, 3)
+        samples = _gate_predictions(ctx, 3)
     assert outcome.decision is not None
     assert len(rows) >= 8
     pairs = [(r.question_id, r.sample_idx) for r in rows]
@@ -73,18 +86,49 @@ async def test_p1_1_no_observation_is_a_replay(
     per_question = Counter(r.question_id for r in rows)
     assert max(per_question.values()) > 1
     for qid, n in per_question.items():
-        assert sorted(r.sample_idx for r in rows if r.question_id == qid) == list(range(n))
+        assert sorted(r.sample_idx for r in rows if r.question_id == qid) == list(range(5, 5 + n))
+    # The samples themselves, not only their labels: a question's second draw is a new episode
+    # the model was asked for, never its first one served again from the response cache.
+    assert len(samples) == 2 * len(rows)
+    assert not any(p.cache_hit for p in samples)
+    assert asked >= len(samples)  # at least one model turn per sample reached the model
 
     greedy = gate_experiment(tmp_path / "t0", validate_bench, sim, temperature=0.0, gate=gate)
     async with train_context(greedy) as ctx:
         candidate = with_lines(incumbent, EditTarget.system(), [USELESS])
-        outcome = await validate(ctx, incumbent, candidate, gate_index=3, alpha=0.05)
+        outcome = await validate(ctx, incumbent, candidate, gate_index=3, alpha=0.05, first_sample=5)
         rows = observations(ctx.store, ctx.run_id, 3)
     assert outcome.decision is not None
     assert len(rows) >= 8
     questions = [r.question_id for r in rows]
     assert len(set(questions)) == len(questions)
-    assert {r.sample_idx for r in rows} == {0}
+    assert {r.sample_idx for r in rows} == {0}  # one answer per question: nothing to draw again
+    assert outcome.next_sample == 5
+
+
+async def test_an_identical_candidate_in_a_later_gate_is_asked_afresh(
+    tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle
+) -> None:
+    gate = {"n_max": 16, "first_stage": 8}
+    path = gate_experiment(tmp_path, validate_bench, sim, temperature=0.7, gate=gate)
+    async with train_context(path) as ctx:
+        candidate = with_lines(incumbent, EditTarget.skill("OCR Problems"), [USELESS])
+        first = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
+        assert first.next_sample is not None
+        # The same candidate against the same incumbent, as a rejected edit proposed again would be.
+        again = await validate(
+            ctx, incumbent, candidate, gate_index=2, alpha=0.05, first_sample=first.next_sample
+        )
+        earlier = {(r.question_id, r.sample_idx) for r in observations(ctx.store, ctx.run_id, 1)}
+        later = observations(ctx.store, ctx.run_id, 2)
+        samples = _gate_predictions(ctx, 2)
+    assert first.evidence["samples"][0] == 1
+    assert again.evidence["samples"][0] == first.next_sample
+    assert later
+    assert min(r.sample_idx for r in later) >= first.next_sample > max(s for _, s in earlier)
+    assert not earlier & {(r.question_id, r.sample_idx) for r in later}
+    # Neither arm replays the first gate's samples, though both bundles are the same.
+    assert not any(p.cache_hit for p in samples)
 
 
 async def test_p1_4_infra_never_enters_baseline_cache(
@@ -98,12 +142,12 @@ async def test_p1_4_infra_never_enters_baseline_cache(
         # The incumbent's arm is asked first, and its cache is empty: the next 4 agent requests are
         # the first turns of its first stage. Every one of them fails: a stage of only INFRA.
         sim.force_fault(FaultKind.HTTP_503, count=4, roles=["agent"])
-        outcome = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05)
+        outcome = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
         rows = observations(ctx.store, ctx.run_id, 1)
         cached = ctx.store.select(
             BaselineSample,
             relevant_text_hash=incumbent.relevant_hash(task_type),
-            sampling_hash=ctx.sampling_hash,
+            sampling_hash=BaselineCache(ctx.store, ctx.sampling_hash, scope=ctx.baseline_scope).sampling_hash,
         )
     assert sim.stats()["faults"] == {"http_503": 4}
     decision = outcome.decision
@@ -137,7 +181,7 @@ async def test_infra_is_asked_again_before_it_is_skipped(
     async with train_context(path) as ctx:
         candidate = with_lines(incumbent, EditTarget.skill("Attribute Perception"), [USELESS])
         sim.force_fault(FaultKind.HTTP_503, count=4, roles=["agent"])
-        outcome = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05)
+        outcome = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
         rows = observations(ctx.store, ctx.run_id, 1)
     assert sim.stats()["faults"] == {"http_503": 4}
     assert outcome.decision is not None
@@ -145,30 +189,43 @@ async def test_infra_is_asked_again_before_it_is_skipped(
     assert all(r.incumbent is not None and r.candidate is not None for r in rows)
 
 
-async def test_baseline_cache_is_shared_across_runs_only_when_the_key_matches(
-    tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle
+@pytest.mark.parametrize(("share", "shared"), [(None, False), (False, False), (True, True)])
+async def test_baseline_cache_is_shared_across_runs_only_where_the_config_allows(
+    tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle, share: bool | None, shared: bool
 ) -> None:
     gate = {"n_max": 16, "first_stage": 8}
     store = tmp_path / "shared.sqlite"
     target = EditTarget.skill("OCR Problems")
-    path = gate_experiment(tmp_path / "a", validate_bench, sim, temperature=0.7, gate=gate, store=store)
+    cache = {"share_across_runs": share}
+    path = gate_experiment(
+        tmp_path / "a", validate_bench, sim, temperature=0.7, gate=gate, store=store, cache=cache
+    )
     for run_id in ("run-a", "run-b"):
         async with train_context(path, run_id=run_id) as ctx:
             candidate = with_lines(incumbent, target, [USELESS, f"Note for {run_id}."])
-            await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05)
+            await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
             fresh = ctx.store.final_predictions(f"{run_id}.g0001.inc")
             drawn = {(r.question_id, r.sample_idx) for r in observations(ctx.store, run_id, 1)}
+            rows = ctx.store.select(
+                BaselineSample, relevant_text_hash=incumbent.relevant_hash("OCR Problems")
+            )
         if run_id == "run-a":
             assert set(fresh) == drawn  # an empty cache: every incumbent sample was asked
             first = drawn
-        else:
+            continue
+        assert drawn & first  # both runs drew some of the same (question, sample index) pairs
+        if shared:
             assert set(fresh) == drawn - first  # run-a's samples were reused, only new ones asked
-            assert drawn & first
+        else:
+            assert set(fresh) == drawn  # run-b asked every incumbent sample itself
+            assert len({r.sampling_hash for r in rows}) == 2  # each run's samples under its own key
     # Another temperature is another sampling hash: nothing matches, everything is asked.
-    other = gate_experiment(tmp_path / "c", validate_bench, sim, temperature=0.9, gate=gate, store=store)
+    other = gate_experiment(
+        tmp_path / "c", validate_bench, sim, temperature=0.9, gate=gate, store=store, cache=cache
+    )
     async with train_context(other, run_id="run-c") as ctx:
         candidate = with_lines(incumbent, target, [USELESS])
-        await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05)
+        await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
         fresh = ctx.store.final_predictions("run-c.g0001.inc")
         drawn = {(r.question_id, r.sample_idx) for r in observations(ctx.store, "run-c", 1)}
     assert set(fresh) == drawn
@@ -197,7 +254,7 @@ async def test_gate_replays_after_an_interruption(
     async with train_context(clean_path) as ctx:
         candidate = with_lines(incumbent, target, [USELESS])
         before = agent_requests(sim)
-        clean = await validate(ctx, incumbent, candidate, gate_index=2, alpha=0.05)
+        clean = await validate(ctx, incumbent, candidate, gate_index=2, alpha=0.05, first_sample=1)
         clean_cost = agent_requests(sim) - before
         clean_rows = observations(ctx.store, ctx.run_id, 2)
     assert clean.decision is not None
@@ -209,13 +266,13 @@ async def test_gate_replays_after_an_interruption(
         patch.setattr(TrainContext, "rollout", _killed_mid_stage(TrainContext.rollout, calls))
         async with train_context(path) as ctx:
             with pytest.raises(asyncio.CancelledError):
-                await validate(ctx, incumbent, candidate, gate_index=2, alpha=0.05)
+                await validate(ctx, incumbent, candidate, gate_index=2, alpha=0.05, first_sample=1)
             cut_rows = observations(ctx.store, ctx.run_id, 2)
     assert len(calls) == 3
     assert len(cut_rows) == 4
     async with train_context(path) as ctx:  # a new process, the same run
         before = agent_requests(sim)
-        resumed = await validate(ctx, incumbent, candidate, gate_index=2, alpha=0.05)
+        resumed = await validate(ctx, incumbent, candidate, gate_index=2, alpha=0.05, first_sample=1)
         resumed_cost = agent_requests(sim) - before
         rows = observations(ctx.store, ctx.run_id, 2)
     assert resumed.reason is clean.reason
@@ -272,8 +329,8 @@ async def test_the_guard_refuses_a_system_edit_that_harms_one_class(
             pooled = [q for t in ctx.task_types for q in ctx.val_by_type[t]]
             assert oracle.edit_effect(standing, harmful.bundle, pooled).delta > 0.2
             assert oracle.edit_effect(standing, harmful.bundle, ctx.val_by_type[harmed]).delta < -0.3
-            refused = await validate(ctx, standing, harmful, gate_index=1, alpha=0.05)
-            kept = await validate(ctx, standing, harmless, gate_index=2, alpha=0.05)
+            refused = await validate(ctx, standing, harmful, gate_index=1, alpha=0.05, first_sample=1)
+            kept = await validate(ctx, standing, harmless, gate_index=2, alpha=0.05, first_sample=1)
             guard_rows = observations(ctx.store, ctx.run_id, 1, arm="guard")
             target_rows = observations(ctx.store, ctx.run_id, 1)
     assert refused.decision is not None
@@ -310,7 +367,9 @@ async def test_useless_edits_are_accepted_at_most_at_rate_alpha(
             candidate = with_lines(incumbent, EditTarget.skill(task_type), [f"{USELESS} ({k})"])
             truth = sim.oracle.edit_effect(incumbent, candidate.bundle, ctx.val_by_type[task_type])
             assert truth.delta == 0.0
-            outcomes.append(await validate(ctx, incumbent, candidate, gate_index=k + 1, alpha=0.05))
+            outcomes.append(
+                await validate(ctx, incumbent, candidate, gate_index=k + 1, alpha=0.05, first_sample=1)
+            )
     reasons = Counter(o.reason for o in outcomes)
     assert reasons[GateReason.ACCEPT] <= 3
     assert sum(reasons.values()) == 16

@@ -23,6 +23,7 @@ def gate_experiment(
     gate: dict[str, Any],
     task_types: list[str] | None = None,
     store: Path | None = None,
+    cache: dict[str, Any] | None = None,
 ) -> Path:
     """A training config for gate tests: one attempt per model call (a 503 becomes an INFRA outcome)."""
     train: dict[str, Any] = {"seed": 0, "gate": gate}
@@ -38,6 +39,8 @@ def gate_experiment(
     }
     if store is not None:
         sections["store"] = {"url": f"sqlite:///{store}"}
+    if cache is not None:
+        sections["cache"] = cache
     return write_train_config(folder, bench, sim, **sections)
 
 

@@ -4,8 +4,15 @@
 and frame budgets, normalizes the submitted answer, writes every step to the sink as it happens,
 and writes the prediction. Whatever goes wrong inside (the model, the video, the sink, a bug)
 ends as an ``infra_error`` prediction that names the exception: one question never aborts the
-batch it is in. A question that ended in a parse or infra error asks the model wrapper to forget
-its cached responses, so a resume asks again instead of replaying them.
+batch it is in.
+
+Cache policy per outcome: a complete response is model output whether or not its answer parses,
+so an ``ok`` and a ``parse_error`` episode both keep their cached responses, and a replay of the
+episode replays both alike. Forgetting only the unparseable ones would re-sample exactly those
+and bias every replayed comparison towards answers that parse. Only an ``infra_error`` asks the
+model wrapper to forget the episode's responses: the question was not asked fairly, and a resume
+asks it again from the start. (A stream cut short or carrying an error frame never reaches the
+cache at all: the client raises, audit P1-2.)
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from skillharness.agent.normalize import normalize_answer
 from skillharness.agent.ports import BundleView, FrameSource, InvalidatingChatModel, SubtitleSource, TraceSink
 from skillharness.agent.prompt import first_user_message, system_message
 from skillharness.agent.protocols import ProtocolName, ReferenceMedia, ReferenceOptions, build_turn
-from skillharness.agent.records import Prediction, PredictionStatus
+from skillharness.agent.records import Prediction
 from skillharness.agent.tools import ToolBox, available_tools, tool_specs
 from skillharness.data.questions import Question
 from skillharness.errors import ConfigError, DataError
@@ -75,8 +82,6 @@ class Agent:
             episode.relevant_text_hash = self.bundle.relevant_hash(question.task_type)
             verdict = await self._converse(question, episode)
             prediction = episode.prediction(verdict)
-            if prediction.status is not PredictionStatus.OK:
-                await self._invalidate(episode)
             await sink.write_prediction(prediction)
             return prediction
         except Exception as exc:  # the per-question error boundary (audit P0-4)

@@ -84,8 +84,9 @@ class TraceSink(Protocol):
 class InvalidatingChatModel(Protocol):
     """A chat model with a response cache that can forget one request's response.
 
-    The agent calls ``invalidate`` for every request of a question that ended in a parse or infra
-    error, so a resume asks the model again instead of replaying the bad response (audit P0-4).
+    The agent calls ``invalidate`` for every request of a question that ended in an infra error,
+    so a resume asks the model again instead of replaying an episode that was not asked fairly. A
+    parse error is model output and stays cached like an answer that parses (see agent/loop.py).
     Invalidating a request that is not cached is a no-op.
     """
 

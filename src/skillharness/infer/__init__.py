@@ -3,6 +3,7 @@
 Sits above skills (it runs a bundle) and below train and eval (which reuse it).
 """
 
+from skillharness.infer.cache_policy import reuse_salt
 from skillharness.infer.config import InferConfig
 from skillharness.infer.export import write_official_results
 from skillharness.infer.progress import InferProgress, RichProgress
@@ -45,6 +46,7 @@ __all__ = [
     "load_job",
     "open_session",
     "parser_gap",
+    "reuse_salt",
     "run_inference",
     "run_provenance",
     "score_run",

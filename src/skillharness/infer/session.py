@@ -43,6 +43,7 @@ class RunSession:
     store: RunStore
     agent_config: AgentConfig
     llm: LLMConfig
+    cache: CacheConfig  # whose results the run may reuse (infer.cache_policy)
 
     def agent(self, bundle: Bundle) -> Agent:
         """The agent for ``bundle`` (cheap: it holds references only)."""
@@ -120,7 +121,7 @@ async def open_session(
     run_store = await asyncio.to_thread(RunStore.open, store) if owned else store
     try:
         async with build_chat_model(llm, cache, default_salt=salt) as stack:
-            yield RunSession(stack, sources, run_store, agent, llm)
+            yield RunSession(stack, sources, run_store, agent, llm, cache)
     finally:
         await asyncio.to_thread(pool.close)
         if owned:

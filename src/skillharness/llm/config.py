@@ -171,7 +171,8 @@ class CacheConfig(StrictModel):
     )
     share_across_runs: bool | None = Field(
         None,
-        description="Let a run reuse responses cached by other runs. None: only at temperature 0 "
+        description="Let a run reuse responses cached by other runs, and a training run's gates "
+        "the incumbent samples other runs left in the BaselineCache. None: only at temperature 0 "
         "(a replay is then the same answer); true: always (printed in the summary); false: never "
         "(each run's key salt is its run id, so a resume still reuses its own responses).",
     )

@@ -46,6 +46,7 @@ class FaultKind(StrEnum):
     TEXT_PLAIN_200 = "text_plain_200"  # a proxy's text/plain page with status 200 instead of the stream
     HTML_502 = "html_502"  # a gateway's HTML "502 Bad Gateway" page
     HTML_504 = "html_504"  # a gateway's HTML "504 Gateway Time-out" page
+    UNPARSEABLE = "unparseable"  # a complete, well-formed reply whose text names no answer (model output)
 
 
 class AnswerShape(StrEnum):

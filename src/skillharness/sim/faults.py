@@ -3,6 +3,11 @@
 A request gets at most one fault. Forced faults (``force(kind, count)``) come first and make a
 test deterministic ("the next request is cut"); otherwise the configured rates decide, with a
 draw that depends only on the seed and the request's number.
+
+Every kind but one is an infrastructure failure. ``unparseable`` is not: the reply is complete
+and well-formed, only its text is something no answer parser accepts. It is drawn per request,
+so the same request may parse once and not the next time, as with a real model sampling at
+temperature > 0 (the simulated roles alone are deterministic per request).
 """
 
 from __future__ import annotations
@@ -13,11 +18,26 @@ from dataclasses import dataclass
 from skillharness.llm.roles import Role
 from skillharness.sim.config import FaultConfig, FaultKind
 from skillharness.sim.draw import uniform, weighted_choice
+from skillharness.sim.wire import Reply, estimate_tokens
 
-__all__ = ["FATAL_FAULTS", "GATEWAY_PAGES", "STREAM_ONLY_FAULTS", "FaultInjector", "GatewayPage"]
+__all__ = [
+    "FATAL_FAULTS",
+    "GATEWAY_PAGES",
+    "OUTPUT_FAULTS",
+    "STREAM_ONLY_FAULTS",
+    "UNPARSEABLE_TEXT",
+    "FaultInjector",
+    "GatewayPage",
+    "unparseable",
+]
 
 # Faults a client must not retry (every other kind is transient, or a slow but good reply).
 FATAL_FAULTS = frozenset({FaultKind.HTTP_401})
+
+# Faults that are model output, not infrastructure: the client gets a complete reply and returns it.
+OUTPUT_FAULTS = frozenset({FaultKind.UNPARSEABLE})
+
+UNPARSEABLE_TEXT = "Several options could fit; none of them is clearly right."
 
 # Faults that only make sense inside an SSE stream; a non-streamed reply shows them differently
 # (documented in docs/simulator.md): truncate/reset drop the connection mid-body, error frames
@@ -119,3 +139,8 @@ class FaultInjector:
         items: list[tuple[FaultKind | None, float]] = list(config.rates.items())
         items.append((None, max(0.0, 1.0 - sum(config.rates.values()))))
         return weighted_choice(items, uniform(self._seed, "fault", request_no))
+
+
+def unparseable(reply: Reply) -> Reply:
+    """``reply`` turned into plain text that names no option and calls no tool (finish ``stop``)."""
+    return Reply(UNPARSEABLE_TEXT, (), "stop", reply.prompt_tokens, estimate_tokens(UNPARSEABLE_TEXT))

@@ -24,7 +24,7 @@ from skillharness.llm.roles import Role, role_of_request
 from skillharness.sim.admin import admin_routes
 from skillharness.sim.config import FaultKind
 from skillharness.sim.draw import uniform
-from skillharness.sim.faults import GATEWAY_PAGES, GatewayPage
+from skillharness.sim.faults import GATEWAY_PAGES, GatewayPage, unparseable
 from skillharness.sim.requests import HTTPProblem, parse_chat_request, read_body
 from skillharness.sim.state import SimState
 from skillharness.sim.streaming import send_reply
@@ -170,6 +170,8 @@ class ChatCompletions:
             state.stats.status(500)
             await _send_json(send, 500, error_body(f"simulator error: {exc}", "server_error", 500))
             return
+        if fault is FaultKind.UNPARSEABLE:
+            reply = unparseable(reply)
         state.stats.count("prompt_tokens", reply.prompt_tokens)
         state.stats.count("completion_tokens", reply.completion_tokens)
         meta = (f"chatcmpl-sim-{uuid.uuid4().hex[:24]}", str(body["model"]), int(time.time()))

@@ -3,7 +3,14 @@
 A sample is keyed by the incumbent's relevant-text hash for the question's task type, the
 question, a hash of the sampling parameters and the sample index. After an accepted skill edit
 only that class's key moves, so only its samples go stale; every other class keeps its own. The
-cache lives in the store's ``baseline_samples`` table and is shared by every run on that store.
+cache lives in the store's ``baseline_samples`` table.
+
+Whose samples a run may reuse follows ``cache.share_across_runs``, as the response cache does
+(``skillharness.infer.cache_policy.reuse_salt``). A run whose scope is None shares the table with
+every other such run on the store; any other scope (its run id by default when sampling, or
+``cache.salt``) is mixed into the stored sampling hash, so the run reads back only samples
+recorded under that scope. Run B never pairs its candidates against run A's incumbent samples
+unless the config says runs may share.
 
 An infrastructure failure is not a sample of the incumbent: it is never written (audit P1-4).
 """
@@ -16,17 +23,19 @@ from collections.abc import Iterable, Sequence
 from skillharness.agent import Prediction, PredictionStatus
 from skillharness.infer import Draw
 from skillharness.skills import Bundle
-from skillharness.store import BaselineSample, RunStore
+from skillharness.store import BaselineSample, RunStore, content_hash
 
 __all__ = ["BaselineCache"]
 
 
 class BaselineCache:
-    """Incumbent samples on one store under one sampling hash."""
+    """Incumbent samples on one store under one sampling hash, in one scope (None: shared)."""
 
-    def __init__(self, store: RunStore, sampling_hash: str) -> None:
+    def __init__(self, store: RunStore, sampling_hash: str, *, scope: str | None) -> None:
         self.store = store
-        self.sampling_hash = sampling_hash
+        self.sampling_hash = (
+            sampling_hash if scope is None else content_hash({"sampling_hash": sampling_hash, "scope": scope})
+        )
 
     def lookup(self, incumbent: Bundle, draws: Iterable[Draw]) -> dict[tuple[str, int], BaselineSample]:
         """Cached samples of ``incumbent`` for ``draws``, by ``(question_id, sample_idx)``."""

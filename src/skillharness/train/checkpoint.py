@@ -3,7 +3,9 @@
 Crash order (see :mod:`skillharness.train.loop`): a new bundle version is committed to the
 workspace first, then the checkpoint. Every version records the cursor that made it, so a resume
 whose checkpoint is one decision behind adopts that version instead of making it again. Every
-random choice is derived from ``(seed, epoch, step, gate index)``, so no RNG state is kept.
+random choice is derived from ``(seed, epoch, step, gate index)``, so no RNG state is kept. The one
+counter besides the cursor is ``next_sample``: a resumed gate starts at the same sample index as
+the gate it replays, because the checkpoint moves it only after the decision.
 """
 
 from __future__ import annotations
@@ -58,6 +60,9 @@ class Checkpoint(StrictModel):
     target_index: int = 0
     decision_index: int = 0  # every candidate, valid or not, gets one (gate_decisions key)
     gates_run: int = 0  # gates that drew observations: the alpha-spending index
+    # The first sample index no gate has used yet: every gate draws from here and moves it past
+    # its own, so no gate replays another's samples. 0 is the val score's sample, never a gate's.
+    next_sample: int = Field(1, ge=1)
     version: str = "v0000"  # the incumbent
     step_version: str | None = None  # the incumbent when the current step began (its proposals' base)
     rejected: dict[str, list[RejectedEdit]] = Field(default_factory=dict)

@@ -14,6 +14,7 @@ from typing import Any
 from skillharness.agent.records import Prediction
 from skillharness.data import Pool
 from skillharness.data.questions import Question
+from skillharness.infer import reuse_salt
 from skillharness.infer.session import RunSession
 from skillharness.skills import Bundle
 from skillharness.store import RunKind, RunLog, RunProvenance, RunStore, content_hash
@@ -62,6 +63,12 @@ class TrainContext:
             exclude={"concurrency": True, "bundle": True, "frames": {"cache_dir", "cache_enabled"}},
         )
         return content_hash({"model": self.provenance.model, "agent": agent})
+
+    @property
+    def baseline_scope(self) -> str | None:
+        """Whose incumbent samples this run's gates may reuse from the BaselineCache: every run's
+        (None) only where ``cache.share_across_runs`` allows it, else its own (or ``cache.salt``'s)."""
+        return reuse_salt(self.session.cache, self.run_id, self.session.agent_config.sampling.temperature)
 
     @property
     def temperature(self) -> float:

@@ -81,7 +81,14 @@ async def decide(
     else:
         gate = ctx.config.gate
         alpha = gate_alpha(gate.alpha, gate.alpha_spending, ckpt.gates_run + 1)
-        outcome = await validate(ctx, incumbent, proposal, gate_index=ckpt.decision_index, alpha=alpha)
+        outcome = await validate(
+            ctx,
+            incumbent,
+            proposal,
+            gate_index=ckpt.decision_index,
+            alpha=alpha,
+            first_sample=ckpt.next_sample,
+        )
     version_after = None
     if outcome.accepted and isinstance(proposal, Candidate):
         record = EditRecord(
@@ -112,6 +119,7 @@ async def decide(
             "decision_index": ckpt.decision_index + 1,
             "gates_run": ckpt.gates_run + int(drew),
             "alpha_spent": ckpt.alpha_spent + (alpha if drew else 0.0),
+            "next_sample": max(ckpt.next_sample, outcome.next_sample or 0),
         }
     )
     return await record_dual_metric(ctx, ws, ckpt, proposal.target, cursor)

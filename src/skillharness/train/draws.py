@@ -5,8 +5,12 @@ sampling temperature, so an interrupted gate replays exactly the same draws (and
 predictions it already stored). The two modes (see docs/gate.md, "Validity in both modes"):
 
 - **temperature > 0**: each draw picks a question uniformly *with replacement* and gives it the
-  next sample index of that question in this gate. Every observation is a fresh, independent
-  sample; the observations are i.i.d. and the claim is about expected accuracy on the val set.
+  next sample index of that question in this gate, counting from the gate's ``first_sample``.
+  Every observation is a fresh, independent sample; the observations are i.i.d. and the claim is
+  about expected accuracy on the val set. The training loop gives every gate a ``first_sample``
+  past every index an earlier gate may have used (``DrawPlan.samples_end``, kept in the
+  checkpoint), so a later gate never replays an earlier one's samples, not even for an identical
+  candidate or an unchanged incumbent.
 - **temperature 0**: a second sample of a question would replay the first (audit P1-1), so each
   question is drawn at most once, in a random order, and the budget is the number of distinct
   questions (capped at ``n_max``).
@@ -36,6 +40,18 @@ class DrawPlan:
     distinct: int  # distinct questions the claim rests on
     budget: int  # observation budget of the ladder (ties included, INFRA excluded)
     with_replacement: bool
+    first_sample: int = 0  # the gate's first sample index (with replacement; else every index is 0)
+
+    def samples_end(self, guard_draws: int) -> int:
+        """The first sample index past every index this gate may use, its guard's included.
+
+        The next gate starts there. With replacement, a question's indices run from
+        ``first_sample`` up through its draws in the plan, and the guard continues after them for
+        at most ``guard_draws`` more; without replacement every index is 0 and nothing is used up.
+        """
+        if not self.with_replacement or not self.draws:
+            return self.first_sample
+        return max(s for _, s in self.draws) + 1 + guard_draws
 
 
 def draw_temperature(sampling: SamplingParams) -> float:
@@ -77,25 +93,27 @@ def plan_draws(
     n_max: int,
     spare: int | None = None,
     salt: str = "target",
+    first_sample: int = 0,
 ) -> DrawPlan:
-    """The gate's plan; with replacement it holds ``n_max + spare`` draws (spare replaces INFRA)."""
+    """The gate's plan; with replacement it holds ``n_max + spare`` draws (spare replaces INFRA)
+    whose sample indices count from ``first_sample``."""
     pool = _ordered(questions)
     budget = gate_budget(len(pool), temperature=temperature, n_max=n_max)
     if not pool:
-        return DrawPlan((), 0, 0, temperature > 0)
+        return DrawPlan((), 0, 0, temperature > 0, first_sample)
     rng = _rng(seed, gate_index, salt)
     if temperature <= 0:
         order = rng.permutation(len(pool))
-        return DrawPlan(tuple((pool[i], 0) for i in order), len(pool), budget, False)
+        return DrawPlan(tuple((pool[i], 0) for i in order), len(pool), budget, False, first_sample)
     length = n_max + (n_max if spare is None else spare)
     picks = rng.integers(0, len(pool), size=length)
     seen: Counter[str] = Counter()
     draws: list[Draw] = []
     for i in picks:
         q = pool[int(i)]
-        draws.append((q, seen[q.question_id]))
+        draws.append((q, first_sample + seen[q.question_id]))
         seen[q.question_id] += 1
-    return DrawPlan(tuple(draws), len(pool), budget, True)
+    return DrawPlan(tuple(draws), len(pool), budget, True, first_sample)
 
 
 def plan_guard_draws(
@@ -107,12 +125,14 @@ def plan_guard_draws(
     n: int,
     used: Sequence[Draw],
     label: str,
+    first_sample: int = 0,
 ) -> tuple[Draw, ...]:
     """Up to ``n`` guard draws of one class, disjoint from the gate's ``used`` draws.
 
     The guard runs only after an accept, so it must not reuse the samples the accept rests on.
-    With replacement, each question's sample indices continue after those of ``used``; at
-    temperature 0 only questions not in ``used`` are drawn (fewer than ``n`` when few remain).
+    With replacement, each question's sample indices continue after those of ``used`` (from the
+    gate's ``first_sample`` for a question ``used`` lacks); at temperature 0 only questions not in
+    ``used`` are drawn (fewer than ``n`` when few remain).
     """
     pool = _ordered(questions)
     if not pool or n <= 0:
@@ -123,12 +143,13 @@ def plan_guard_draws(
         fresh = [q for q in pool if q.question_id not in taken]
         order = rng.permutation(len(fresh))[:n]
         return tuple((fresh[i], 0) for i in order)
-    next_idx: Counter[str] = Counter()
+    next_idx: dict[str, int] = {}
     for q, s in used:
-        next_idx[q.question_id] = max(next_idx[q.question_id], s + 1)
+        next_idx[q.question_id] = max(next_idx.get(q.question_id, first_sample), s + 1)
     draws: list[Draw] = []
     for i in rng.integers(0, len(pool), size=n):
         q = pool[int(i)]
-        draws.append((q, next_idx[q.question_id]))
-        next_idx[q.question_id] += 1
+        s = next_idx.get(q.question_id, first_sample)
+        draws.append((q, s))
+        next_idx[q.question_id] = s + 1
     return tuple(draws)

@@ -130,6 +130,12 @@ class GateOutcome:
     def accepted(self) -> bool:
         return self.reason is GateReason.ACCEPT
 
+    @property
+    def next_sample(self) -> int | None:
+        """Where the next gate's sample indices start (None: this gate planned no draws)."""
+        samples = self.evidence.get("samples")
+        return int(samples[1]) if samples else None
+
 
 class RejectedEdit(StrictModel):
     """A rejected edit set as remembered per target and shown to the next proposal."""

@@ -5,8 +5,10 @@ Order of work (SPEC section 5, docs/train.md "Validation"):
 1. The scope: a skill edit is tested on its own class; a system or tool edit on every trained
    class pooled, and then guarded class by class.
 2. The draw plan (:mod:`skillharness.train.draws`), deterministic from (seed, gate index), minus
-   the case pack's evidence questions. Reachability is checked before anything is asked: an
-   unreachable gate ends as ``reject_inertia`` with zero agent calls (audit P0-3).
+   the case pack's evidence questions. Its sample indices start at the gate's ``first_sample``,
+   past every index an earlier gate of the run may have used: no gate replays another's samples.
+   Reachability is checked before anything is asked: an unreachable gate ends as
+   ``reject_inertia`` with zero agent calls (audit P0-3).
 3. Ladder stages: the incumbent's samples come from the BaselineCache or are drawn fresh (child
    run ``g<k>.inc``) and cached; the candidate's are fresh (child run ``g<k>.cand``). INFRA
    outcomes are asked again up to ``gate.infra_retries`` times, then skipped and counted; they
@@ -114,7 +116,7 @@ class _Arms:
         self.incumbent = incumbent
         self.candidate = candidate
         self.prefix = f"g{gate_index:04d}"
-        self.cache = BaselineCache(ctx.store, ctx.sampling_hash)
+        self.cache = BaselineCache(ctx.store, ctx.sampling_hash, scope=ctx.baseline_scope)
 
     async def _incumbent(self, draws: Sequence[Draw]) -> list[bool | None]:
         cached = await self.cache.alookup(self.incumbent, draws)
@@ -157,8 +159,11 @@ class _Arms:
         return [PairedOutcome(c, i) for c, i in zip(cand, inc, strict=True)]
 
 
-def draw_plan(ctx: TrainContext, candidate: Candidate, gate_index: int) -> tuple[GateScope, DrawPlan]:
-    """The scope and the deterministic draw plan of ``candidate``'s gate number ``gate_index``."""
+def draw_plan(
+    ctx: TrainContext, candidate: Candidate, gate_index: int, *, first_sample: int
+) -> tuple[GateScope, DrawPlan]:
+    """The scope and the deterministic draw plan of ``candidate``'s gate number ``gate_index``,
+    its sample indices counting from ``first_sample``."""
     scope = gate_scope(ctx, candidate.target)
     plan = plan_draws(
         _pool(ctx, scope.classes, candidate.evidence_ids),
@@ -166,6 +171,7 @@ def draw_plan(ctx: TrainContext, candidate: Candidate, gate_index: int) -> tuple
         gate_index=gate_index,
         temperature=draw_temperature(ctx.session.agent_config.sampling),
         n_max=ctx.config.gate.n_max,
+        first_sample=first_sample,
     )
     return scope, plan
 
@@ -259,6 +265,7 @@ async def _guard(
             n=gate.guard_draws,
             used=plan.draws,
             label=task_type,
+            first_sample=plan.first_sample,
         )
     outcomes = await arms.outcomes(draws)
     wealth = [(final.wealth, final.harm_wealth)] * len(draws)
@@ -324,16 +331,28 @@ async def _validate_by_rule(
 
 
 async def validate(
-    ctx: TrainContext, incumbent: Bundle, candidate: Candidate, *, gate_index: int, alpha: float
+    ctx: TrainContext,
+    incumbent: Bundle,
+    candidate: Candidate,
+    *,
+    gate_index: int,
+    alpha: float,
+    first_sample: int,
 ) -> GateOutcome:
-    """Test ``candidate`` against ``incumbent`` at level ``alpha`` (the loop's spent level)."""
+    """Test ``candidate`` against ``incumbent`` at level ``alpha`` (the loop's spent level).
+
+    The gate's sample indices start at ``first_sample``; ``GateOutcome.next_sample`` is where the
+    next gate's start.
+    """
     gate_config = ctx.config.gate.model_copy(update={"alpha": alpha, "alpha_spending": "none"})
-    scope, plan = draw_plan(ctx, candidate, gate_index)
+    scope, plan = draw_plan(ctx, candidate, gate_index, first_sample=first_sample)
+    guard_draws = gate_config.guard_draws if scope.guard_classes else 0
     evidence: dict[str, Any] = {
         "classes": list(scope.classes),
         "distinct_questions": plan.distinct,
         "budget": plan.budget,
         "with_replacement": plan.with_replacement,
+        "samples": [plan.first_sample, plan.samples_end(guard_draws)],  # [first, end) of the gate's indices
     }
     if gate_config.rule != "eprocess":
         arms = _Arms(ctx, incumbent, candidate.bundle, gate_index)

@@ -109,8 +109,8 @@ class CachedModel:
     async def invalidate(self, request: ChatRequest) -> None:
         """Forget the stored response to ``request`` (the caller could not use it).
 
-        A response that led to a parse error or an infra error must not be replayed by a resume
-        (audit P0-4): the next identical request asks the model again. No entry: nothing to do.
+        The agent forgets the responses of an episode that ended in an infra error: it was not
+        asked fairly, and the next identical request asks the model again. No entry: nothing to do.
         """
         if await self._write(self.backend.delete(cache_key(request, self.salt))):
             self.counters.invalidated += 1
