@@ -23,12 +23,45 @@ def _run(*args: str) -> str:
     return result.output
 
 
+def _rows(out: str) -> dict[str, list[str]]:
+    """Each class's table rows in print order: the gate plan's first, the guard's second."""
+    rows: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        if line.count("│") > 3:
+            rows.setdefault(line.split("│")[1].strip(), []).append(line)
+    return rows
+
+
 def test_plan_reports_reachability_and_power_per_class() -> None:
     out = _run("gate", "plan", "--units", "Object Reasoning=30,OCR Problems=6", "--runs", "200")
-    rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
+    rows = {label: lines[0] for label, lines in _rows(out).items()}
     assert "NO" in rows["OCR Problems"]
     assert "yes" in rows["Object Reasoning"]
     assert " 8 " in rows["Object Reasoning"]  # minimum wins at alpha 0.05, cap 1/2
+
+
+def test_item_6_plan_shows_what_the_guard_can_and_cannot_see() -> None:
+    """Sampling: every class gets the sized draws; at temperature 0 a small class cannot give them."""
+    units = "Object Reasoning=30,OCR Problems=6"
+    sampled = _run("gate", "plan", "--units", units, "--runs", "100", "--temperature", "0.7")
+    guard = {label: lines[1] for label, lines in _rows(sampled).items()}
+    # Holm over 2 classes at 0.05, a 15-point drop at discordance 0.3, power 0.8: 112 draws.
+    assert all(" 112 " in row for row in guard.values())
+    assert all(" 0.80 " in row and " 15% " in row for row in guard.values())
+    assert "flagged with P >= 0.8" in sampled
+    assert "224 paired draws" in sampled  # the cost, in the open
+    assert "cannot see" not in sampled
+    exact = _run("gate", "plan", "--units", units, "--runs", "100")
+    small = _rows(exact)["OCR Problems"][1]
+    assert " 6 " in small
+    assert " none " in small
+    assert "cannot see" in exact
+    assert "OCR Problems (0.00)" in exact
+    capped = _run(
+        "gate", "plan", "--units", units, "--runs", "100", "--temperature", "0.7", "--guard-max-draws", "50"
+    )
+    assert "capped at guard_max_draws=50" in capped
+    assert "cannot see" in capped
 
 
 def test_plan_reads_val_counts_from_a_split_manifest(tmp_path: Path) -> None:
@@ -104,8 +137,7 @@ def test_plan_models_both_temperature_modes_and_warns_about_few_questions() -> N
     sampled = _run(*args, "--effects", "0.2", "--temperature", "0.7")
 
     def rows(out: str) -> dict[str, list[str]]:
-        lines = [line for line in out.splitlines() if line.count("│") > 3]
-        return {c[0]: c for c in ([x.strip() for x in line.split("│")[1:-1]] for line in lines)}
+        return {label: [x.strip() for x in lines[0].split("│")[1:-1]] for label, lines in _rows(out).items()}
 
     # Temperature 0: 6 questions, 6 observations, never 8 wins. Sampling: 64 fresh draws of the same 6.
     assert rows(greedy)["OCR Problems"][1:4] == ["6 !", "6", "NO"]

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from scipy.stats import binomtest
 
 from skillharness.errors import GateError
-from skillharness.train.gate import mcnemar_guard, mcnemar_harm_p
+from skillharness.train.config import GateConfig
+from skillharness.train.gate import (
+    mcnemar_draws,
+    mcnemar_guard,
+    mcnemar_harm_p,
+    mcnemar_power,
+    plan_guard,
+)
 
 
 @pytest.mark.parametrize(
@@ -40,3 +48,46 @@ def test_holm_is_stricter_than_per_class_testing() -> None:
 def test_negative_counts_are_refused() -> None:
     with pytest.raises(GateError, match="non-negative"):
         mcnemar_harm_p(-1, 2)
+
+
+def test_item_6_the_old_guard_had_almost_no_power() -> None:
+    """16 draws, Holm over 9 classes, discordance 0.3: a 20-point drop flagged 1.6 % of the time."""
+    assert mcnemar_power(16, 0.20, 0.3, 0.05 / 9) == pytest.approx(0.016, abs=0.001)
+    assert mcnemar_power(16, 0.30, 0.3, 0.05 / 9) < 0.08
+
+
+def test_item_6_power_matches_a_simulation_of_the_exact_test() -> None:
+    rng = np.random.default_rng(0)
+    n, harm, discordance, level = 40, 0.2, 0.4, 0.01
+    p_minus, p_plus = (discordance + harm) / 2, (discordance - harm) / 2
+    outcomes = rng.choice(3, size=(4000, n), p=[p_minus, p_plus, 1 - discordance])
+    losses, wins = (outcomes == 0).sum(axis=1), (outcomes == 1).sum(axis=1)
+    flagged = np.mean([mcnemar_harm_p(int(w), int(lo)) <= level for w, lo in zip(wins, losses, strict=True)])
+    assert mcnemar_power(n, harm, discordance, level) == pytest.approx(flagged, abs=0.025)
+
+
+def test_item_6_sized_guard_reaches_the_stated_power() -> None:
+    level = 0.05 / 12
+    n = mcnemar_draws(0.15, 0.8, 0.3, level, limit=1000)
+    assert n is not None
+    assert mcnemar_power(n, 0.15, 0.3, level) >= 0.8
+    assert mcnemar_power(n - 8, 0.15, 0.3, level) < 0.8
+    assert mcnemar_draws(0.15, 0.8, 0.3, level, limit=n - 8) is None
+
+
+def test_item_6_guard_plan_caps_the_cost_and_says_what_it_loses() -> None:
+    sized = plan_guard(GateConfig(), {"A": None, "B": None, "C": 10})
+    assert sized.per_class == mcnemar_draws(0.15, 0.8, 0.3, 0.05 / 3, limit=256)
+    assert [c.draws for c in sized.classes] == [sized.per_class, sized.per_class, 10]
+    assert sized.classes[0].power >= 0.8
+    assert sized.classes[0].detectable is not None
+    assert sized.classes[0].detectable <= 0.15 + 0.005
+    assert sized.classes[2].power < 0.2  # 10 questions at temperature 0: the guard is nearly blind
+    assert sized.total_draws == 2 * sized.per_class + 10
+    capped = plan_guard(GateConfig(guard_max_draws=40), {"A": None, "B": None})
+    assert capped.sized is None
+    assert capped.per_class == 40
+    assert capped.classes[0].power < 0.8
+    fixed = plan_guard(GateConfig(guard_draws=16), {"A": None})
+    assert fixed.fixed
+    assert fixed.per_class == 16

@@ -13,9 +13,11 @@ from skillharness.train.gate import (
     Ladder,
     ensure_reachable,
     gate_alpha,
+    last_reachable_gate,
     min_net_wins,
     min_wins,
     reachability,
+    reachability_for,
 )
 
 
@@ -81,3 +83,19 @@ def test_alpha_spending_makes_later_gates_need_more_wins() -> None:
     assert tenth.min_wins > first.min_wins
     with pytest.raises(ConfigError):
         gate_alpha(0.05, "basel", 0)
+
+
+@pytest.mark.parametrize("spending", ["basel", "geometric"])
+@pytest.mark.parametrize("drawable", [8, 10, 16, 22, 64])
+def test_p0_3_last_reachable_gate_is_exact_under_alpha_spending(spending: str, drawable: int) -> None:
+    config = GateConfig(alpha_spending=spending)
+    last = last_reachable_gate(config, drawable)
+    assert last is not None
+    assert all(reachability_for(config, drawable, k).reachable for k in range(1, last + 1))
+    assert not reachability_for(config, drawable, last + 1).reachable
+
+
+def test_p0_3_without_spending_every_gate_is_as_reachable_as_the_first() -> None:
+    assert last_reachable_gate(GateConfig(), 8) is None
+    assert last_reachable_gate(GateConfig(), 7) == 0
+    assert last_reachable_gate(GateConfig(alpha_spending="geometric"), 8) == 0  # gate 1 gets 0.025

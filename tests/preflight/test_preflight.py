@@ -7,9 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from preflight_support import FAST_RETRY, REACHABLE, UNREACHABLE, Bench, config_of, write_config
+from preflight_support import FAST_RETRY, GATE, REACHABLE, UNREACHABLE, Bench, config_of, write_config
 
 from net_support import free_port
+from skillharness.data import load_pools, load_questions
 from skillharness.data.questions import slugify
 from skillharness.errors import ConfigError
 from skillharness.sim import SimServer
@@ -92,6 +93,36 @@ def test_p0_3_unset_task_types_leave_micro_classes_out(
     trained, _, left_out = gate.partition("micro classes left out")
     assert all(t in trained for t in REACHABLE)
     assert f"{UNREACHABLE}: 1 val question(s) < 2 needed" in left_out
+
+
+def test_p0_3_alpha_spending_names_the_last_gate_each_class_can_accept(
+    tmp_path: Path, bench: Bench, shared_sim: SimServer
+) -> None:
+    """Geometric spending from 0.9: gate 1 gets 0.45 (2 wins), gate 2 0.225 (4 wins, 2 questions)."""
+    gate = {**GATE, "alpha": 0.9, "alpha_spending": "geometric"}
+    report = _preflight(tmp_path, bench, shared_sim, train={"gate": gate})
+    assert report.ok, report.problems
+    summary = {r.check: r.message for r in report.passed}["gate"]
+    assert "alpha_spending=geometric" in summary
+    assert all(f"{t} (gate 1)" in summary for t in REACHABLE)
+
+
+def test_item_6_preflight_states_the_guard_size_and_cost(
+    tmp_path: Path, bench: Bench, shared_sim: SimServer
+) -> None:
+    report = _preflight(tmp_path, bench, shared_sim)
+    summary = {r.check: r.message for r in report.passed}["gate"]
+    guarded = len(_val_classes(bench))
+    assert f"draws on each of the {guarded} classes with val questions" in summary
+    assert "sized to flag a 15% drop with probability >= 0.8" in summary
+    (tmp_path / "off").mkdir()
+    off = _preflight(tmp_path / "off", bench, shared_sim, train={"gate": {**GATE, "guard_draws": 0}})
+    assert "McNemar guard off" in {r.check: r.message for r in off.passed}["gate"]
+
+
+def _val_classes(bench: Bench) -> set[str]:
+    val = set(load_pools(bench.pools).questions["val"])
+    return {q.task_type for q in load_questions(bench.questions) if q.question_id in val}
 
 
 def test_unknown_trained_task_type_is_named(tmp_path: Path, bench: Bench, shared_sim: SimServer) -> None:

@@ -307,11 +307,13 @@ def _world_config() -> SimConfig:
     )
 
 
-async def test_the_guard_refuses_a_system_edit_that_harms_one_class(
+@pytest.mark.slow
+async def test_item_6_the_guard_refuses_a_system_edit_that_harms_an_untrained_class(
     tmp_path: Path, validate_bench: Bench, incumbent: Bundle
 ) -> None:
+    """The guard checks every class a system edit reaches, trained or not, with draws sized by power."""
     helped = ["Attribute Perception", "OCR Problems", "Object Reasoning"]
-    harmed = "Counting Problem"
+    harmed = "Counting Problem"  # not trained: the gate's pool never draws it
     with SimServer(_world_config(), questions=validate_bench.questions) as sim:
         insight = {t: sim.world.insights_for(t)[0].canonical for t in [*helped, harmed]}
         system = EditTarget.system()
@@ -321,28 +323,33 @@ async def test_the_guard_refuses_a_system_edit_that_harms_one_class(
         harmful = rewrite(standing, system, body)
         harmless = with_lines(standing, system, [insight[t] for t in helped])
         oracle = sim.oracle
-        gate = {"n_max": 64, "guard_draws": 16, "alpha": 0.05}
-        path = gate_experiment(
-            tmp_path, validate_bench, sim, temperature=0.7, gate=gate, task_types=[*helped, harmed]
-        )
+        # Sized, not fixed: a 50-point drop at discordance 0.6 with power 0.9, Holm over 12 classes.
+        gate = {"n_max": 64, "alpha": 0.05, "guard_harm": 0.5, "guard_discordance": 0.6, "guard_power": 0.9}
+        path = gate_experiment(tmp_path, validate_bench, sim, temperature=0.7, gate=gate, task_types=helped)
         async with train_context(path) as ctx:
             pooled = [q for t in ctx.task_types for q in ctx.val_by_type[t]]
-            assert oracle.edit_effect(standing, harmful.bundle, pooled).delta > 0.2
+            assert harmed not in ctx.task_types
+            assert oracle.edit_effect(standing, harmful.bundle, pooled).delta > 0.5
             assert oracle.edit_effect(standing, harmful.bundle, ctx.val_by_type[harmed]).delta < -0.3
             refused = await validate(ctx, standing, harmful, gate_index=1, alpha=0.05, first_sample=1)
             kept = await validate(ctx, standing, harmless, gate_index=2, alpha=0.05, first_sample=1)
             guard_rows = observations(ctx.store, ctx.run_id, 1, arm="guard")
             target_rows = observations(ctx.store, ctx.run_id, 1)
+            every_class = set(ctx.val_by_type)
     assert refused.decision is not None
     assert refused.decision.kind is DecisionKind.ACCEPT
     assert refused.reason is GateReason.REJECT_GUARD
     assert refused.guard is not None
     assert refused.guard["harmed"] == [harmed]
+    assert set(refused.guard["classes"]) == every_class
+    assert refused.guard["draws_per_class"] == 31
+    assert refused.guard["sized_for"] == {"harm": 0.5, "power": 0.9, "discordance": 0.6}
     assert kept.reason is GateReason.ACCEPT
     assert kept.guard is not None
     assert kept.guard["harmed"] == []
     # The guard rests on its own samples, not on those the accept was decided on.
-    assert len(guard_rows) == 16 * 4
+    assert len(guard_rows) == 31 * len(every_class)
+    assert {r.task_type for r in target_rows} == set(helped)
     assert not {(r.question_id, r.sample_idx) for r in guard_rows} & {
         (r.question_id, r.sample_idx) for r in target_rows
     }

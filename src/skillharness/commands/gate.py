@@ -16,9 +16,11 @@ from skillharness.train import (
     EProcessGate,
     FixedNStandardError,
     GateRule,
+    GuardPlan,
     StrictlyBetterMinibatch,
     gate_budget,
     plan_classes,
+    plan_guard,
     simulate,
 )
 from skillharness.train.config import GateConfig
@@ -100,7 +102,22 @@ def plan(
         "0.05,0.1,0.2", "--effects", help="True accuracy gains to estimate power at."
     ),
     discordance: float = typer.Option(
-        0.3, "--discordance", help="Share of draws where exactly one side is right."
+        _GATE.guard_discordance, "--discordance", help="Share of draws where exactly one side is right."
+    ),
+    guard_harm: float = typer.Option(
+        _GATE.guard_harm, "--guard-harm", help="Drop on one class the McNemar guard is sized to detect."
+    ),
+    guard_power: float = typer.Option(
+        _GATE.guard_power, "--guard-power", help="Probability with which the guard must flag it."
+    ),
+    guard_max_draws: int = typer.Option(
+        _GATE.guard_max_draws, "--guard-max-draws", help="Most guard draws per class (its cost bound)."
+    ),
+    guard_draws: int | None = typer.Option(
+        None, "--guard-draws", help="Fix the guard's draws per class instead of sizing them (0: no guard)."
+    ),
+    mcnemar_alpha: float = typer.Option(
+        _GATE.mcnemar_alpha, "--mcnemar-alpha", help="Level of the guard (Holm over the guarded classes)."
     ),
     runs: int = typer.Option(2000, "--runs", min=100, help="Simulated gates per power estimate."),
     seed: int = _SEED,
@@ -120,7 +137,18 @@ def plan(
         raise ConfigError("give exactly one of --units or --manifest", field="--units/--manifest")
     distinct = read_manifest_val_counts(manifest) if manifest else parse_units(units, questions_per_unit)
     drawable = {k: gate_budget(n, temperature=temperature, n_max=budget) for k, n in distinct.items()}
-    config = _config(alpha=alpha, bet_cap=bet_cap, n_max=budget, bet_strategy=strategy)
+    config = _config(
+        alpha=alpha,
+        bet_cap=bet_cap,
+        n_max=budget,
+        bet_strategy=strategy,
+        mcnemar_alpha=mcnemar_alpha,
+        guard_draws=guard_draws,
+        guard_harm=guard_harm,
+        guard_power=guard_power,
+        guard_discordance=discordance,
+        guard_max_draws=guard_max_draws,
+    )
     deltas = _floats(effects, "--effects")
     plans = plan_classes(drawable, config, effects=deltas, discordance=discordance, runs=runs, seed=seed)
     mode = "with replacement" if temperature > 0 else "each question once"
@@ -142,6 +170,53 @@ def plan(
             f"{', '.join(few)}. Their accepts are claims about very few questions; only the holdout "
             "can say whether they generalize."
         )
+    if config.guard_draws != 0:
+        # A system or tool edit reaches every class with val questions; at temperature 0 a class
+        # gives at most its distinct questions (fewer: the guard skips those the gate drew).
+        available = {k: (None if temperature > 0 else n) for k, n in distinct.items() if n > 0}
+        _print_guard(console, plan_guard(config, available))
+
+
+def _print_guard(console: Console, guard: GuardPlan) -> None:
+    """What the McNemar guard of a system or tool edit can and cannot see, and what it costs."""
+    harm, power = f"{guard.harm:.0%}", f"{guard.power:g}"
+    table = Table(
+        title=f"McNemar guard after an accepted system or tool edit: {len(guard.classes)} classes, "
+        f"Holm (a lone harmed class must reach p <= {guard.level:.2g})"
+    )
+    for column in ("class", "guard draws", f"P(flag a {harm} drop)", f"drop flagged at P >= {power}"):
+        table.add_column(column, justify="left" if column == "class" else "right")
+    for c in guard.classes:
+        seen = "none" if c.detectable is None else f"{c.detectable:.0%}"
+        table.add_row(
+            c.label, str(c.draws), f"{c.power:.2f}", seen if c.power >= guard.power else f"[red]{seen}[/red]"
+        )
+    console.print(table)
+    if guard.fixed:
+        size = f"fixed at {guard.per_class} draws per class (train.gate.guard_draws)"
+    elif guard.sized is None:
+        size = (
+            f"capped at guard_max_draws={guard.per_class} per class: a {harm} drop needs more draws "
+            f"for power {power}"
+        )
+    else:
+        size = f"{guard.per_class} draws per class: a {harm} drop is flagged with P >= {power}"
+    console.print(
+        f"guard: {size}, at discordance {guard.discordance:g}; cost: up to {guard.total_draws} paired draws "
+        "per accepted system or tool edit (fresh candidate samples; incumbent samples from the cache "
+        "when present)."
+    )
+    blind = [f"{c.label} ({c.power:.2f})" for c in guard.classes if c.power < guard.power]
+    if blind:
+        console.print(
+            f"[yellow]the guard cannot see[/yellow] a {harm} drop with P >= {power} on: {', '.join(blind)}."
+        )
+    console.print(
+        "It never sees: a drop smaller than the last column (none: no drop up to the discordance); "
+        "a skill edit's effect on other classes (a skill edit changes only its own class, which its "
+        "gate tests); at temperature 0, the questions the gate drew (the guard takes only the "
+        "others, so it may get fewer draws than shown)."
+    )
 
 
 def _plan_table(

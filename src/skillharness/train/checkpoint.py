@@ -23,7 +23,14 @@ from skillharness.train.records import RejectedEdit
 from skillharness.util.atomic import atomic_write_json
 from skillharness.util.model import StrictModel, describe_validation
 
-__all__ = ["CHECKPOINT_FILE", "CHECKPOINT_SCHEMA_VERSION", "AcceptedEdit", "Checkpoint", "RunState"]
+__all__ = [
+    "CHECKPOINT_FILE",
+    "CHECKPOINT_SCHEMA_VERSION",
+    "AcceptedEdit",
+    "Checkpoint",
+    "RetiredTarget",
+    "RunState",
+]
 
 CHECKPOINT_FILE = "checkpoint.json"
 CHECKPOINT_SCHEMA_VERSION = 1
@@ -47,6 +54,14 @@ class AcceptedEdit(StrictModel):
         return EditSetView(rationale=self.rationale, edits_json=self.edits_json)
 
 
+class RetiredTarget(StrictModel):
+    """A target whose gate can no longer accept at the level its next gate gets: never evolved again."""
+
+    epoch: int
+    step: int
+    detail: str
+
+
 class Checkpoint(StrictModel):
     """Where the loop is and what it remembers. Epochs are 1-based; epoch 0 is the baseline."""
 
@@ -65,6 +80,8 @@ class Checkpoint(StrictModel):
     next_sample: int = Field(1, ge=1)
     version: str = "v0000"  # the incumbent
     step_version: str | None = None  # the incumbent when the current step began (its proposals' base)
+    step_gates_run: int | None = None  # gates_run when the current step began (its reachability screen)
+    retired: dict[str, RetiredTarget] = Field(default_factory=dict)  # target label -> why (P0-3)
     rejected: dict[str, list[RejectedEdit]] = Field(default_factory=dict)
     accepted_this_epoch: dict[str, list[AcceptedEdit]] = Field(default_factory=dict)
     ema: dict[str, float] = Field(default_factory=dict)

@@ -54,8 +54,39 @@ class GateConfig(StrictModel):
         lt=1,
         description="Level of the one-sided McNemar harm guard on untargeted classes (Holm over classes).",
     )
-    guard_draws: int = Field(
-        16, ge=0, description="Paired draws per untargeted class for the McNemar guard (0: no guard)."
+    guard_draws: int | None = Field(
+        None,
+        ge=0,
+        description=(
+            "Paired draws per guarded class for the McNemar guard. None: sized from guard_harm, "
+            "guard_power and guard_discordance (at most guard_max_draws); an integer fixes it (0: no guard)."
+        ),
+    )
+    guard_harm: float = Field(
+        0.15,
+        gt=0,
+        lt=1,
+        description="Accuracy drop on one class the McNemar guard is sized to detect (0.15: 15 points).",
+    )
+    guard_power: float = Field(
+        0.8, gt=0, lt=1, description="Probability with which the guard must flag a guard_harm drop."
+    )
+    guard_discordance: float = Field(
+        0.3,
+        gt=0,
+        le=1,
+        description=(
+            "Planning assumption of the guard's size (and `gate plan`'s default): the share of paired "
+            "draws where exactly one side is right."
+        ),
+    )
+    guard_max_draws: int = Field(
+        256,
+        ge=1,
+        description=(
+            "Most paired draws per guarded class when the guard is sized by power: its cost bound; "
+            "`gate plan` shows the power left when it binds."
+        ),
     )
     infra_retries: int = Field(
         2,

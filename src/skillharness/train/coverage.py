@@ -12,6 +12,12 @@ distinct val questions; above 0 draws are fresh samples with replacement and the
 ``n_max``, whatever the class size. Either way the claim rests on ``val`` distinct questions,
 and a class with fewer than ``gate.min_distinct`` is flagged: only the holdout can say whether
 its accepts generalize.
+
+:func:`plan_trained_classes` is the one rule for both preflight and the training loop: the loop
+never trains a class preflight left out. Reachability here is the first gate's; with alpha
+spending later gates need more wins, so each class also carries the last gate index at which it
+can still accept, and the loop re-checks every target at the level of its own gate before
+evolving it (:mod:`skillharness.train.reach`).
 """
 
 from __future__ import annotations
@@ -24,9 +30,9 @@ from skillharness.data.pools import FrozenPools
 from skillharness.data.questions import Question
 from skillharness.train.config import GateConfig, TrainConfig
 from skillharness.train.draws import gate_budget
-from skillharness.train.gate import reachability_for
+from skillharness.train.gate import last_reachable_gate, reachability_for
 
-__all__ = ["ClassCoverage", "TrainedClasses", "class_coverage", "trained_classes"]
+__all__ = ["ClassCoverage", "TrainedClasses", "class_coverage", "plan_trained_classes", "trained_classes"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,7 @@ class ClassCoverage:
     reachable: bool  # the gate can accept with ``drawable`` observations
     drawable: int = 0  # the gate's observation budget (distinct val questions at temperature 0)
     few_distinct: bool = False  # fewer distinct val questions than gate.min_distinct
+    last_gate: int | None = None  # last gate index that can still accept (None: every gate)
 
     @property
     def micro(self) -> bool:
@@ -96,6 +103,7 @@ def class_coverage(
             reach.reachable,
             drawable=reach.drawable,
             few_distinct=val[task_type] < gate.min_distinct,
+            last_gate=last_reachable_gate(gate, drawable),
         )
     return result
 
@@ -116,3 +124,13 @@ def trained_classes(train: TrainConfig, coverage: dict[str, ClassCoverage]) -> T
         unknown=(),
         explicit=False,
     )
+
+
+def plan_trained_classes(
+    questions: Sequence[Question], pools: FrozenPools, train: TrainConfig, temperature: float = 0.0
+) -> TrainedClasses:
+    """The classes a run trains: what preflight reports and what the loop evolves (audit P0-3).
+
+    ``temperature`` is the draw temperature (:func:`skillharness.train.draws.draw_temperature`).
+    """
+    return trained_classes(train, class_coverage(questions, pools, train.gate, temperature))

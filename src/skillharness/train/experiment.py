@@ -1,7 +1,8 @@
 """Opening a training run: the config's pools, the session and the role caller, as a TrainContext.
 
 The test pool's ids are dropped here, before anything training-related exists (a sealed holdout):
-:class:`TrainContext` is built from the train and val questions only.
+:class:`TrainContext` is built from the train and val questions only. The trained classes come
+from :func:`skillharness.train.coverage.plan_trained_classes`, the rule preflight reports with.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from skillharness.data import Pool, load_pool_questions
+from skillharness.data import FrozenPools, Pool, load_pool_questions
 from skillharness.data.questions import Question
+from skillharness.errors import ConfigError
 from skillharness.infer import inputs_hash, open_session, run_provenance
 from skillharness.infer.runner import InferSettings, check_media
 from skillharness.skills import Bundle
@@ -21,6 +23,8 @@ from skillharness.store import RunKind
 from skillharness.train.caller import RoleCaller
 from skillharness.train.config import TrainConfig
 from skillharness.train.context import TrainContext
+from skillharness.train.coverage import plan_trained_classes
+from skillharness.train.draws import draw_temperature
 from skillharness.train.templates import load_templates
 
 __all__ = ["TrainSettings", "default_train_run_id", "open_training", "trained_task_types"]
@@ -41,17 +45,28 @@ def default_train_run_id() -> str:
 
 def _pool_questions(
     config: TrainSettings,
-) -> tuple[tuple[tuple[Question, ...], ...], tuple[Question, ...], str]:
-    """The train pool as units (a video's questions together), the val pool, and pools.json's hash."""
+) -> tuple[tuple[tuple[Question, ...], ...], tuple[Question, ...], FrozenPools]:
+    """The train pool as units (a video's questions together), the val pool, and the frozen pools."""
     chosen, frozen = load_pool_questions(config.data, (Pool.TRAIN, Pool.VAL), purpose="training")
-    return tuple(frozen.units_of(chosen[Pool.TRAIN])), chosen[Pool.VAL], frozen.sha256
+    return tuple(frozen.units_of(chosen[Pool.TRAIN])), chosen[Pool.VAL], frozen
 
 
-def trained_task_types(config: TrainConfig, val: tuple[Question, ...]) -> tuple[str, ...]:
-    """The classes training edits: the configured ones, else every class with val questions."""
-    if config.task_types:
-        return tuple(config.task_types)
-    return tuple(sorted({q.task_type for q in val}))
+def trained_task_types(
+    config: TrainSettings, questions: tuple[Question, ...], pools: FrozenPools
+) -> tuple[str, ...]:
+    """The classes training edits, by preflight's rule: the configured ones, else the non-micro ones.
+
+    ``questions`` are the train and val questions (the test pool stays sealed); a class with none
+    of them is micro in preflight too, so both see the same trained classes.
+    """
+    temperature = draw_temperature(config.agent.sampling)
+    classes = plan_trained_classes(questions, pools, config.train, temperature)
+    if classes.unknown:
+        raise ConfigError(
+            "train.task_types names task types with no train or val question: " + ", ".join(classes.unknown),
+            key="train.task_types",
+        )
+    return classes.names
 
 
 @contextlib.asynccontextmanager
@@ -59,7 +74,8 @@ async def open_training(
     config: TrainSettings, bundle: Bundle, *, run_id: str, kind: RunKind = RunKind.TRAIN
 ) -> AsyncIterator[TrainContext]:
     """A :class:`TrainContext` for ``run_id`` whose session stays open for the block."""
-    train_units, val, pools_sha = _pool_questions(config)
+    train_units, val, pools = _pool_questions(config)
+    task_types = trained_task_types(config, (*(q for u in train_units for q in u), *val), pools)
     check_media(config.data, [q for unit in train_units for q in unit] + list(val))
     templates = load_templates(config.train.prompts_dir)
     provenance = run_provenance(
@@ -68,7 +84,7 @@ async def open_training(
         config_hash=inputs_hash(config.fingerprint(RunKind.TRAIN), config.data.questions),
         bundle_hash=bundle.bundle_hash,
         pool=Pool.TRAIN,
-        pools_sha256=pools_sha,
+        pools_sha256=pools.sha256,
         llm=config.llm,
         agent=config.agent,
     )
@@ -88,6 +104,6 @@ async def open_training(
             caller=caller,
             train_units=train_units,
             val_questions=val,
-            task_types=trained_task_types(config.train, val),
+            task_types=task_types,
             provenance=provenance,
         )

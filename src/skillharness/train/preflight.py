@@ -19,8 +19,9 @@ from skillharness.data import FrozenPools, Pool, Question, load_pools, load_ques
 from skillharness.errors import ConfigError, SkillharnessError
 from skillharness.infer.runner import InferSettings, check_media, load_bundle
 from skillharness.train.config import GateConfig, TrainConfig
-from skillharness.train.coverage import ClassCoverage, TrainedClasses, class_coverage, trained_classes
+from skillharness.train.coverage import ClassCoverage, TrainedClasses, plan_trained_classes
 from skillharness.train.draws import draw_temperature
+from skillharness.train.gate import guard_draws_per_class
 from skillharness.train.preflight_probes import cache_problems, endpoint_problems, salt_note, store_problems
 from skillharness.train.templates import check_templates
 
@@ -243,8 +244,7 @@ def _gate(config: PreflightSettings, inputs: _Inputs, out: _Collector) -> str | 
         out.skipped["gate"] = "needs the questions and pools (see data)"
         return None
     temperature = draw_temperature(config.agent.sampling)
-    coverage = class_coverage(inputs.questions, inputs.pools, config.train.gate, temperature)
-    classes = inputs.classes = trained_classes(config.train, coverage)
+    classes = inputs.classes = plan_trained_classes(inputs.questions, inputs.pools, config.train, temperature)
     if classes.unknown:
         out.fail(
             "gate", f"train.task_types names task types not in the questions file: {_ids(classes.unknown)}"
@@ -264,6 +264,8 @@ def _gate(config: PreflightSettings, inputs: _Inputs, out: _Collector) -> str | 
     summary = f"trained ({source}): {trained}; {_draw_mode(temperature, config.train.gate)}"
     if excluded:
         summary += f"; micro classes left out: {excluded}"
+    summary += _spending(classes, config.train.gate)
+    summary += _guard(inputs.questions, inputs.pools, config.train.gate)
     few = [f"{c.task_type} ({c.val})" for c in classes.trained if c.few_distinct]
     if few:
         summary += (
@@ -272,6 +274,43 @@ def _gate(config: PreflightSettings, inputs: _Inputs, out: _Collector) -> str | 
             "and only the holdout can say whether they generalize"
         )
     return summary
+
+
+def _spending(classes: TrainedClasses, gate: GateConfig) -> str:
+    """Under alpha spending, the gate index after which each trained class can no longer accept."""
+    if gate.alpha_spending == "none":
+        return ""
+    limits = [f"{c.task_type} (gate {c.last_gate})" for c in classes.trained if c.last_gate]
+    if not limits:
+        return ""
+    return (
+        f"; alpha_spending={gate.alpha_spending}: later gates need more wins, so these classes can "
+        f"accept only up to the run's gate shown and are then no longer evolved (reported once): "
+        f"{', '.join(limits)}"
+    )
+
+
+def _guard(questions: Sequence[Question], pools: FrozenPools, gate: GateConfig) -> str:
+    """The McNemar guard's size and cost: every class with val questions is guarded."""
+    if gate.guard_draws == 0:
+        return "; McNemar guard off (train.gate.guard_draws = 0)"
+    val = set(pools.questions.get(Pool.VAL, ()))
+    guarded = len({q.task_type for q in questions if q.question_id in val})
+    per_class, sized = guard_draws_per_class(gate, guarded)
+    if gate.guard_draws is not None:
+        how = "fixed by train.gate.guard_draws"
+    elif sized is None:
+        how = (
+            f"capped by guard_max_draws: a {gate.guard_harm:.0%} drop needs more for power "
+            f"{gate.guard_power:g}"
+        )
+    else:
+        how = f"sized to flag a {gate.guard_harm:.0%} drop with probability >= {gate.guard_power:g}"
+    return (
+        f"; McNemar guard after an accepted system or tool edit: {per_class} draws on each of the "
+        f"{guarded} classes with val questions ({how}; up to {per_class * guarded} draws; "
+        "`skillharness gate plan` shows what it can see per class)"
+    )
 
 
 def _draw_mode(temperature: float, gate: GateConfig) -> str:

@@ -1,5 +1,9 @@
 """One training step (SPEC 4.3): rollout → diagnose → case packs → evolve → per target, decide.
 
+Before the evolve calls, the packs are screened (:mod:`skillharness.train.reach`): a target
+whose gate could not accept at the level it would get is not evolved, and one that can never
+accept again is retired and reported once.
+
 Proposals are made against the bundle as it stood when the step began (recorded in the
 checkpoint), so a resumed step asks the same prompts and gets the same answers from the run's
 cache; each chosen edit set is then re-applied to the incumbent of the moment (see decide).
@@ -14,11 +18,12 @@ from skillharness.data.questions import Question
 from skillharness.skills import EditTarget, Workspace
 from skillharness.store import RunKind, TrainStepRow
 from skillharness.train.casepack import build_case_packs
-from skillharness.train.checkpoint import Checkpoint
+from skillharness.train.checkpoint import Checkpoint, RetiredTarget
 from skillharness.train.context import TrainContext
 from skillharness.train.decide import decide
 from skillharness.train.diagnose import diagnose
 from skillharness.train.evolve import evolve_all
+from skillharness.train.reach import screen_packs
 from skillharness.train.records import Candidate
 
 __all__ = ["run_step"]
@@ -36,7 +41,7 @@ async def run_step(
     """Run the step at ``ckpt``'s cursor; ``save`` is called after every decision."""
     epoch, step = ckpt.epoch, ckpt.step
     if ckpt.step_version is None:
-        ckpt = ckpt.model_copy(update={"step_version": ckpt.version})
+        ckpt = ckpt.model_copy(update={"step_version": ckpt.version, "step_gates_run": ckpt.gates_run})
         save(ckpt)
     start = ws.load(ckpt.step_version or ckpt.version)
     sample = epoch - 1 if ctx.temperature > 0 else 0  # a fresh sample per epoch when sampling
@@ -53,6 +58,14 @@ async def run_step(
     )
     trained = {EditTarget.skill(t).label() for t in ctx.task_types}
     packs = [p for p in packs if p.target.kind != "skill" or p.target.label() in trained]
+    # The step's screen rests on gates_run at its start, so a resumed step keeps the same packs.
+    gates_run = ckpt.gates_run if ckpt.step_gates_run is None else ckpt.step_gates_run
+    screened = screen_packs(ctx, packs, gates_run=gates_run, retired=ckpt.retired)
+    if screened.retired:
+        retired = {k: RetiredTarget(epoch=epoch, step=step, detail=v) for k, v in screened.retired.items()}
+        ckpt = ckpt.model_copy(update={"retired": {**ckpt.retired, **retired}})
+        save(ckpt)
+    packs = list(screened.packs)
     rejected = {label: tuple(memo) for label, memo in ckpt.rejected.items()}
     proposals = await evolve_all(ctx, start, packs, rejected)
     for index in range(ckpt.target_index, len(proposals)):
@@ -69,6 +82,9 @@ async def run_step(
         "judge_calls": report.judge_calls,
         "fingerprint_hits": report.fingerprint_hits,
         "packs": {p.target.label(): len(p.cases) for p in packs},
+        # Reported once: the targets this step found unreachable for good (never evolved again).
+        "retired": {k: v.detail for k, v in ckpt.retired.items() if (v.epoch, v.step) == (epoch, step)},
+        "deferred": screened.deferred,
         "candidates": {
             p.target.label(): (p.choice if isinstance(p, Candidate) else f"refused: {p.reason}")
             for p in proposals
@@ -76,4 +92,6 @@ async def run_step(
         "version_after": ckpt.version,
     }
     await ctx.store.aupsert([TrainStepRow(train_run_id=ctx.run_id, epoch=epoch, step=step, summary=summary)])
-    return ckpt.model_copy(update={"step": step + 1, "target_index": 0, "step_version": None})
+    return ckpt.model_copy(
+        update={"step": step + 1, "target_index": 0, "step_version": None, "step_gates_run": None}
+    )

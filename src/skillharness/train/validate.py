@@ -2,8 +2,9 @@
 
 Order of work (SPEC section 5, docs/train.md "Validation"):
 
-1. The scope: a skill edit is tested on its own class; a system or tool edit on every trained
-   class pooled, and then guarded class by class.
+1. The scope (:mod:`skillharness.train.scope`): a skill edit is tested on its own class; a
+   system or tool edit on every trained class pooled, and then guarded on every class with val
+   questions, trained or not.
 2. The draw plan (:mod:`skillharness.train.draws`), deterministic from (seed, gate index), minus
    the case pack's evidence questions. Its sample indices start at the gate's ``first_sample``,
    past every index an earlier gate of the run may have used: no gate replays another's samples.
@@ -14,7 +15,8 @@ Order of work (SPEC section 5, docs/train.md "Validation"):
    outcomes are asked again up to ``gate.infra_retries`` times, then skipped and counted; they
    never enter the cache or the wealth (audit P1-4). Every observation is written as a
    ``GateObservationRow`` with the wealth after it.
-4. After an accept, the McNemar guard on fresh draws of each guarded class → ``reject_guard``.
+4. After an accept, the McNemar guard on fresh draws of each guarded class → ``reject_guard``;
+   its draws per class are sized by power (:func:`skillharness.train.gate.plan_guard`).
 
 A resumed gate replays the same plan; the rollouts read back the predictions already stored,
 so it ends with the same observations and the same decision.
@@ -23,15 +25,14 @@ so it ends with the same observations and the same decision.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from skillharness.data import Pool, Question
+from skillharness.data import Pool
 from skillharness.errors import GateError
 from skillharness.infer import Draw
-from skillharness.skills import Bundle, EditTarget
+from skillharness.skills import Bundle
 from skillharness.store import GateObservationRow, RunKind
 from skillharness.train.baseline_cache import BaselineCache
 from skillharness.train.config import GateConfig
@@ -47,18 +48,18 @@ from skillharness.train.gate import (
     StrictlyBetterMinibatch,
     WithoutReplacement,
     gate_alpha,
+    guard_draws_per_class,
     make_bet_strategy,
     mcnemar_guard,
     reachability,
 )
 from skillharness.train.records import Candidate, GateOutcome, GateReason
+from skillharness.train.scope import GateScope, gate_scope, scope_pool
 
 __all__ = [
     "GUARD_DRAW_BASE",
-    "GateScope",
     "draw_plan",
     "gate_alpha_for",
-    "gate_scope",
     "paired_outcomes",
     "validate",
 ]
@@ -78,34 +79,6 @@ _REASONS = {
 def gate_alpha_for(config: GateConfig, k: int) -> float:
     """The level of a run's ``k``-th gate (1-based) under ``config.alpha_spending``."""
     return gate_alpha(config.alpha, config.alpha_spending, k)
-
-
-@dataclass(frozen=True)
-class GateScope:
-    """Which classes a gate draws from, and which the McNemar guard checks afterwards."""
-
-    label: str
-    classes: tuple[str, ...]
-    guard_classes: tuple[str, ...]
-
-
-def gate_scope(ctx: TrainContext, target: EditTarget) -> GateScope:
-    """A skill edit: its class (the task type whose slug is the target's name), no guard.
-
-    A system or tool edit reaches every class: the gate pools the trained classes, and the guard
-    checks each of them, so that a gain on the pool cannot hide a harm to one class.
-    """
-    if target.kind == "skill":
-        known = (*ctx.task_types, *ctx.val_by_type)
-        task_type = next((t for t in known if EditTarget.skill(t).name == target.name), target.name or "")
-        return GateScope(target.label(), (task_type,), ())
-    classes = tuple(t for t in ctx.task_types if t in ctx.val_by_type)
-    guarded = classes if ctx.config.gate.guard_draws > 0 else ()
-    return GateScope(target.label(), classes, guarded)
-
-
-def _pool(ctx: TrainContext, classes: Sequence[str], evidence: frozenset[str]) -> list[Question]:
-    return [q for t in classes for q in ctx.val_by_type.get(t, ()) if q.question_id not in evidence]
 
 
 class _Arms:
@@ -166,7 +139,7 @@ def draw_plan(
     its sample indices counting from ``first_sample``."""
     scope = gate_scope(ctx, candidate.target)
     plan = plan_draws(
-        _pool(ctx, scope.classes, candidate.evidence_ids),
+        scope_pool(ctx, scope.classes, candidate.evidence_ids),
         seed=ctx.config.seed,
         gate_index=gate_index,
         temperature=draw_temperature(ctx.session.agent_config.sampling),
@@ -255,14 +228,15 @@ async def _guard(
 ) -> dict[str, Any]:
     """The McNemar guard on fresh draws of each guarded class (run once, after an accept)."""
     gate = ctx.config.gate
+    per_class, sized = guard_draws_per_class(gate, len(scope.guard_classes))
     draws: list[Draw] = []
     for task_type in scope.guard_classes:
         draws += plan_guard_draws(
-            _pool(ctx, (task_type,), candidate.evidence_ids),
+            scope_pool(ctx, (task_type,), candidate.evidence_ids),
             seed=ctx.config.seed,
             gate_index=gate_index,
             temperature=draw_temperature(ctx.session.agent_config.sampling),
-            n=gate.guard_draws,
+            n=per_class,
             used=plan.draws,
             label=task_type,
             first_sample=plan.first_sample,
@@ -278,6 +252,11 @@ async def _guard(
     return {
         "alpha": gate.mcnemar_alpha,
         "draws": len(draws),
+        "draws_per_class": per_class,
+        # What the size was chosen for (None: guard_draws fixed it, or guard_max_draws capped it).
+        "sized_for": None
+        if sized is None
+        else {"harm": gate.guard_harm, "power": gate.guard_power, "discordance": gate.guard_discordance},
         "infra": sum(o.d is None for o in outcomes),
         "classes": {
             r.label: {"wins": r.wins, "losses": r.losses, "p": r.p_value, "harmed": r.harmed} for r in results

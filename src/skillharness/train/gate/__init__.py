@@ -2,7 +2,8 @@
 
 The training loop builds one :class:`Ladder` per candidate edit (it refuses an unreachable gate
 before anything is spent), feeds it stages of paired outcomes, and stops at the first terminal
-:class:`Decision`; :func:`mcnemar_guard` then runs once on the untargeted classes.
+:class:`Decision`; :func:`mcnemar_guard` then runs once on the other classes the edit reaches
+(a system or tool edit: every class with val questions), sized by :func:`plan_guard`.
 """
 
 from skillharness.train.gate.bets import (
@@ -14,12 +15,28 @@ from skillharness.train.gate.bets import (
 )
 from skillharness.train.gate.eprocess import INFRA, PairedOutcome, wealth_paths
 from skillharness.train.gate.ladder import Decision, DecisionKind, Ladder, stage_ends
-from skillharness.train.gate.mcnemar import McNemarResult, mcnemar_guard, mcnemar_harm_p
-from skillharness.train.gate.planner import ClassPlan, effect_rates, estimate_power, plan_classes
+from skillharness.train.gate.mcnemar import (
+    McNemarResult,
+    mcnemar_draws,
+    mcnemar_guard,
+    mcnemar_harm_p,
+    mcnemar_power,
+)
+from skillharness.train.gate.planner import (
+    ClassPlan,
+    GuardClass,
+    GuardPlan,
+    effect_rates,
+    estimate_power,
+    guard_draws_per_class,
+    plan_classes,
+    plan_guard,
+)
 from skillharness.train.gate.reachability import (
     Reachability,
     ensure_reachable,
     gate_alpha,
+    last_reachable_gate,
     min_net_wins,
     min_wins,
     reachability,
@@ -38,6 +55,8 @@ __all__ = [
     "EProcessGate",
     "FixedNStandardError",
     "GateRule",
+    "GuardClass",
+    "GuardPlan",
     "Ladder",
     "McNemarResult",
     "OnlineNewtonStep",
@@ -50,12 +69,17 @@ __all__ = [
     "ensure_reachable",
     "estimate_power",
     "gate_alpha",
+    "guard_draws_per_class",
+    "last_reachable_gate",
     "make_bet_strategy",
+    "mcnemar_draws",
     "mcnemar_guard",
     "mcnemar_harm_p",
+    "mcnemar_power",
     "min_net_wins",
     "min_wins",
     "plan_classes",
+    "plan_guard",
     "reachability",
     "reachability_for",
     "simulate",

@@ -5,6 +5,13 @@ a discordant pair is a loss with probability at most 1/2, so the one-sided p-val
 ``P(Binomial(wins + losses, 1/2) >= losses)``. It is a fixed-sample test: run it once per gate,
 never on growing data (repeated looks would inflate its error). Several classes are combined
 with Holm's step-down procedure, which bounds the chance of any false harm flag by the level.
+
+Power (:func:`mcnemar_power`): a harm ``h`` at discordance ``r`` means ``p_minus = (r + h) / 2``
+(candidate wrong, incumbent right) and ``p_plus = (r - h) / 2``. Of ``n`` paired draws,
+``D ~ Binomial(n, r)`` are discordant and, given ``D``, the losses are
+``Binomial(D, p_minus / r)``; the power is exact, summed over ``D``. One harmed class among
+``m`` guarded ones is flagged by Holm when its p-value is at most ``alpha / m`` (it then ranks
+first), so the guard is sized at that level: a lower bound on its power.
 """
 
 from __future__ import annotations
@@ -12,11 +19,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 from scipy.stats import binom
 
 from skillharness.errors import GateError
 
-__all__ = ["McNemarResult", "mcnemar_guard", "mcnemar_harm_p"]
+__all__ = ["McNemarResult", "mcnemar_draws", "mcnemar_guard", "mcnemar_harm_p", "mcnemar_power"]
 
 
 def mcnemar_harm_p(wins: int, losses: int) -> float:
@@ -51,3 +59,44 @@ def mcnemar_guard(counts: Mapping[str, tuple[int, int]], alpha: float = 0.05) ->
     return tuple(
         McNemarResult(label, w, lo, p_values[label], label in harmed) for label, (w, lo) in counts.items()
     )
+
+
+def _critical_losses(discordant: np.ndarray, alpha: float) -> np.ndarray:
+    """Fewest losses among ``discordant`` pairs with a harm p-value <= ``alpha`` (> D: never)."""
+    # ppf is a float search: step the estimate down while the count below it still qualifies.
+    crit = binom.ppf(1.0 - alpha, discordant, 0.5).astype(np.int64) + 1
+    for _ in range(2):
+        lower = np.maximum(crit - 1, 1)
+        crit = np.where(binom.sf(lower - 1, discordant, 0.5) <= alpha, lower, crit)
+    return crit
+
+
+def mcnemar_power(n: int, harm: float, discordance: float, alpha: float) -> float:
+    """Probability that the one-sided exact McNemar test at ``alpha`` flags ``harm`` with ``n`` draws."""
+    if not 0 < discordance <= 1 or not 0 <= harm <= discordance:
+        raise GateError(
+            f"need 0 < discordance <= 1 and 0 <= harm <= discordance; got harm={harm}, "
+            f"discordance={discordance}"
+        )
+    if n < 1:
+        return 0.0
+    discordant = np.arange(n + 1)
+    crit = _critical_losses(discordant, alpha)
+    loss_share = (discordance + harm) / (2 * discordance)
+    flagged = binom.sf(crit - 1, discordant, loss_share)
+    return float(np.sum(binom.pmf(discordant, n, discordance) * flagged))
+
+
+def mcnemar_draws(harm: float, power: float, discordance: float, alpha: float, *, limit: int) -> int | None:
+    """Fewest draws (at most ``limit``) at which :func:`mcnemar_power` reaches ``power``; None: more.
+
+    Discreteness makes the power saw-toothed in ``n``: the search returns a count that reaches
+    ``power``, found by bisection over the rising trend.
+    """
+    if mcnemar_power(limit, harm, discordance, alpha) < power:
+        return None
+    low, high = 0, limit  # power(low) < power <= power(high)
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if mcnemar_power(mid, harm, discordance, alpha) >= power else (mid, high)
+    return high

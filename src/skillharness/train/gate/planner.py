@@ -4,6 +4,11 @@ An effect is the true accuracy gain ``delta = p_plus - p_minus`` at a given disc
 ``r = p_plus + p_minus`` (the share of draws where exactly one side is right), so
 ``p_plus = (r + delta) / 2`` and ``p_minus = (r - delta) / 2``. Power is estimated by seeded
 simulation of the configured gate with the class's drawable observations as its budget.
+
+The McNemar guard is planned here too (:func:`plan_guard`): its draws per class are sized so
+that one class losing ``guard_harm`` accuracy is flagged with probability ``guard_power`` after
+Holm over the guarded classes, capped at ``guard_max_draws``; at temperature 0 a class can give
+no more draws than it has questions the gate did not draw.
 """
 
 from __future__ import annotations
@@ -13,11 +18,21 @@ from dataclasses import dataclass
 
 from skillharness.errors import ConfigError
 from skillharness.train.config import GateConfig
+from skillharness.train.gate.mcnemar import mcnemar_draws, mcnemar_power
 from skillharness.train.gate.reachability import Reachability, reachability_for
 from skillharness.train.gate.rules import EProcessGate
 from skillharness.train.gate.simulate import simulate
 
-__all__ = ["ClassPlan", "effect_rates", "estimate_power", "plan_classes"]
+__all__ = [
+    "ClassPlan",
+    "GuardClass",
+    "GuardPlan",
+    "effect_rates",
+    "estimate_power",
+    "guard_draws_per_class",
+    "plan_classes",
+    "plan_guard",
+]
 
 
 def effect_rates(delta: float, discordance: float) -> tuple[float, float]:
@@ -77,3 +92,84 @@ def plan_classes(
         )
         plans.append(ClassPlan(label, n, reach, power))
     return tuple(plans)
+
+
+@dataclass(frozen=True)
+class GuardClass:
+    """What the guard can see on one class: its draws, and the harms it flags."""
+
+    label: str
+    draws: int
+    power: float  # probability of flagging the configured guard_harm
+    detectable: float | None  # smallest harm flagged with guard_power (None: none, up to discordance)
+
+
+@dataclass(frozen=True)
+class GuardPlan:
+    """The McNemar guard of a system or tool edit over ``classes`` (sized, capped, per class)."""
+
+    harm: float
+    power: float
+    discordance: float
+    level: float  # the per-class level a lone harmed class must reach under Holm: alpha / m
+    per_class: int  # draws asked of each class
+    sized: int | None  # draws the stated power needs (None: more than guard_max_draws; fixed: None)
+    fixed: bool  # guard_draws set explicitly
+    classes: tuple[GuardClass, ...]
+
+    @property
+    def total_draws(self) -> int:
+        return sum(c.draws for c in self.classes)
+
+
+def guard_draws_per_class(config: GateConfig, guarded: int) -> tuple[int, int | None]:
+    """``(draws per class, draws the stated power needs)`` for a guard over ``guarded`` classes."""
+    if config.guard_draws is not None:
+        return config.guard_draws, None
+    level = config.mcnemar_alpha / max(guarded, 1)
+    sized = mcnemar_draws(
+        config.guard_harm,
+        config.guard_power,
+        config.guard_discordance,
+        level,
+        limit=config.guard_max_draws,
+    )
+    return (config.guard_max_draws if sized is None else sized), sized
+
+
+def _detectable(draws: int, power: float, discordance: float, level: float) -> float | None:
+    """Smallest harm (to 0.005) flagged with probability ``power`` at ``draws``."""
+    if mcnemar_power(draws, discordance, discordance, level) < power:
+        return None
+    low, high = 0.0, discordance
+    while high - low > 0.005:
+        mid = (low + high) / 2
+        low, high = (low, mid) if mcnemar_power(draws, mid, discordance, level) >= power else (mid, high)
+    return high
+
+
+def plan_guard(config: GateConfig, available: Mapping[str, int | None]) -> GuardPlan:
+    """The guard over ``available`` (class -> draws it can give, None: unlimited, with replacement)."""
+    per_class, sized = guard_draws_per_class(config, len(available))
+    level = config.mcnemar_alpha / max(len(available), 1)
+    rows = []
+    for label, limit in available.items():
+        n = per_class if limit is None else min(per_class, limit)
+        rows.append(
+            GuardClass(
+                label,
+                n,
+                mcnemar_power(n, config.guard_harm, config.guard_discordance, level),
+                _detectable(n, config.guard_power, config.guard_discordance, level),
+            )
+        )
+    return GuardPlan(
+        harm=config.guard_harm,
+        power=config.guard_power,
+        discordance=config.guard_discordance,
+        level=level,
+        per_class=per_class,
+        sized=sized,
+        fixed=config.guard_draws is not None,
+        classes=tuple(rows),
+    )

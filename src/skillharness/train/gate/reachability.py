@@ -24,6 +24,7 @@ __all__ = [
     "Reachability",
     "ensure_reachable",
     "gate_alpha",
+    "last_reachable_gate",
     "min_net_wins",
     "min_wins",
     "reachability",
@@ -33,6 +34,7 @@ __all__ = [
 
 
 _EXACT_WINS_LIMIT = 1_000_000
+_GATE_SEARCH_LIMIT = 1 << 40  # far past any run: a gate index above it counts as "every gate"
 
 
 def gate_alpha(alpha: float, spending: str = "none", gate_index: int = 1) -> float:
@@ -143,3 +145,25 @@ def ensure_reachable(
             threshold=result.threshold,
         )
     return result
+
+
+def last_reachable_gate(config: GateConfig, drawable: int) -> int | None:
+    """The last gate index of a run at which ``drawable`` observations can still accept.
+
+    0: not even the first gate can; None: every gate can (no alpha spending, or a budget so large
+    that the search limit is passed). Alpha only shrinks with the index, so the gates that can
+    accept are exactly ``1 .. last``.
+    """
+    if not reachability_for(config, drawable, 1).reachable:
+        return 0
+    if config.alpha_spending == "none":
+        return None
+    low, high = 1, 2
+    while reachability_for(config, drawable, high).reachable:
+        if high >= _GATE_SEARCH_LIMIT:
+            return None
+        low, high = high, high * 2
+    while high - low > 1:  # reachable at low, not at high
+        mid = (low + high) // 2
+        low, high = (mid, high) if reachability_for(config, drawable, mid).reachable else (low, mid)
+    return low
