@@ -10,6 +10,10 @@ predictions it already stored). The two modes (see docs/gate.md, "Validity in bo
 - **temperature 0**: a second sample of a question would replay the first (audit P1-1), so each
   question is drawn at most once, in a random order, and the budget is the number of distinct
   questions (capped at ``n_max``).
+
+Sample indices are numbered per question from 0 within one plan, so no gate or guard reaches
+:func:`highest_gate_sample`; the end-of-training val score draws at :data:`FINAL_SCORE_SAMPLE`,
+far above it, so it never replays a sample a decision saw (see ``train/final_score.py``).
 """
 
 from __future__ import annotations
@@ -25,7 +29,18 @@ from skillharness.data import Question
 from skillharness.infer import Draw
 from skillharness.llm import SamplingParams
 
-__all__ = ["DrawPlan", "draw_temperature", "gate_budget", "plan_draws", "plan_guard_draws"]
+__all__ = [
+    "FINAL_SCORE_SAMPLE",
+    "DrawPlan",
+    "draw_temperature",
+    "gate_budget",
+    "highest_gate_sample",
+    "plan_draws",
+    "plan_guard_draws",
+]
+
+# The sample index of the end-of-training val score: reserved, above any index a gate or guard draws.
+FINAL_SCORE_SAMPLE = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -55,6 +70,16 @@ def gate_budget(distinct: int, *, temperature: float, n_max: int) -> int:
     if distinct == 0:
         return 0
     return n_max if temperature > 0 else min(n_max, distinct)
+
+
+def highest_gate_sample(n_max: int, guard_draws: int) -> int:
+    """A bound no gate or guard sample index reaches, for a gate of ``n_max`` and ``guard_draws``.
+
+    A plan holds ``n_max + spare`` draws (``spare`` defaults to ``n_max``) and numbers each question's
+    samples 0, 1, ... within it, so a plan's indices stay below ``2 n_max``; the guard continues
+    after the plan's indices with at most ``guard_draws`` more; the epoch-end val score uses 0.
+    """
+    return 2 * n_max + guard_draws
 
 
 def _rng(seed: int, gate_index: int, salt: str) -> np.random.Generator:
