@@ -125,7 +125,11 @@ def test_eval_of_two_bundle_folders_with_several_samples(
     overall = report.overall
     assert report.samples == 2
     assert overall.final.n_samples == overall.baseline.n_samples == 96
-    assert overall.final.method == overall.paired.method == "bootstrap"
+    # the bench's videos hold several questions: intervals by video, the question bootstrap beside
+    assert overall.final.method == overall.paired.method == "cluster_bootstrap"
+    assert overall.final.per_question_method == overall.paired.per_question_method == "bootstrap"
+    assert overall.paired.n_videos is not None
+    assert overall.paired.n_videos < overall.paired.n_pairs
     assert overall.truth is not None
     assert overall.truth.gain < 0
     assert report.train_run_id is None

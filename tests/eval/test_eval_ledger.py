@@ -105,3 +105,11 @@ def test_an_arm_run_names_its_evaluation() -> None:
     assert {evaluation_of(arm_run_id("e.1", arm)) for arm in EvalArm} == {"e.1"}
     assert evaluation_of("infer-val-1") == "infer-val-1"
     assert evaluation_of("e.2.candidate") == "e.2.candidate"  # not an arm: the run is its own
+
+
+def test_item3_holdout_prints_the_val_gain_as_selected_on_val() -> None:
+    from skillharness.commands.eval_table import _val_line
+
+    verdict = compare_val_holdout(ValGain(gain=0.19, low=0.13, high=0.26), 0.12)
+    assert verdict.selection == "selected on val (optimistic)"
+    assert "val gain (selected on val (optimistic)) +19.0 pts" in _val_line(verdict)

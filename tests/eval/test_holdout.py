@@ -36,9 +36,13 @@ async def test_holdout_asks_only_the_test_pool_and_stores_its_report(
 
     overall = report.overall
     assert overall.final.n_questions == overall.baseline.n_questions == overall.paired.n_pairs == 48
-    assert overall.final.method == "wilson"
-    assert overall.paired.method == "newcombe"
-    assert overall.paired.low <= overall.paired.gain <= overall.paired.high
+    # questions share videos: intervals by video, the per-question ones (Wilson, Newcombe) beside them
+    assert overall.final.method == overall.paired.method == "cluster_bootstrap"
+    assert overall.final.per_question_method == "wilson"
+    assert overall.paired.per_question_method == "newcombe"
+    assert overall.paired.low <= overall.paired.per_question_low <= overall.paired.gain
+    assert overall.paired.gain <= overall.paired.per_question_high <= overall.paired.high
+    assert overall.paired.design_effect is not None
     assert overall.final.correct == round(overall.final.accuracy * overall.final.n_samples)
     assert {r.label for r in report.rows_of("task_type")} == {
         q.task_type for q in holdout_sim.world.questions.values() if q.question_id in test_ids

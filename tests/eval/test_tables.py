@@ -129,3 +129,35 @@ def test_several_samples_use_question_means_and_the_bootstrap() -> None:
     assert (row.paired.wins, row.paired.losses) == (3, 1)
     assert row.paired.low <= 0.25 <= row.paired.high
     assert (row.final.low, row.final.high) == (0.5, 0.5)  # every question mean is 1/2
+
+
+def test_item5_holdout_rows_are_by_video_with_the_per_question_intervals_beside() -> None:
+    # 12 videos x 3 questions; within a video the three answers agree (one hard or easy video).
+    questions = [
+        q.model_copy(update={"video_id": f"v{i // 3:02d}", "question_id": f"{i:03d}-1"})
+        for i, q in enumerate(_question(i, "OCR Problems", "short") for i in range(36))
+    ]
+    final_right = [i // 3 < 9 for i in range(36)]  # 9 of 12 videos right
+    base_right = [i // 3 < 4 for i in range(36)]  # 4 of 12 videos right
+    final = [_pred("f", q, OK, r) for q, r in zip(questions, final_right, strict=True)]
+    base = [_pred("b", q, OK, r) for q, r in zip(questions, base_right, strict=True)]
+    overall = compare_groups(questions, final, base, samples=1)[0]
+    arm, paired = overall.final, overall.paired
+    assert (arm.method, arm.per_question_method) == ("cluster_bootstrap", "wilson")
+    assert (arm.per_question_low, arm.per_question_high) == pytest.approx(wilson(27, 36))
+    assert arm.low < arm.per_question_low
+    assert arm.high >= arm.per_question_high
+    assert arm.design_effect == pytest.approx(3.0, rel=0.1)
+    assert arm.n_videos == paired.n_videos == 12
+    assert (paired.method, paired.per_question_method) == ("cluster_bootstrap", "newcombe")
+    per_question = newcombe_paired_interval(PairedTable(both=12, only_first=15, only_second=0, neither=9))
+    assert (paired.per_question_low, paired.per_question_high) == pytest.approx(per_question)
+    assert paired.high - paired.low > per_question[1] - per_question[0]
+    assert (paired.wins, paired.losses) == (15, 0)
+    assert paired.p_per_question == pytest.approx(binom_two_sided(15))
+    assert paired.p_value == pytest.approx(binom_two_sided(5))  # 5 videos better, not 15 questions
+
+
+def binom_two_sided(k: int) -> float:
+    """Exact two-sided sign test of k wins and no loss."""
+    return min(1.0, 2 * 0.5**k)

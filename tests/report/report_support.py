@@ -253,12 +253,16 @@ class TrainingStoreBuilder:
     async def finish(self, version: str, workspace: Path | None, test: list[tuple[str, str]]) -> None:
         final_correct = self.rng.randrange(self.written.baseline[0], len(self.val) + 1)
         self.written.final = (final_correct, len(self.val))
-        # the final bundle's val score, a child run named by its hash (paired with the baseline)
+        # the final bundle's val score at the reserved fresh sample, a child run named by its hash;
+        # the baseline's fresh run answers as its sample-0 run did (paired with the final's)
         right = set(self.rng.sample(range(len(self.val)), final_correct))
         final_answers = [(q, t, i in right) for i, (q, t) in enumerate(self.val)]
-        await write_run(
-            self.store, f"{self.run_id}.val.{'f' * 16}", RunKind.INFER, "val", self.run_id, final_answers
-        )
+        val_runs = {
+            "baseline": f"{self.run_id}.val.fresh.{'0' * 16}",
+            "final": f"{self.run_id}.val.fresh.{'f' * 16}",
+        }
+        for arm, answers in (("baseline", self.written.baseline_answers), ("final", final_answers)):
+            await write_run(self.store, val_runs[arm], RunKind.INFER, "val", self.run_id, answers)
         self.written.final_answers = final_answers
         b_correct, n = self.written.baseline
         self.metric(
@@ -270,10 +274,22 @@ class TrainingStoreBuilder:
                 "state": "finished",
                 "stop_reason": "",
                 "baseline_run": f"{self.run_id}.baseline",
+                "val_runs": val_runs,
             },
         )
         gain = (final_correct - b_correct) / n
-        self.metric("val_gain", {"gain": gain, "low": gain - 0.1, "high": gain + 0.1, "n": float(n)})
+        self.metric(
+            "val_gain",
+            {
+                "gain": gain,
+                "low": gain - 0.1,
+                "high": gain + 0.1,
+                "n": float(n),
+                "p_value": 0.5,
+                "selection": "selected on val (optimistic)",
+                "fresh_samples": True,
+            },
+        )
         self.metric(
             "val_scores",
             {

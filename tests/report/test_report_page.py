@@ -30,14 +30,17 @@ def _check_headline(page: Page, written: Written) -> None:
     assert float(page["test-baseline"].attrs["data-value"]) == pytest.approx(9 / 20)
     assert float(page["test-final"].attrs["data-value"]) == pytest.approx(13 / 20)
     assert "p=0.2188" in page["headline"].text
-    # McNemar on val pairs the baseline run with the final bundle's val run, question by question
+    # McNemar on val pairs the two fresh-sample val runs (final["val_runs"]), question by question
     pairs = zip(written.baseline_answers, written.final_answers, strict=True)
     flips = [(before[2], after[2]) for before, after in pairs]
     b = sum(1 for x, y in flips if x and not y)
     c = sum(1 for x, y in flips if y and not x)
-    val_row = page["headline"].find_all("tr")[1].find_all("td")
+    test_row, val_row = (r.find_all("td") for r in page["headline"].find_all("tr")[1:3])
+    assert test_row[0].text.strip() == "test"  # the holdout is the headline: its row comes first
+    assert val_row[0].text.strip() == "val selected on val (optimistic)"
     assert f"b={b} c={c}" in val_row[4].text
     assert f"pairs={n}" in val_row[4].text
+    assert "p_by_video=0.5000" in val_row[4].text
     per_class = written.metrics["val_scores"]["final"]["per_class"]
     class_rows = page["val-by-class"].find_all("tr")[1:]
     assert [r.find_all("td")[0].text for r in class_rows] == sorted(per_class)
@@ -99,8 +102,9 @@ async def test_every_section_is_present_and_numbers_equal_the_store(tmp_path: Pa
     assert files.json == files.html.with_suffix(".json")
     assert len(data.gates) == 12
     assert not data.partial
-    assert data.headlines[0].baseline is not None
-    assert data.headlines[0].baseline.correct == written.baseline[0]
+    val = next(h for h in data.headlines if h.pool == "val")
+    assert val.baseline is not None
+    assert val.baseline.correct == written.baseline[0]
     assert [p.draw_index for p in data.gates[0].path] == list(range(24))
     assert data.rollouts_by_purpose["rollout"] == 4 * 12
     assert json.loads(files.json.read_text())["run"]["run_id"] == "train-a"

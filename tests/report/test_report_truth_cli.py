@@ -38,7 +38,7 @@ async def test_simulator_truth_sits_beside_each_number(tmp_path: Path, bench: Be
     assert final_version != "v0000"  # the builder committed its accepted edits
     oracle = sim.oracle
     val_ids, test_ids = [q for q, _ in val], [q for q, _ in test]
-    for headline, ids in zip(data.headlines, (val_ids, test_ids), strict=True):
+    for headline, ids in zip(data.headlines, (test_ids, val_ids), strict=True):  # the holdout first
         assert headline.baseline is not None
         assert headline.final is not None
         base_truth = oracle.expected_accuracy(Bundle.load(workspace / "v0000"), ids)
@@ -58,7 +58,7 @@ async def test_simulator_truth_sits_beside_each_number(tmp_path: Path, bench: Be
 
     page = parse_page(files.html.read_text())
     truth = page["val-baseline"].find_all("span", cls="sim")
-    assert float(truth[0].attrs["data-sim"]) == pytest.approx(data.headlines[0].baseline.sim_truth)
+    assert float(truth[0].attrs["data-sim"]) == pytest.approx(data.headlines[1].baseline.sim_truth)
     assert "sim truth" in truth[0].text
     assert "true Δ (sim)" in page["gate-table"].text
 

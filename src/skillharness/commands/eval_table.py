@@ -34,11 +34,16 @@ def _with_ci(value: str, low: float | None, high: float | None, signed: bool = F
     return f"{value} {_ci(low, high, signed)}"
 
 
+def _deff(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
 def _table(report: HoldoutReport, grouping: str, rows: list[GroupRow]) -> Table:
     level = f"{100 * report.confidence:g}% CI"
     table = Table(title=_TITLES[grouping], title_justify="left")
-    columns = [grouping.replace("_", " "), "n", f"final % [{level}]", f"baseline % [{level}]"]
-    columns += [f"gain pts [{level}]", "+/-", "McNemar p"]
+    columns = [grouping.replace("_", " "), "n", "videos", f"final % [{level} by video]"]
+    columns += [f"baseline % [{level} by video]", f"gain pts [{level} by video]", "per question", "deff"]
+    columns += ["+/-", "p by video", "McNemar p"]
     columns += ["Holm p"] if grouping == "task_type" else []
     columns += ["parse err % f/b"]
     columns += [f"{_TRUTH}: final / baseline / gain"] if report.simulator else []
@@ -46,9 +51,11 @@ def _table(report: HoldoutReport, grouping: str, rows: list[GroupRow]) -> Table:
         table.add_column(name, justify="left" if i == 0 else "right")
     for row in rows:
         f, b, d = row.final, row.baseline, row.paired
-        cells = [row.label, str(d.n_pairs), _with_ci(_pct(f.accuracy), f.low, f.high)]
-        cells += [_with_ci(_pct(b.accuracy), b.low, b.high), _with_ci(_signed(d.gain), d.low, d.high, True)]
-        cells += [f"{d.wins}/{d.losses}", _p(d.p_value)]
+        cells = [row.label, str(d.n_pairs), "-" if d.n_videos is None else str(d.n_videos)]
+        cells += [_with_ci(_pct(f.accuracy), f.low, f.high), _with_ci(_pct(b.accuracy), b.low, b.high)]
+        cells += [_with_ci(_signed(d.gain), d.low, d.high, True)]
+        cells += [_ci(d.per_question_low, d.per_question_high, True), _deff(d.design_effect)]
+        cells += [f"{d.wins}/{d.losses}", _p(d.p_value), _p(d.p_per_question)]
         cells += [_p(d.p_holm)] if grouping == "task_type" else []
         cells += [f"{_pct(f.parse_rate)} / {_pct(b.parse_rate)}"]
         if report.simulator:
@@ -60,7 +67,7 @@ def _table(report: HoldoutReport, grouping: str, rows: list[GroupRow]) -> Table:
 
 def _val_line(val: ValHoldout) -> str:
     line = (
-        f"val gain {_signed(val.val_gain)} pts {_ci(val.val_low, val.val_high, True)}, "
+        f"val gain ({val.selection}) {_signed(val.val_gain)} pts {_ci(val.val_low, val.val_high, True)}, "
         f"holdout gain {_signed(val.holdout_gain)} pts"
     )
     if val.val_truth is not None or val.holdout_truth is not None:
@@ -83,10 +90,13 @@ def print_holdout(console: Console, report: HoldoutReport) -> None:
         rows = report.rows_of(grouping)  # type: ignore[arg-type]
         if rows:
             console.print(_table(report, grouping, rows))
-    method = "per-question bootstrap" if report.samples > 1 else "Wilson; gain: Newcombe paired"
+    method = "question bootstrap" if report.samples > 1 else "Wilson; gain: Newcombe paired"
     console.print(
-        f"intervals: {method}. McNemar: exact, two-sided, on questions where the bundles differ "
-        "(+/- = final better / baseline better); Holm across task types. Unparsed answers count as wrong."
+        "intervals by video (a video's questions are correlated): video bootstrap, never narrower than "
+        f"the per-question one ({method}), shown beside the gain with the design effect (deff). "
+        "p by video: sign-flip test on videos; McNemar: exact, two-sided, on questions where the bundles "
+        "differ (+/- = final better / baseline better); Holm (of p by video) across task types. "
+        "Unparsed answers count as wrong."
     )
     if report.simulator:
         console.print(

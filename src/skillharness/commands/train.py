@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -14,6 +16,7 @@ from skillharness.config import load_config
 from skillharness.errors import ConfigError
 from skillharness.infer.progress import RichProgress
 from skillharness.train import (
+    VAL_GAIN_LABEL,
     TrainingStopped,
     TrainOutcome,
     TrainProgress,
@@ -85,6 +88,19 @@ def train(
         )
 
 
+def val_gain_line(gain: Mapping[str, Any]) -> str:
+    """The val gain, labelled selected-on-val, with its interval by video and the per-question one."""
+    line = f"val gain {gain['gain']:+.1%}  [{gain['low']:+.1%}, {gain['high']:+.1%}]"
+    if gain.get("per_question_low") is not None and gain.get("per_question_high") is not None:
+        deff = gain.get("design_effect")
+        line += (
+            f" by video; per question [{gain['per_question_low']:+.1%}, {gain['per_question_high']:+.1%}]"
+            + (f", design effect {deff:.2f}" if deff is not None else "")
+        )
+    fresh = "fresh samples" if gain.get("fresh_samples") else "temperature 0: the gates' own answers"
+    return f"{line}  {gain.get('selection', VAL_GAIN_LABEL)}; {fresh}. The holdout is the headline."
+
+
 def print_outcome(console: Console, outcome: TrainOutcome) -> None:
     """Baseline against final on val with intervals, the decisions, and alpha spent."""
     ckpt = outcome.checkpoint
@@ -93,8 +109,7 @@ def print_outcome(console: Console, outcome: TrainOutcome) -> None:
         console.print(
             f"val {name:8s} {score.accuracy:6.1%}  [{low:.1%}, {high:.1%}]  ({score.correct}/{score.n})"
         )
-    gain = outcome.gain
-    console.print(f"val gain {gain['gain']:+.1%}  [{gain['low']:+.1%}, {gain['high']:+.1%}]")
+    console.print(val_gain_line(outcome.gain))
     console.print(
         f"state {ckpt.state.value}{' (' + ckpt.stop_reason + ')' if ckpt.stop_reason else ''}; "
         f"final version {ckpt.version} in {outcome.workspace}"

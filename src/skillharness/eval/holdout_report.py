@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from skillharness.train import VAL_GAIN_LABEL
 from skillharness.util.model import StrictModel
 
 __all__ = ["ArmCell", "GroupRow", "HoldoutReport", "PairedCell", "TruthCell", "ValHoldout"]
@@ -25,9 +26,16 @@ class ArmCell(StrictModel):
     n_samples: int = Field(description="Answers counted: ok and parse_error samples.")
     correct: int
     accuracy: float | None = Field(description="Mean of per-question accuracies (None: no answer).")
-    low: float | None
+    low: float | None = Field(description="Interval by video (clustered; see per_question_* beside it).")
     high: float | None
-    method: Literal["wilson", "bootstrap"]
+    method: Literal["wilson", "bootstrap", "cluster_bootstrap"]
+    per_question_low: float | None = Field(None, description="Interval if questions were independent.")
+    per_question_high: float | None = None
+    per_question_method: Literal["wilson", "bootstrap"] | None = None
+    design_effect: float | None = Field(
+        None, description="Clustered over per-question variance of the accuracy (1: videos cost nothing)."
+    )
+    n_videos: int | None = Field(None, description="Videos the answered questions come from.")
     parse_errors: int = Field(description="Unparsed answers; they count as wrong.")
     infra_errors: int = Field(description="Samples lost to the infrastructure; not answers, not counted.")
 
@@ -41,13 +49,26 @@ class PairedCell(StrictModel):
 
     n_pairs: int
     gain: float | None = Field(description="Final minus baseline accuracy on the paired questions.")
-    low: float | None
+    low: float | None = Field(description="Interval by video (clustered; see per_question_* beside it).")
     high: float | None
-    method: Literal["newcombe", "bootstrap"]
+    method: Literal["newcombe", "bootstrap", "cluster_bootstrap"]
+    per_question_low: float | None = Field(None, description="Interval if questions were independent.")
+    per_question_high: float | None = None
+    per_question_method: Literal["newcombe", "bootstrap"] | None = None
+    design_effect: float | None = Field(
+        None, description="Clustered over per-question variance of the gain (1: videos cost nothing)."
+    )
+    n_videos: int | None = Field(None, description="Videos the paired questions come from.")
     wins: int = Field(description="Discordant questions the final bundle did better on.")
     losses: int = Field(description="Discordant questions the baseline did better on.")
-    p_value: float = Field(description="Exact two-sided McNemar test on the discordant questions.")
-    p_holm: float | None = Field(None, description="Holm-adjusted across task types (task-type rows only).")
+    p_value: float = Field(
+        description="Two-sided paired test by video: the cluster sign-flip test (exact McNemar when no "
+        "video holds two questions)."
+    )
+    p_per_question: float | None = Field(None, description="Exact two-sided McNemar on the questions.")
+    p_holm: float | None = Field(
+        None, description="p_value Holm-adjusted across task types (task-type rows only)."
+    )
 
 
 class TruthCell(StrictModel):
@@ -71,8 +92,11 @@ class GroupRow(StrictModel):
 
 
 class ValHoldout(StrictModel):
-    """The val gain measured at the end of training against the holdout gain."""
+    """The val gain measured at the end of training against the holdout gain (the headline)."""
 
+    selection: str = Field(
+        VAL_GAIN_LABEL, description="The val gain was selected on val: an optimistic number, not a test."
+    )
     val_gain: float
     val_low: float
     val_high: float

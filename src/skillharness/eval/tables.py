@@ -2,7 +2,8 @@
 
 Groups: overall, per task type, per duration. Infra errors are not answers (audit P1-4): they
 leave a sample out, and a question is paired only when both bundles answered it at least once.
-Unparsed answers count as wrong, as in ``infer``.
+Unparsed answers count as wrong, as in ``infer``. Questions of one video are a cluster: the
+intervals and the paired test are by video, the per-question ones beside them.
 """
 
 from __future__ import annotations
@@ -13,14 +14,7 @@ from dataclasses import dataclass
 
 from skillharness.data import Question
 from skillharness.eval.holdout_report import ArmCell, GroupRow, PairedCell
-from skillharness.eval.stats import (
-    PairedTable,
-    bootstrap_mean_interval,
-    holm_adjust,
-    mcnemar_exact,
-    newcombe_paired_interval,
-)
-from skillharness.infer import wilson
+from skillharness.infer import clustered_accuracy, clustered_paired, holm_adjust
 from skillharness.store import Prediction, PredictionStatus
 
 __all__ = ["Tally", "compare_groups", "tally"]
@@ -58,59 +52,66 @@ def tally(questions: Sequence[Question], predictions: Iterable[Prediction]) -> d
     return tallies
 
 
-def _arm(tallies: list[Tally], clustered: bool, confidence: float) -> ArmCell:
-    answered = [t for t in tallies if t.answered]
-    n_samples = sum(t.answered for t in answered)
-    correct = sum(t.correct for t in answered)
-    if not answered:
-        accuracy, low, high = None, None, None
-    elif clustered:
-        means = [t.mean for t in answered]
-        accuracy = sum(means) / len(means)
-        low, high = bootstrap_mean_interval(means, confidence)
-    else:
-        accuracy = correct / n_samples
-        low, high = wilson(correct, n_samples, confidence)
+def _arm(tallies: list[tuple[Tally, str]], binary: bool, confidence: float) -> ArmCell:
+    answered = [(t, video) for t, video in tallies if t.answered]
+    estimate = clustered_accuracy(
+        [t.mean for t, _ in answered], [v for _, v in answered], binary=binary, confidence=confidence
+    )
     return ArmCell(
         n_questions=len(answered),
-        n_samples=n_samples,
-        correct=correct,
-        accuracy=accuracy,
-        low=low,
-        high=high,
-        method="bootstrap" if clustered else "wilson",
-        parse_errors=sum(t.parse_errors for t in tallies),
-        infra_errors=sum(t.infra_errors for t in tallies),
+        n_samples=sum(t.answered for t, _ in answered),
+        correct=sum(t.correct for t, _ in answered),
+        accuracy=estimate.value if estimate else None,
+        low=estimate.low if estimate else None,
+        high=estimate.high if estimate else None,
+        method=estimate.method if estimate else ("wilson" if binary else "bootstrap"),  # type: ignore[arg-type]
+        per_question_low=estimate.per_question_low if estimate else None,
+        per_question_high=estimate.per_question_high if estimate else None,
+        per_question_method=estimate.per_question_method if estimate else None,  # type: ignore[arg-type]
+        design_effect=estimate.design_effect if estimate else None,
+        n_videos=estimate.n_clusters if estimate else 0,
+        parse_errors=sum(t.parse_errors for t, _ in tallies),
+        infra_errors=sum(t.infra_errors for t, _ in tallies),
     )
 
 
-def _paired(pairs: list[tuple[Tally, Tally]], clustered: bool, confidence: float) -> PairedCell:
-    both = [(f, b) for f, b in pairs if f.answered and b.answered]
-    diffs = [f.mean - b.mean for f, b in both]
-    wins, losses = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
-    gain = sum(diffs) / len(diffs) if diffs else None
-    if not diffs:
-        low, high = None, None
-    elif clustered:
-        low, high = bootstrap_mean_interval(diffs, confidence)
-    else:
-        right = [(f.correct > 0, b.correct > 0) for f, b in both]
-        table = PairedTable(
-            both=sum(f and b for f, b in right),
-            only_first=sum(f and not b for f, b in right),
-            only_second=sum(b and not f for f, b in right),
-            neither=sum(not f and not b for f, b in right),
+def _paired(pairs: list[tuple[Tally, Tally, str]], binary: bool, confidence: float) -> PairedCell:
+    both = [(f, b, video) for f, b, video in pairs if f.answered and b.answered]
+    estimate = clustered_paired(
+        [f.mean for f, _, _ in both],
+        [b.mean for _, b, _ in both],
+        [v for _, _, v in both],
+        binary=binary,
+        confidence=confidence,
+    )
+    if estimate is None:
+        return PairedCell(
+            n_pairs=0,
+            gain=None,
+            low=None,
+            high=None,
+            method="newcombe" if binary else "bootstrap",
+            n_videos=0,
+            wins=0,
+            losses=0,
+            p_value=1.0,
+            p_per_question=1.0,
         )
-        low, high = newcombe_paired_interval(table, confidence)
     return PairedCell(
         n_pairs=len(both),
-        gain=gain,
-        low=low,
-        high=high,
-        method="bootstrap" if clustered else "newcombe",
-        wins=wins,
-        losses=losses,
-        p_value=mcnemar_exact(wins, losses),
+        gain=estimate.value,
+        low=estimate.low,
+        high=estimate.high,
+        method=estimate.method,  # type: ignore[arg-type]
+        per_question_low=estimate.per_question_low,
+        per_question_high=estimate.per_question_high,
+        per_question_method=estimate.per_question_method,  # type: ignore[arg-type]
+        design_effect=estimate.design_effect,
+        n_videos=estimate.n_clusters,
+        wins=estimate.wins,
+        losses=estimate.losses,
+        p_value=estimate.p_value,
+        p_per_question=estimate.p_per_question,
     )
 
 
@@ -131,19 +132,21 @@ def compare_groups(
 ) -> list[GroupRow]:
     """Overall, per-task-type and per-duration rows; task-type p-values Holm-adjusted together.
 
-    ``samples`` > 1 switches every interval to the per-question bootstrap (see
-    :mod:`skillharness.eval.stats`).
+    Intervals and the paired test are by video (questions of one video are correlated), with the
+    per-question ones and the design effect beside them (see :mod:`skillharness.infer.cluster`).
+    Per question, ``samples`` > 1 switches from Wilson / Newcombe to the question bootstrap.
     """
-    clustered = samples > 1
+    binary = samples <= 1
     tf, tb = tally(questions, final), tally(questions, baseline)
+    video = {q.question_id: q.video_id for q in questions}
 
     def row(grouping: str, label: str, ids: list[str]) -> GroupRow:
         return GroupRow(
             grouping=grouping,  # type: ignore[arg-type]
             label=label,
-            final=_arm([tf[i] for i in ids], clustered, confidence),
-            baseline=_arm([tb[i] for i in ids], clustered, confidence),
-            paired=_paired([(tf[i], tb[i]) for i in ids], clustered, confidence),
+            final=_arm([(tf[i], video[i]) for i in ids], binary, confidence),
+            baseline=_arm([(tb[i], video[i]) for i in ids], binary, confidence),
+            paired=_paired([(tf[i], tb[i], video[i]) for i in ids], binary, confidence),
         )
 
     rows = [row("overall", "all", [q.question_id for q in questions])]

@@ -1,9 +1,20 @@
 """Inference: run a bundle over a pool (the ``infer_adhoc`` baseline), resumably, with a summary.
 
-Sits above skills (it runs a bundle) and below train and eval (which reuse it).
+Sits above skills (it runs a bundle) and below train and eval (which reuse it). It is also the
+home of the paired and video-clustered statistics both of those report (``stats``, ``cluster``).
 """
 
 from skillharness.infer.cache_policy import reuse_salt
+from skillharness.infer.cluster import (
+    SIGN_FLIPS,
+    ClusteredMean,
+    ClusteredPaired,
+    cluster_bootstrap_interval,
+    cluster_sign_flip_test,
+    clustered_accuracy,
+    clustered_paired,
+    design_effect,
+)
 from skillharness.infer.config import InferConfig
 from skillharness.infer.export import write_official_results
 from skillharness.infer.progress import InferProgress, RichProgress
@@ -21,29 +32,51 @@ from skillharness.infer.runner import (
 from skillharness.infer.scoring import Parser, RunScores, parser_gap, score_run
 from skillharness.infer.session import Draw, RunSession, open_session
 from skillharness.infer.signals import SIGTERM_EXIT, Terminated, cancel_on_sigterm
+from skillharness.infer.stats import (
+    BOOTSTRAP_RESAMPLES,
+    PairedTable,
+    bootstrap_mean_interval,
+    holm_adjust,
+    mcnemar_exact,
+    newcombe_paired_interval,
+)
 from skillharness.infer.summary import Cell, Scored, summarize, wilson
 
 __all__ = [
+    "BOOTSTRAP_RESAMPLES",
+    "SIGN_FLIPS",
     "SIGTERM_EXIT",
     "Cell",
+    "ClusteredMean",
+    "ClusteredPaired",
     "Draw",
     "InferConfig",
     "InferJob",
     "InferProgress",
     "InferResult",
     "InferSettings",
+    "PairedTable",
     "Parser",
     "RichProgress",
     "RunScores",
     "RunSession",
     "Scored",
     "Terminated",
+    "bootstrap_mean_interval",
     "cancel_on_sigterm",
     "check_media",
+    "cluster_bootstrap_interval",
+    "cluster_sign_flip_test",
+    "clustered_accuracy",
+    "clustered_paired",
     "default_run_id",
+    "design_effect",
+    "holm_adjust",
     "inputs_hash",
     "load_bundle",
     "load_job",
+    "mcnemar_exact",
+    "newcombe_paired_interval",
     "open_session",
     "parser_gap",
     "reuse_salt",

@@ -97,7 +97,9 @@ class AgentRole:
             plan.append(TOOL_GET_SUBTITLES)
         if question is not None:
             letters, answer = question.letters, question.answer
-            correct = uniform(*key, "correct") < self.world.p_intended(question, text)
+            # The video's shared draw is keyed on the sample (index, temperature, seed), not the text.
+            u = self.world.correct_draw(question, uniform(*key, "correct"), *key[4:])
+            correct = u < self.world.p_intended(question, text)
         else:  # not one of ours: guess among the letters the prompt shows
             letters = tuple(x for x in OPTION_LETTERS if f"\n{x}." in "\n" + user) or OPTION_LETTERS
             answer, correct = "", False

@@ -129,6 +129,16 @@ class WorldConfig(StrictModel):
     harm_per_rule: float = Field(0.15, ge=0, le=1, description="Accuracy lost per harmful rule present.")
     floor: float = Field(0.02, ge=0, le=1, description="Lowest probability of intending the right letter.")
     ceiling: float = Field(0.97, ge=0, le=1, description="Highest probability of intending the right letter.")
+    video_correlation: float = Field(
+        0.0,
+        ge=0,
+        lt=1,
+        description=(
+            "Correlation of the draws that decide correctness among one video's questions in one sample "
+            "(a Gaussian copula: a latent shared by the video's questions at one sample index, whatever "
+            "the bundle; each question's accuracy is unchanged). 0: questions are independent."
+        ),
+    )
 
     @model_validator(mode="after")
     def _ranges(self) -> WorldConfig:

@@ -8,24 +8,33 @@ Probability that the agent *intends* the right letter for question ``q`` given t
     p = clip(base_q + gain_q * present_q(T) / needed_q - harm_per_rule * harmful(T), floor, ceiling)
 
 where ``present_q(T)`` counts q's needed insights whose wording (any accepted one) is in ``T``,
-and ``harmful(T)`` counts harmful rules whose wording is in ``T``.
+and ``harmful(T)`` counts harmful rules whose wording is in ``T``. With ``video_correlation``
+the draws of one video's questions in one sample are coupled (:meth:`World.correct_draw`); each
+question's probability, and so the oracle, is unchanged.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 from skillharness.data.questions import Question
 from skillharness.sim.config import LETTER_PRESERVING_SHAPES, AnswerShape, SimConfig
-from skillharness.sim.draw import rng_for
+from skillharness.sim.draw import rng_for, uniform
 from skillharness.sim.insights import GENERIC_INSIGHTS, HARMFUL_RULES, INSIGHT_BANK, normalize_text
 from skillharness.sim.matching import QuestionIndex
 
 __all__ = ["QuestionTruth", "Rule", "World"]
 
 _PRESENCE_CACHE = 1024  # distinct (text, task type) pairs remembered; cleared when full
+
+
+def _open_unit(u: float) -> float:
+    # inv_cdf needs (0, 1); a hash-drawn uniform can be exactly 0.
+    return min(max(u, 1e-12), 1 - 1e-12)
 
 
 @dataclass(frozen=True)
@@ -168,6 +177,21 @@ class World:
             return 1.0
         kept = sum(w for s, w in weights.items() if s in LETTER_PRESERVING_SHAPES)
         return 1.0 - agent.awkward_rate * (1.0 - kept / total)
+
+    def correct_draw(self, question: Question, own: float, *sample: object) -> float:
+        """The uniform that decides correctness: ``own`` (the episode's), coupled to the video's.
+
+        With ``world.video_correlation`` rho > 0 it is ``Phi(sqrt(rho) Z_video + sqrt(1 - rho) Phi^-1(own))``,
+        where ``Z_video`` is one normal per (video, ``sample``): still uniform, so each question's
+        accuracy is unchanged, but the questions of one video move together (a Gaussian copula).
+        """
+        rho = self.config.world.video_correlation
+        if rho == 0:
+            return own
+        normal = NormalDist()
+        shared = normal.inv_cdf(_open_unit(uniform(self.config.seed, "video", question.video_id, *sample)))
+        mixed = math.sqrt(rho) * shared + math.sqrt(1 - rho) * normal.inv_cdf(_open_unit(own))
+        return normal.cdf(mixed)
 
     def p_correct(self, question: Question, text: str) -> float:
         """Probability that the normalized answer is the right letter (what the oracle reports)."""

@@ -10,6 +10,7 @@ from skillharness.train.diagnosis_summary import COLUMNS, defect_confusion, wate
 from skillharness.train.draws import gate_budget
 from skillharness.train.evolve_prompts import render_evolve_prompts
 from skillharness.train.experiment import default_train_run_id, open_training
+from skillharness.train.final_score import VAL_GAIN_LABEL
 from skillharness.train.gate import (
     ClassPlan,
     EProcessGate,
@@ -39,6 +40,7 @@ __all__ = [
     "COLUMNS",
     "JUDGED",
     "TEMPLATE_SPECS",
+    "VAL_GAIN_LABEL",
     "CheckStatus",
     "ClassPlan",
     "DiagnosisReport",

@@ -14,6 +14,11 @@ predictions it already stored). The two modes (see docs/gate.md, "Validity in bo
 - **temperature 0**: a second sample of a question would replay the first (audit P1-1), so each
   question is drawn at most once, in a random order, and the budget is the number of distinct
   questions (capped at ``n_max``).
+
+Sample indices are numbered per question from the gate's ``first_sample``: the checkpoint's
+run-wide ``next_sample`` moves past every index a gate may use, so no two gates share a sample, and
+the end-of-training val score draws at the counter's final value, which no decision saw (see
+``train/final_score.py``).
 """
 
 from __future__ import annotations
@@ -29,7 +34,13 @@ from skillharness.data import Question
 from skillharness.infer import Draw
 from skillharness.llm import SamplingParams
 
-__all__ = ["DrawPlan", "draw_temperature", "gate_budget", "plan_draws", "plan_guard_draws"]
+__all__ = [
+    "DrawPlan",
+    "draw_temperature",
+    "gate_budget",
+    "plan_draws",
+    "plan_guard_draws",
+]
 
 
 @dataclass(frozen=True)

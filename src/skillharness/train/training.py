@@ -9,7 +9,6 @@ run ``interrupted`` with a checkpoint that ``--resume`` continues exactly.
 from __future__ import annotations
 
 import asyncio
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from skillharness.train.budget import StopGuard, TrainingStopped
 from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
 from skillharness.train.context import TrainContext
 from skillharness.train.experiment import TrainSettings, open_training
+from skillharness.train.final_score import FinalValScore, final_val_score
 from skillharness.train.loop import LoopObserver, train_epochs
 from skillharness.train.scoring import ValScore, score_predictions, val_score
 
@@ -45,9 +45,9 @@ class TrainOutcome:
     run_id: str
     checkpoint: Checkpoint
     workspace: Path
-    baseline: ValScore
+    baseline: ValScore  # on val at the reserved sample (fresh: no gate drew it)
     final: ValScore
-    gain: dict[str, float]
+    gain: dict[str, Any]  # the val gain, selected on val (optimistic): see final_score.py
     usage: dict[str, dict[str, float]]
 
 
@@ -117,15 +117,6 @@ async def _baseline(ctx: TrainContext, initial: Bundle, store_url: str, reuse: s
     return score
 
 
-def _paired_gain(ctx: TrainContext, baseline: ValScore, final: ValScore) -> dict[str, float]:
-    """Final minus baseline val accuracy with a normal-approximation 95 % interval."""
-    gain = final.accuracy - baseline.accuracy
-    n = max(min(final.n, baseline.n), 1)
-    var = (final.accuracy * (1 - final.accuracy) + baseline.accuracy * (1 - baseline.accuracy)) / n
-    half = 1.96 * math.sqrt(max(var, 0.0))
-    return {"gain": gain, "low": gain - half, "high": gain + half, "n": float(n)}
-
-
 async def run_training(
     config: TrainSettings, request: TrainRequest, *, observer: LoopObserver | None = None
 ) -> TrainOutcome:
@@ -182,20 +173,21 @@ async def _train(
     ckpt = await train_epochs(
         ctx, ws, ckpt, save=lambda c: c.save(request.folder), check_stop=guard.check, observer=observer
     )
-    final = await val_score(ctx, ws.load(ckpt.version))
-    gain = _paired_gain(ctx, baseline, final)
-    await ctx.store.aupsert(_final_metrics(ctx, ws, ckpt, baseline, final, gain))
-    return TrainOutcome(ctx.run_id, ckpt, ws.path, baseline, final, gain, ctx.session.usage())
+    # On samples no gate or guard drew (the epoch-end scores replay theirs): see final_score.py.
+    scored = await final_val_score(ctx, ws.load("v0000"), ws.load(ckpt.version), next_sample=ckpt.next_sample)
+    await ctx.store.aupsert(_final_metrics(ctx, ws, ckpt, scored))
+    return TrainOutcome(
+        ctx.run_id, ckpt, ws.path, scored.baseline, scored.final, scored.gain, ctx.session.usage()
+    )
 
 
 def _final_metrics(
     ctx: TrainContext,
     ws: Workspace,
     ckpt: Checkpoint,
-    baseline: ValScore,
-    final: ValScore,
-    gain: dict[str, float],
+    scored: FinalValScore,
 ) -> list[RunMetric]:
+    baseline, final = scored.baseline, scored.final
     spending = ctx.config.gate.alpha_spending
     values: dict[str, Any] = {
         "final": {
@@ -205,8 +197,9 @@ def _final_metrics(
             "state": ckpt.state.value,
             "stop_reason": ckpt.stop_reason,
             "baseline_run": ckpt.baseline_run_id,
+            "val_runs": scored.runs,  # the runs the val gain pairs (fresh samples)
         },
-        "val_gain": gain,
+        "val_gain": scored.gain,
         "val_scores": {
             "baseline": {"correct": baseline.correct, "n": baseline.n, "per_class": baseline.per_class},
             "final": {"correct": final.correct, "n": final.n, "per_class": final.per_class},

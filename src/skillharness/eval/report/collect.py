@@ -225,6 +225,8 @@ def purpose_of(run_id: str, info: RunSummary) -> str:
         return "rollout"
     if suffix == "baseline":
         return "baseline"
+    if ".val.fresh." in run_id:
+        return "final val score (fresh samples)"
     if ".val." in run_id:
         return "val score"
     if info.kind == "eval" or info.pool == "test":
@@ -266,10 +268,9 @@ def collect_report(
     metrics = {m.name: m.value for m in reader.ledger(RunMetric, run_id=run_id)}
     decisions = reader.ledger(GateDecisionRow, train_run_id=run_id)
     curves = _curves(reader.ledger(DualMetricRow, train_run_id=run_id), decisions)
-    headlines = [val_headline(reader, run_id, metrics, confidence)]
+    # The holdout is the headline; the val gain was selected on val and comes after it.
     test = holdout_headline(metrics.get("holdout"), confidence)
-    if test is not None:
-        headlines.append(test)
+    headlines = [h for h in (test, val_headline(reader, run_id, metrics, confidence)) if h is not None]
     rollouts: Counter[str] = Counter()
     for child in children:
         rollouts[purpose_of(child.run_id, child)] += child.n_ok + child.n_parse_error + child.n_infra_error

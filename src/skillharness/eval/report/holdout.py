@@ -102,11 +102,15 @@ def _typed_headline(report: HoldoutReport) -> Headline:
     """The headline of a holdout written by :mod:`skillharness.eval.holdout` (the usual case)."""
     row = report.overall
     paired = row.paired
-    gain = {
-        k: v
-        for k, v in {"gain": paired.gain, "low": paired.low, "high": paired.high}.items()
-        if v is not None
+    shown = {
+        "gain": paired.gain,
+        "low": paired.low,  # by video
+        "high": paired.high,
+        "per_question_low": paired.per_question_low,
+        "per_question_high": paired.per_question_high,
+        "design_effect": paired.design_effect,
     }
+    gain = {k: v for k, v in shown.items() if v is not None}
     agreement = None
     if report.val is not None and report.val.holdout_gain is not None:
         agreement = "overfitting to val" if report.val.overfit else "holdout gain inside the val interval"
@@ -115,7 +119,12 @@ def _typed_headline(report: HoldoutReport) -> Headline:
         baseline=_arm("baseline", row.baseline),
         final=_arm("final", row.final),
         gain=gain or None,
-        mcnemar={"b": paired.wins, "c": paired.losses, "p": paired.p_value},
+        mcnemar={
+            "b": paired.wins,
+            "c": paired.losses,
+            "p": paired.p_per_question if paired.p_per_question is not None else paired.p_value,
+            "p_by_video": paired.p_value,
+        },
         agreement=agreement,
     )
 

@@ -68,6 +68,7 @@ class Headline(StrictModel):
     """Baseline against final on one pool."""
 
     pool: str
+    note: str | None = None  # how to read the pool's numbers, e.g. "selected on val (optimistic)"
     baseline: Score | None
     final: Score | None
     gain: dict[str, float] | None = None

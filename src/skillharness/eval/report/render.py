@@ -80,16 +80,17 @@ def _cell(value: Any) -> str:
 def verdict(headline: Headline) -> str:
     """One sentence: did the final bundle beat the baseline on this pool, by its paired interval?"""
     gain = headline.gain or {}
+    pool = f"{headline.pool} ({headline.note})" if headline.note else headline.pool
     if headline.final is None:
-        return f"{headline.pool}: no final score yet."
+        return f"{pool}: no final score yet."
     if "low" not in gain or "high" not in gain:
-        return f"{headline.pool}: no interval on the difference stored."
+        return f"{pool}: no interval on the difference stored."
     change = f"{_signed(gain.get('gain'))} [{_signed(gain['low'])}, {_signed(gain['high'])}]"
     if gain["low"] > 0:
-        return f"{headline.pool}: training helped, {change}; the interval excludes zero."
+        return f"{pool}: training helped, {change}; the interval excludes zero."
     if gain["high"] < 0:
-        return f"{headline.pool}: training hurt, {change}; the interval excludes zero."
-    return f"{headline.pool}: no clear change, {change}; the interval includes zero."
+        return f"{pool}: training hurt, {change}; the interval excludes zero."
+    return f"{pool}: no clear change, {change}; the interval includes zero."
 
 
 def _environment() -> Environment:

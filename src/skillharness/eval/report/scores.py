@@ -1,4 +1,8 @@
-"""The headline scores: baseline against final on val, per class, and McNemar on val pairs."""
+"""The val scores: baseline against final on val, per class, and McNemar on val pairs.
+
+The val gain was selected on val (the gates drew val), so its headline carries the note
+``selected on val (optimistic)``; the holdout's headline comes first.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from skillharness.data import Pool
 from skillharness.eval.report.model import ClassScore, Headline, Score
 from skillharness.infer import wilson
 from skillharness.store import PredictionStatus, RunReader
+from skillharness.train import VAL_GAIN_LABEL
 
 __all__ = ["score_of", "val_by_class", "val_headline", "val_mcnemar"]
 
@@ -34,26 +39,32 @@ def _run_score(reader: RunReader, run_id: str, label: str, confidence: float) ->
     return score_of(label, sum(1 for p in rows if p.correct), len(rows), confidence)
 
 
-def _first_samples(reader: RunReader, run_id: str) -> dict[str, bool]:
-    return {
-        p.question_id: bool(p.correct)
-        for p in reader.predictions(run_id)
-        if p.sample_idx == 0 and p.status is not PredictionStatus.INFRA_ERROR
-    }
+def _first_answers(reader: RunReader, run_id: str) -> dict[str, bool]:
+    """Per question, whether its lowest-index answered sample was right (infra errors left out)."""
+    found: dict[str, tuple[int, bool]] = {}
+    for p in reader.predictions(run_id):
+        if p.status is PredictionStatus.INFRA_ERROR:
+            continue
+        if p.question_id not in found or p.sample_idx < found[p.question_id][0]:
+            found[p.question_id] = (p.sample_idx, bool(p.correct))
+    return {q: right for q, (_, right) in found.items()}
 
 
 def val_mcnemar(reader: RunReader, run_id: str, final: dict[str, Any]) -> dict[str, Any] | None:
     """Exact two-sided McNemar of baseline against final on val, paired by question.
 
-    The final bundle's val score is the child run ``RUN.val.<bundle hash[:16]>`` the loop wrote;
-    without it (or the baseline run) there is nothing to pair.
+    It pairs the runs the val gain rests on (``final["val_runs"]``: both bundles at the reserved
+    sample no gate or guard drew), never the epoch-end val scores, whose samples accepted the
+    edits. A run that recorded no such runs has nothing to pair. The test by video is the val
+    gain's ``p_value``.
     """
-    baseline_run = final.get("baseline_run") or f"{run_id}.baseline"
-    final_hash = str(final.get("bundle_hash") or "")
-    final_run = f"{run_id}.val.{final_hash[:16]}"
-    if not final_hash or final_run not in {info.run_id for info in reader.children(run_id)}:
+    runs = final.get("val_runs")
+    if not isinstance(runs, dict) or not {"baseline", "final"} <= runs.keys():
         return None
-    before, after = _first_samples(reader, baseline_run), _first_samples(reader, final_run)
+    stored = {info.run_id for info in reader.children(run_id)}
+    if not {runs["baseline"], runs["final"]} <= stored:
+        return None
+    before, after = _first_answers(reader, runs["baseline"]), _first_answers(reader, runs["final"])
     pairs = [(before[q], after[q]) for q in before.keys() & after.keys()]
     if not pairs:
         return None
@@ -78,13 +89,21 @@ def val_headline(reader: RunReader, run_id: str, metrics: dict[str, Any], confid
         found["baseline"] = _run_score(reader, baseline_run, "baseline", confidence)
     gain = metrics.get("val_gain")
     final = metrics.get("final")
+    mcnemar = val_mcnemar(reader, run_id, final) if isinstance(final, dict) else None
+    if mcnemar is not None and isinstance(gain, dict) and _number(gain.get("p_value")):
+        mcnemar["p_by_video"] = float(gain["p_value"])
     return Headline(
         pool=Pool.VAL,
+        note=VAL_GAIN_LABEL,
         baseline=found["baseline"],
         final=found["final"],
-        gain={k: float(v) for k, v in gain.items()} if isinstance(gain, dict) else None,
-        mcnemar=val_mcnemar(reader, run_id, final) if isinstance(final, dict) else None,
+        gain={k: float(v) for k, v in gain.items() if _number(v)} if isinstance(gain, dict) else None,
+        mcnemar=mcnemar,
     )
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def val_by_class(metrics: dict[str, Any], confidence: float) -> list[ClassScore]:
