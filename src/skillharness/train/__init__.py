@@ -31,7 +31,14 @@ from skillharness.train.templates import (
     load_templates,
     packaged_prompts,
 )
-from skillharness.train.training import TrainOutcome, TrainRequest, run_folder, run_training
+from skillharness.train.training import (
+    RunEnded,
+    TrainOutcome,
+    TrainRequest,
+    ended_run,
+    run_folder,
+    run_training,
+)
 
 __all__ = [
     "COLUMNS",
@@ -47,6 +54,7 @@ __all__ = [
     "PreflightReport",
     "PromptTemplates",
     "RenderedPrompt",
+    "RunEnded",
     "StrictlyBetterMinibatch",
     "TrainConfig",
     "TrainOutcome",
@@ -57,6 +65,7 @@ __all__ = [
     "check_templates",
     "default_train_run_id",
     "defect_confusion",
+    "ended_run",
     "gate_budget",
     "load_templates",
     "min_net_wins",

@@ -4,6 +4,11 @@ The run's folder (``<experiment>/runs/<run id>/``) holds the workspace of bundle
 the checkpoint. The store holds the training run, its children (baseline, rollouts, gate arms,
 val scores) and the ledger. A stop of any kind (Ctrl-C, SIGTERM, stop file, budget) leaves the
 run ``interrupted`` with a checkpoint that ``--resume`` continues exactly.
+
+``--resume`` is also how a run starts: with nothing saved yet (a first start, or a kill before
+the first checkpoint) it starts the run, so one command line serves every (re)start. Once the
+run has ended (finished or stopped early, its final scores stored) it raises :class:`RunEnded`
+and touches nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from skillharness.data import Pool
-from skillharness.errors import ConfigError, StoreError
+from skillharness.errors import ConfigError, StoreError, UserError
 from skillharness.infer.runner import load_bundle
 from skillharness.skills import Bundle, Workspace
 from skillharness.store import RunKind, RunMetric, RunReader, RunStatus
@@ -26,7 +31,14 @@ from skillharness.train.experiment import TrainSettings, open_training
 from skillharness.train.loop import LoopObserver, train_epochs
 from skillharness.train.scoring import ValScore, score_predictions, val_score
 
-__all__ = ["TrainOutcome", "TrainRequest", "run_folder", "run_training"]
+__all__ = ["RunEnded", "TrainOutcome", "TrainRequest", "ended_run", "run_folder", "run_training"]
+
+# The metric ``_final_metrics`` writes last: a run whose checkpoint has ended but lacks it is finished off.
+_FINAL_METRIC = "final"
+
+
+class RunEnded(UserError):
+    """A resume of a run that has ended: there is nothing to train, and nothing is done."""
 
 
 @dataclass(frozen=True)
@@ -70,15 +82,24 @@ def _prepare(request: TrainRequest, initial: Bundle) -> tuple[Workspace, Checkpo
     """The run's workspace and checkpoint. The checkpoint is written first, so that any run
     killed after this point is resumable (a missing workspace is created on resume)."""
     path = request.folder / "workspace"
-    if request.resume:
-        ckpt = Checkpoint.load(request.folder)  # names a missing or damaged checkpoint
-        ckpt = ckpt.model_copy(update={"state": RunState.RUNNING, "stop_reason": ""})
+    saved = (request.folder / CHECKPOINT_FILE).exists()
+    if request.resume and saved:
+        ckpt = Checkpoint.load(request.folder)  # names a damaged checkpoint
+        if request.baseline_run is not None and request.baseline_run != ckpt.baseline_run_id:
+            raise ConfigError(
+                f"run {request.run_id} was started with baseline {ckpt.baseline_run_id}, not "
+                f"--baseline {request.baseline_run}: give the same --baseline, or none, to resume it",
+                run_id=request.run_id,
+            )
+        if not ckpt.state.ended:  # an ended run keeps its state: the loop has nothing left to do
+            ckpt = ckpt.model_copy(update={"state": RunState.RUNNING, "stop_reason": ""})
     else:
-        if path.exists() or (request.folder / CHECKPOINT_FILE).exists():
+        if not request.resume and (path.exists() or saved):
             raise ConfigError(
                 f"run {request.run_id} already has a folder at {request.folder}; resume it with "
                 f"--resume {request.run_id} or choose another --run-id"
             )
+        # A resume with nothing saved (a first start, or a kill before the first checkpoint) starts.
         baseline_run = request.baseline_run or f"{request.run_id}.baseline"
         ckpt = Checkpoint(run_id=request.run_id, baseline_run_id=baseline_run)
         request.folder.mkdir(parents=True, exist_ok=True)
@@ -86,6 +107,22 @@ def _prepare(request: TrainRequest, initial: Bundle) -> tuple[Workspace, Checkpo
     if (path / "manifest.json").is_file():
         return Workspace.open(path), ckpt
     return Workspace.create(path, initial, reason="initial bundle"), ckpt
+
+
+def ended_run(request: TrainRequest, store_url: str) -> Checkpoint | None:
+    """The checkpoint of ``request``'s run when it has ended and its final scores are stored.
+
+    A run whose checkpoint has ended but whose final scores are missing (killed in between) has
+    not ended: a resume writes them, without training.
+    """
+    if not request.resume or not (request.folder / CHECKPOINT_FILE).exists():
+        return None
+    ckpt = Checkpoint.load(request.folder)
+    if not ckpt.state.ended:
+        return None
+    with RunReader(store_url) as reader:
+        final = reader.ledger(RunMetric, run_id=request.run_id, name=_FINAL_METRIC)
+    return ckpt if final else None
 
 
 async def _baseline(ctx: TrainContext, initial: Bundle, store_url: str, reuse: str | None) -> ValScore:
@@ -132,6 +169,14 @@ async def run_training(
     """Train (or resume) one run; raises :class:`TrainingStopped` or cancellation after saving."""
     if config.agent.bundle is None:
         raise ConfigError("agent.bundle is not set: the initial bundle training starts from")
+    ended = ended_run(request, config.store.url)
+    if ended is not None:
+        reason = f" ({ended.stop_reason})" if ended.stop_reason else ""
+        raise RunEnded(
+            f"run {request.run_id} has ended: {ended.state.value}{reason}; nothing to resume",
+            run_id=request.run_id,
+            state=ended.state.value,
+        )
     initial = load_bundle(config.agent.bundle)
     ws, ckpt = _prepare(request, initial)
     initial = ws.load("v0000")
