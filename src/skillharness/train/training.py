@@ -23,7 +23,7 @@ from skillharness.data import Pool
 from skillharness.errors import ConfigError, StoreError, UserError
 from skillharness.infer.runner import load_bundle
 from skillharness.skills import Bundle, Workspace
-from skillharness.store import RunKind, RunMetric, RunReader, RunStatus
+from skillharness.store import RunKind, RunMetric, RunReader, RunStatus, settings_changes
 from skillharness.train.budget import StopGuard, TrainingStopped
 from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
 from skillharness.train.context import TrainContext
@@ -125,8 +125,18 @@ def ended_run(request: TrainRequest, store_url: str) -> Checkpoint | None:
     return ckpt if final else None
 
 
-async def _baseline(ctx: TrainContext, initial: Bundle, store_url: str, reuse: str | None) -> ValScore:
-    """The ``infer_adhoc`` baseline on val: a reused run (provenance checked) or a child run."""
+async def _baseline(
+    ctx: TrainContext,
+    initial: Bundle,
+    store_url: str,
+    reuse: str | None,
+    settings: dict[str, Any] | None = None,
+) -> ValScore:
+    """The ``infer_adhoc`` baseline on val: a reused run (provenance and settings checked) or a child run.
+
+    ``settings`` are this run's answer-relevant settings (``Config.settings`` for an infer run): a
+    reused run must have been answered under the same ones (frames, protocol, tools, limits, ...).
+    """
     if reuse is None:
         return await val_score(ctx, initial, run_suffix="baseline")
     with RunReader(store_url) as reader:
@@ -139,12 +149,15 @@ async def _baseline(ctx: TrainContext, initial: Bundle, store_url: str, reuse: s
             "pool": Pool.VAL,
         }
         differs = [k for k, v in wanted.items() if getattr(info, k) != v]
-        if differs:
+        changes = _settings_changes(reader.settings(reuse), settings)
+        if differs or changes:
+            named = [*differs, *(change.split(":", 1)[0] for change in changes)]
             raise StoreError(
-                f"--baseline {reuse} does not match this training run ({', '.join(differs)} differ); "
-                "omit --baseline to run the baseline afresh",
+                f"--baseline {reuse} does not match this training run ({', '.join(named)} differ"
+                + (f": {'; '.join(changes)}" if changes else "")
+                + "); omit --baseline to run the baseline afresh",
                 run_id=reuse,
-                fields=differs,
+                fields=named,
             )
         predictions = reader.predictions(reuse)
     score = score_predictions(
@@ -152,6 +165,20 @@ async def _baseline(ctx: TrainContext, initial: Bundle, store_url: str, reuse: s
     )
     ctx.val_scores[initial.bundle_hash] = score
     return score
+
+
+def _settings_changes(stored: dict[str, Any] | None, given: dict[str, Any] | None) -> list[str]:
+    """How a reused baseline's settings differ from this run's; every one when it has none stored."""
+    if given is None:
+        return []
+    if stored is None:  # a run from before settings were kept cannot show it was answered alike
+        return ["settings: stored (not kept), now this run's"]
+    # Only sample 0 is read, and it is the same draw however many samples the run took.
+    ignored = {"agent.samples"}
+    return settings_changes(
+        {k: v for k, v in stored.items() if k not in ignored},
+        {k: v for k, v in given.items() if k not in ignored},
+    )
 
 
 def _paired_gain(ctx: TrainContext, baseline: ValScore, final: ValScore) -> dict[str, float]:
@@ -214,7 +241,7 @@ async def _train(
 ) -> TrainOutcome:
     observer.on_start(ctx)
     reuse = None if ckpt.baseline_run_id == f"{ctx.run_id}.baseline" else ckpt.baseline_run_id
-    baseline = await _baseline(ctx, ws.load("v0000"), config.store.url, reuse)
+    baseline = await _baseline(ctx, ws.load("v0000"), config.store.url, reuse, config.settings(RunKind.INFER))
     if ckpt.best_score is None:  # epoch 0: the baseline is the score to beat
         ckpt = ckpt.model_copy(
             update={
