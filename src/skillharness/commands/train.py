@@ -17,6 +17,7 @@ from skillharness.eval import HOLDOUT
 from skillharness.infer.progress import RichProgress
 from skillharness.store import RunMetric, RunReader
 from skillharness.train import (
+    Checkpoint,
     TrainingStopped,
     TrainOutcome,
     TrainProgress,
@@ -26,7 +27,6 @@ from skillharness.train import (
     run_folder,
     run_training,
 )
-from skillharness.train.checkpoint import Checkpoint
 from skillharness.train.preflight import run_preflight
 
 

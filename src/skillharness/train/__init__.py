@@ -4,6 +4,7 @@ acceptance gate and the prompt templates. See docs/train.md.
 
 from skillharness.train.budget import TrainingStopped
 from skillharness.train.casepack import build_case_packs
+from skillharness.train.checkpoint import Checkpoint
 from skillharness.train.config import GateConfig, TrainConfig
 from skillharness.train.diagnose import JUDGED, DiagnosisReport, run_waterfall
 from skillharness.train.diagnosis_summary import COLUMNS, defect_confusion, waterfall_table
@@ -45,6 +46,7 @@ __all__ = [
     "JUDGED",
     "TEMPLATE_SPECS",
     "CheckStatus",
+    "Checkpoint",
     "ClassPlan",
     "DiagnosisReport",
     "EProcessGate",
