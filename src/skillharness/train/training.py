@@ -135,7 +135,7 @@ async def _baseline(
     """The ``infer_adhoc`` baseline on val: a reused run (provenance and settings checked) or a child run.
 
     ``settings`` are this run's answer-relevant settings (``Config.settings`` for an infer run): a
-    reused run must have been answered under the same ones (frames, protocol, tools, limits, ...).
+    reused run must have been answered under the same ones (frames, protocol, vision, limits, ...).
     """
     if reuse is None:
         return await val_score(ctx, initial, run_suffix="baseline")
@@ -193,7 +193,8 @@ def _paired_gain(ctx: TrainContext, baseline: ValScore, final: ValScore) -> dict
 async def run_training(
     config: TrainSettings, request: TrainRequest, *, observer: LoopObserver | None = None
 ) -> TrainOutcome:
-    """Train (or resume) one run; raises :class:`TrainingStopped` or cancellation after saving."""
+    """Train (or resume) one run; raises :class:`TrainingStopped` or cancellation after saving,
+    and :class:`RunEnded`, having done nothing, when a resumed run has already ended."""
     if config.agent.bundle is None:
         raise ConfigError("agent.bundle is not set: the initial bundle training starts from")
     ended = ended_run(request, config.store.url)
