@@ -10,7 +10,7 @@ def test_public_surface_is_pinned() -> None:
     assert skillharness.store.__all__ == sorted(skillharness.store.__all__)
     assert set(skillharness.store.__all__) == {
         "Prediction", "PredictionStatus", "RunInfo", "RunKind", "RunLog", "RunProvenance", "RunReader",
-        "RunStatus", "StepRole", "StoreConfig", "TraceStep", "content_hash",
+        "RunStatus", "StepRole", "StoreConfig", "TraceStep", "content_hash", "settings_changes",
         "BaselineSample", "DiagnosisRow", "DualMetricRow", "GateDecisionRow", "GateObservationRow",
         "LedgerRecord", "RunMetric", "RunStore", "TrainStepRow",
     }  # fmt: skip

@@ -74,12 +74,28 @@ def eval_command(
 
 
 def holdout_for_run(
-    settings: Config, run_id: str, *, purpose: str, progress: InferProgress | None = None
+    settings: Config,
+    run_id: str,
+    *,
+    purpose: str,
+    eval_id: str | None = None,
+    progress: InferProgress | None = None,
 ) -> HoldoutReport:
-    """A training run's final bundle against its v0000 on the test pool (``train`` ends with this)."""
+    """A training run's final bundle against its v0000 on the test pool (``train`` ends with this).
+
+    An existing ``eval_id`` is continued, not read again (default: a new evaluation).
+    """
     final, baseline = _run_arms(settings, run_id)
     return asyncio.run(
-        run_holdout(settings, final, baseline, train_run_id=run_id, purpose=purpose, progress=progress)
+        run_holdout(
+            settings,
+            final,
+            baseline,
+            train_run_id=run_id,
+            purpose=purpose,
+            eval_id=eval_id,
+            progress=progress,
+        )
     )
 
 

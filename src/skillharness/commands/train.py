@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -12,16 +13,20 @@ from rich.console import Console
 
 from skillharness.commands.eval import holdout_for_run
 from skillharness.commands.eval_table import print_holdout
-from skillharness.config import load_config
+from skillharness.config import Config, load_config
 from skillharness.errors import ConfigError
+from skillharness.eval import HOLDOUT
 from skillharness.infer.progress import RichProgress
+from skillharness.store import RunMetric, RunReader
 from skillharness.train import (
     VAL_GAIN_LABEL,
+    Checkpoint,
     TrainingStopped,
     TrainOutcome,
     TrainProgress,
     TrainRequest,
     default_train_run_id,
+    ended_run,
     run_folder,
     run_training,
 )
@@ -32,7 +37,10 @@ def train(
     config: Path = typer.Option(..., "--config", help="The experiment's YAML (experiment.yaml)."),
     run_id: str | None = typer.Option(None, "--run-id", help="Name the run (default: generated)."),
     resume: str | None = typer.Option(
-        None, "--resume", help="Continue this training run from its checkpoint."
+        None,
+        "--resume",
+        help="Start or continue this run: from its checkpoint, or from the start when nothing was "
+        "saved yet; once it has ended, say so and do nothing.",
     ),
     baseline: str | None = typer.Option(
         None, "--baseline", help="Reuse this infer run of the initial bundle on val as the baseline."
@@ -48,12 +56,6 @@ def train(
         raise ConfigError("give --resume RUN alone (it names the run to continue)")
     chosen = resume or run_id or default_train_run_id()
     console = Console()
-    if not skip_preflight:
-        report = run_preflight(settings)
-        if not report.ok:
-            for problem in report.problems:
-                console.print(f"[red]preflight[/] {problem.check}: {problem.message}")
-            raise typer.Exit(2)
     folder = run_folder(config.resolve().parent, chosen)
     request = TrainRequest(
         run_id=chosen,
@@ -62,6 +64,16 @@ def train(
         baseline_run=baseline,
         stop_file=stop_file or folder / "STOP",
     )
+    ended = ended_run(request, settings.store.url)
+    if ended is not None:  # before preflight: an ended run asks nothing of anyone
+        _ended(console, settings, config, ended)
+        return
+    if not skip_preflight:
+        report = run_preflight(settings)
+        if not report.ok:
+            for problem in report.problems:
+                console.print(f"[red]preflight[/] {problem.check}: {problem.message}")
+            raise typer.Exit(2)
     console.print(f"training run [bold]{chosen}[/] in {folder}")
     try:
         with TrainProgress(console, run_id=chosen, epochs=settings.train.epochs) as progress:
@@ -77,10 +89,7 @@ def train(
         raise typer.Exit(130) from None
     print_outcome(console, outcome)
     if settings.eval.run_holdout_eval:
-        console.rule("holdout: final against baseline on the sealed test pool")
-        with RichProgress(console, label="holdout") as holdout_progress:
-            report = holdout_for_run(settings, chosen, purpose="end of training", progress=holdout_progress)
-        print_holdout(console, report)
+        _holdout(console, settings, chosen)
     else:
         console.print(
             f"eval.run_holdout_eval is false: no test-pool number. Run `skillharness eval --config {config} "
@@ -99,6 +108,41 @@ def val_gain_line(gain: Mapping[str, Any]) -> str:
         )
     fresh = "fresh samples" if gain.get("fresh_samples") else "temperature 0: the gates' own answers"
     return f"{line}  {gain.get('selection', VAL_GAIN_LABEL)}; {fresh}. The holdout is the headline."
+
+
+def _holdout(console: Console, settings: Config, run_id: str) -> None:
+    """The end-of-training holdout. Its fixed eval id makes a resume after a kill continue the same
+    two eval runs (one read of the test pool) instead of starting another."""
+    console.rule("holdout: final against baseline on the sealed test pool")
+    with RichProgress(console, label="holdout") as holdout_progress:
+        report = holdout_for_run(
+            settings,
+            run_id,
+            purpose="end of training",
+            eval_id=f"{run_id}.holdout",
+            progress=holdout_progress,
+        )
+    print_holdout(console, report)
+
+
+def _ended(console: Console, settings: Config, config: Path, ckpt: Checkpoint) -> None:
+    """A resume of an ended run: say so, and only finish an end-of-training holdout cut short."""
+    reason = f" ({ckpt.stop_reason})" if ckpt.stop_reason else ""
+    console.print(
+        f"run [bold]{ckpt.run_id}[/] has ended: {ckpt.state.value}{reason}, final version "
+        f"{ckpt.version}; nothing to resume"
+    )
+    if settings.eval.run_holdout_eval:
+        with contextlib.closing(RunReader(settings.store)) as reader:
+            read = reader.ledger(RunMetric, run_id=ckpt.run_id, name=HOLDOUT)
+        if not read:
+            console.print("its end-of-training holdout did not complete: finishing it")
+            _holdout(console, settings, ckpt.run_id)
+            return
+    console.print(
+        f"each holdout is one more read of the test pool; when you decide to read it again: "
+        f"skillharness eval --config {config} --run {ckpt.run_id}"
+    )
 
 
 def print_outcome(console: Console, outcome: TrainOutcome) -> None:

@@ -28,6 +28,7 @@ from skillharness.store.records import (
     TraceStep,
     content_hash,
 )
+from skillharness.store.run_settings import settings_changes
 from skillharness.store.runstore import RunStore
 from skillharness.store.writer import RunLog
 
@@ -53,4 +54,5 @@ __all__ = [
     "TraceStep",
     "TrainStepRow",
     "content_hash",
+    "settings_changes",
 ]

@@ -4,6 +4,7 @@ acceptance gate and the prompt templates. See docs/train.md.
 
 from skillharness.train.budget import TrainingStopped
 from skillharness.train.casepack import build_case_packs
+from skillharness.train.checkpoint import Checkpoint
 from skillharness.train.config import GateConfig, TrainConfig
 from skillharness.train.diagnose import JUDGED, DiagnosisReport, run_waterfall
 from skillharness.train.diagnosis_summary import COLUMNS, defect_confusion, waterfall_table
@@ -34,7 +35,14 @@ from skillharness.train.templates import (
     load_templates,
     packaged_prompts,
 )
-from skillharness.train.training import TrainOutcome, TrainRequest, run_folder, run_training
+from skillharness.train.training import (
+    RunEnded,
+    TrainOutcome,
+    TrainRequest,
+    ended_run,
+    run_folder,
+    run_training,
+)
 
 __all__ = [
     "COLUMNS",
@@ -42,6 +50,7 @@ __all__ = [
     "TEMPLATE_SPECS",
     "VAL_GAIN_LABEL",
     "CheckStatus",
+    "Checkpoint",
     "ClassPlan",
     "DiagnosisReport",
     "EProcessGate",
@@ -52,6 +61,7 @@ __all__ = [
     "PreflightReport",
     "PromptTemplates",
     "RenderedPrompt",
+    "RunEnded",
     "StrictlyBetterMinibatch",
     "TrainConfig",
     "TrainOutcome",
@@ -62,6 +72,7 @@ __all__ = [
     "check_templates",
     "default_train_run_id",
     "defect_confusion",
+    "ended_run",
     "gate_budget",
     "load_templates",
     "min_net_wins",

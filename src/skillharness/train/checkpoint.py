@@ -42,6 +42,11 @@ class RunState(StrEnum):
     STOPPED_EARLY = "stopped_early"  # patience ran out
     INTERRUPTED = "interrupted"  # Ctrl-C, SIGTERM, stop file or budget: resumable
 
+    @property
+    def ended(self) -> bool:
+        """Training is over (every epoch ran, or patience ran out): a resume has nothing to train."""
+        return self in (RunState.FINISHED, RunState.STOPPED_EARLY)
+
 
 class AcceptedEdit(StrictModel):
     """An accepted edit of the current epoch, kept for slow momentum."""

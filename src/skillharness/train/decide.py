@@ -49,8 +49,16 @@ def commit_or_adopt(
 
 
 def _rebase(ctx: TrainContext, incumbent: Bundle, proposal: Candidate | Refused) -> Candidate | Refused:
-    """The chosen edit set applied to the incumbent as it stands now (an earlier target may have moved it)."""
-    if isinstance(proposal, Refused) or proposal.bundle.bundle_hash == incumbent.bundle_hash:
+    """The chosen edit set applied to the incumbent as it stands now (an earlier target may have moved it).
+
+    Epoch-end candidates (``reapply`` false) are gated as built: re-applying their empty edit list
+    would be refused and would drop the update.
+    """
+    if (
+        isinstance(proposal, Refused)
+        or not proposal.reapply
+        or proposal.bundle.bundle_hash == incumbent.bundle_hash
+    ):
         return proposal
     rebased = incumbent.apply(proposal.target, proposal.edit_set, edit_limits(ctx))
     if isinstance(rebased, Refusal):

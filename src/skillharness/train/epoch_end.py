@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from skillharness.skills import (
+    EditLimits,
     EditRecord,
     EditSet,
     EditTarget,
@@ -106,7 +107,13 @@ async def _momentum(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, label: s
     bundle = incumbent.with_momentum(target.name or "", update)
     edit_set = EditSet(skill_update_mode="patch", edits=(), rationale=f"slow momentum, epoch {ckpt.epoch}")
     candidate = Candidate(
-        target, edit_set, bundle, incumbent.text_of(target), bundle.text_of(target), choice="momentum"
+        target,
+        edit_set,
+        bundle,
+        incumbent.text_of(target),
+        bundle.text_of(target),
+        choice="momentum",
+        reapply=False,
     )
     if ctx.config.momentum.gated:
         return await decide(ctx, ws, ckpt, candidate, cursor=_cursor(ckpt, label))
@@ -133,12 +140,22 @@ async def _consolidate(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint) -> Ch
         body=reply.system_prompt,
         rationale="consolidate the system prompt",
     )
-    applied = incumbent.apply(target, edit_set)
+    # The consolidated prompt is held to the budget that triggered it: a longer one is refused.
+    limits = EditLimits(
+        max_edits=ctx.config.evolve.max_edits, max_body_chars=ctx.config.evolve.max_system_chars
+    )
+    applied = incumbent.apply(target, edit_set, limits)
     if isinstance(applied, Refusal):
         refused = Refused(target, applied.reason, applied.detail, edit_set, incumbent.system_prompt)
         return await decide(ctx, ws, ckpt, refused, cursor=cursor)
     candidate = Candidate(
-        target, edit_set, applied, incumbent.system_prompt, applied.system_prompt, choice="consolidate"
+        target,
+        edit_set,
+        applied,
+        incumbent.system_prompt,
+        applied.system_prompt,
+        choice="consolidate",
+        reapply=False,
     )
     return await decide(ctx, ws, ckpt, candidate, cursor=cursor)
 

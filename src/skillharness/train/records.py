@@ -92,6 +92,10 @@ class Candidate:
     choice: str  # "only" | "first" (rank off) | "rank" | "rank_fallback" (rank failed: first valid taken)
     evidence_ids: frozenset[str] = frozenset()
     choice_detail: str = ""  # the rank's reason, or why the rank fell back
+    # A step's edit set is re-applied to the incumbent as it stands at its decision (an earlier
+    # target may have moved it). Momentum and consolidation are whole updates built from the
+    # incumbent they are gated against, with no edit list to re-apply: they are gated as built.
+    reapply: bool = True
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,11 @@ The run's folder (``<experiment>/runs/<run id>/``) holds the workspace of bundle
 the checkpoint. The store holds the training run, its children (baseline, rollouts, gate arms,
 val scores) and the ledger. A stop of any kind (Ctrl-C, SIGTERM, stop file, budget) leaves the
 run ``interrupted`` with a checkpoint that ``--resume`` continues exactly.
+
+``--resume`` is also how a run starts: with nothing saved yet (a first start, or a kill before
+the first checkpoint) it starts the run, so one command line serves every (re)start. Once the
+run has ended (finished or stopped early, its final scores stored) it raises :class:`RunEnded`
+and touches nothing.
 """
 
 from __future__ import annotations
@@ -14,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from skillharness.data import Pool
-from skillharness.errors import ConfigError, StoreError
+from skillharness.errors import ConfigError, StoreError, UserError
 from skillharness.infer.runner import load_bundle
 from skillharness.skills import Bundle, Workspace
-from skillharness.store import RunKind, RunMetric, RunReader, RunStatus
+from skillharness.store import RunKind, RunMetric, RunReader, RunStatus, settings_changes
 from skillharness.train.budget import StopGuard, TrainingStopped
 from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
 from skillharness.train.context import TrainContext
@@ -26,7 +31,14 @@ from skillharness.train.final_score import FinalValScore, final_val_score
 from skillharness.train.loop import LoopObserver, train_epochs
 from skillharness.train.scoring import ValScore, score_predictions, val_score
 
-__all__ = ["TrainOutcome", "TrainRequest", "run_folder", "run_training"]
+__all__ = ["RunEnded", "TrainOutcome", "TrainRequest", "ended_run", "run_folder", "run_training"]
+
+# The metric ``_final_metrics`` writes last: a run whose checkpoint has ended but lacks it is finished off.
+_FINAL_METRIC = "final"
+
+
+class RunEnded(UserError):
+    """A resume of a run that has ended: there is nothing to train, and nothing is done."""
 
 
 @dataclass(frozen=True)
@@ -70,15 +82,24 @@ def _prepare(request: TrainRequest, initial: Bundle) -> tuple[Workspace, Checkpo
     """The run's workspace and checkpoint. The checkpoint is written first, so that any run
     killed after this point is resumable (a missing workspace is created on resume)."""
     path = request.folder / "workspace"
-    if request.resume:
-        ckpt = Checkpoint.load(request.folder)  # names a missing or damaged checkpoint
-        ckpt = ckpt.model_copy(update={"state": RunState.RUNNING, "stop_reason": ""})
+    saved = (request.folder / CHECKPOINT_FILE).exists()
+    if request.resume and saved:
+        ckpt = Checkpoint.load(request.folder)  # names a damaged checkpoint
+        if request.baseline_run is not None and request.baseline_run != ckpt.baseline_run_id:
+            raise ConfigError(
+                f"run {request.run_id} was started with baseline {ckpt.baseline_run_id}, not "
+                f"--baseline {request.baseline_run}: give the same --baseline, or none, to resume it",
+                run_id=request.run_id,
+            )
+        if not ckpt.state.ended:  # an ended run keeps its state: the loop has nothing left to do
+            ckpt = ckpt.model_copy(update={"state": RunState.RUNNING, "stop_reason": ""})
     else:
-        if path.exists() or (request.folder / CHECKPOINT_FILE).exists():
+        if not request.resume and (path.exists() or saved):
             raise ConfigError(
                 f"run {request.run_id} already has a folder at {request.folder}; resume it with "
                 f"--resume {request.run_id} or choose another --run-id"
             )
+        # A resume with nothing saved (a first start, or a kill before the first checkpoint) starts.
         baseline_run = request.baseline_run or f"{request.run_id}.baseline"
         ckpt = Checkpoint(run_id=request.run_id, baseline_run_id=baseline_run)
         request.folder.mkdir(parents=True, exist_ok=True)
@@ -88,8 +109,34 @@ def _prepare(request: TrainRequest, initial: Bundle) -> tuple[Workspace, Checkpo
     return Workspace.create(path, initial, reason="initial bundle"), ckpt
 
 
-async def _baseline(ctx: TrainContext, initial: Bundle, store_url: str, reuse: str | None) -> ValScore:
-    """The ``infer_adhoc`` baseline on val: a reused run (provenance checked) or a child run."""
+def ended_run(request: TrainRequest, store_url: str) -> Checkpoint | None:
+    """The checkpoint of ``request``'s run when it has ended and its final scores are stored.
+
+    A run whose checkpoint has ended but whose final scores are missing (killed in between) has
+    not ended: a resume writes them, without training.
+    """
+    if not request.resume or not (request.folder / CHECKPOINT_FILE).exists():
+        return None
+    ckpt = Checkpoint.load(request.folder)
+    if not ckpt.state.ended:
+        return None
+    with RunReader(store_url) as reader:
+        final = reader.ledger(RunMetric, run_id=request.run_id, name=_FINAL_METRIC)
+    return ckpt if final else None
+
+
+async def _baseline(
+    ctx: TrainContext,
+    initial: Bundle,
+    store_url: str,
+    reuse: str | None,
+    settings: dict[str, Any] | None = None,
+) -> ValScore:
+    """The ``infer_adhoc`` baseline on val: a reused run (provenance and settings checked) or a child run.
+
+    ``settings`` are this run's answer-relevant settings (``Config.settings`` for an infer run): a
+    reused run must have been answered under the same ones (frames, protocol, vision, limits, ...).
+    """
     if reuse is None:
         return await val_score(ctx, initial, run_suffix="baseline")
     with RunReader(store_url) as reader:
@@ -102,12 +149,15 @@ async def _baseline(ctx: TrainContext, initial: Bundle, store_url: str, reuse: s
             "pool": Pool.VAL,
         }
         differs = [k for k, v in wanted.items() if getattr(info, k) != v]
-        if differs:
+        changes = _settings_changes(reader.settings(reuse), settings)
+        if differs or changes:
+            named = [*differs, *(change.split(":", 1)[0] for change in changes)]
             raise StoreError(
-                f"--baseline {reuse} does not match this training run ({', '.join(differs)} differ); "
-                "omit --baseline to run the baseline afresh",
+                f"--baseline {reuse} does not match this training run ({', '.join(named)} differ"
+                + (f": {'; '.join(changes)}" if changes else "")
+                + "); omit --baseline to run the baseline afresh",
                 run_id=reuse,
-                fields=differs,
+                fields=named,
             )
         predictions = reader.predictions(reuse)
     score = score_predictions(
@@ -117,12 +167,35 @@ async def _baseline(ctx: TrainContext, initial: Bundle, store_url: str, reuse: s
     return score
 
 
+def _settings_changes(stored: dict[str, Any] | None, given: dict[str, Any] | None) -> list[str]:
+    """How a reused baseline's settings differ from this run's; every one when it has none stored."""
+    if given is None:
+        return []
+    if stored is None:  # a run from before settings were kept cannot show it was answered alike
+        return ["settings: stored (not kept), now this run's"]
+    # Only sample 0 is read, and it is the same draw however many samples the run took.
+    ignored = {"agent.samples"}
+    return settings_changes(
+        {k: v for k, v in stored.items() if k not in ignored},
+        {k: v for k, v in given.items() if k not in ignored},
+    )
+
+
 async def run_training(
     config: TrainSettings, request: TrainRequest, *, observer: LoopObserver | None = None
 ) -> TrainOutcome:
-    """Train (or resume) one run; raises :class:`TrainingStopped` or cancellation after saving."""
+    """Train (or resume) one run; raises :class:`TrainingStopped` or cancellation after saving,
+    and :class:`RunEnded`, having done nothing, when a resumed run has already ended."""
     if config.agent.bundle is None:
         raise ConfigError("agent.bundle is not set: the initial bundle training starts from")
+    ended = ended_run(request, config.store.url)
+    if ended is not None:
+        reason = f" ({ended.stop_reason})" if ended.stop_reason else ""
+        raise RunEnded(
+            f"run {request.run_id} has ended: {ended.state.value}{reason}; nothing to resume",
+            run_id=request.run_id,
+            state=ended.state.value,
+        )
     initial = load_bundle(config.agent.bundle)
     ws, ckpt = _prepare(request, initial)
     initial = ws.load("v0000")
@@ -160,7 +233,7 @@ async def _train(
 ) -> TrainOutcome:
     observer.on_start(ctx)
     reuse = None if ckpt.baseline_run_id == f"{ctx.run_id}.baseline" else ckpt.baseline_run_id
-    baseline = await _baseline(ctx, ws.load("v0000"), config.store.url, reuse)
+    baseline = await _baseline(ctx, ws.load("v0000"), config.store.url, reuse, config.settings(RunKind.INFER))
     if ckpt.best_score is None:  # epoch 0: the baseline is the score to beat
         ckpt = ckpt.model_copy(
             update={
