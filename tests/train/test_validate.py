@@ -21,6 +21,7 @@ from skillharness.store import BaselineSample
 from skillharness.train.baseline_cache import BaselineCache
 from skillharness.train.context import TrainContext
 from skillharness.train.gate import DecisionKind
+from skillharness.train.outage import InfraOutage
 from skillharness.train.records import GateReason
 from skillharness.train.validate import validate
 
@@ -134,14 +135,15 @@ async def test_an_identical_candidate_in_a_later_gate_is_asked_afresh(
 async def test_p1_4_infra_never_enters_baseline_cache(
     tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle
 ) -> None:
-    gate = {"n_max": 16, "first_stage": 4, "infra_retries": 0}
-    path = gate_experiment(tmp_path, validate_bench, sim, temperature=0.7, gate=gate)
+    gate = {"n_max": 16, "first_stage": 4}
+    path = gate_experiment(tmp_path, validate_bench, sim, temperature=0.7, gate=gate, infra_retries=0)
     task_type = "Attribute Perception"
     async with train_context(path) as ctx:
         candidate = with_lines(incumbent, EditTarget.skill(task_type), [USELESS])
-        # The incumbent's arm is asked first, and its cache is empty: the next 4 agent requests are
-        # the first turns of its first stage. Every one of them fails: a stage of only INFRA.
-        sim.force_fault(FaultKind.HTTP_503, count=4, roles=["agent"])
+        # The incumbent's arm is asked first, and its cache is empty: the next agent requests are
+        # the first turns of its first stage of 4. Two of them fail: half the stage is INFRA, at
+        # infer.max_infra_share (0.5), not past it, so the gate goes on without them.
+        sim.force_fault(FaultKind.HTTP_503, count=2, roles=["agent"])
         outcome = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
         rows = observations(ctx.store, ctx.run_id, 1)
         cached = ctx.store.select(
@@ -149,14 +151,15 @@ async def test_p1_4_infra_never_enters_baseline_cache(
             relevant_text_hash=incumbent.relevant_hash(task_type),
             sampling_hash=BaselineCache(ctx.store, ctx.sampling_hash, scope=ctx.baseline_scope).sampling_hash,
         )
-    assert sim.stats()["faults"] == {"http_503": 4}
+    assert sim.stats()["faults"] == {"http_503": 2}
     decision = outcome.decision
     assert decision is not None
-    assert decision.infra == 4
-    outage = rows[:4]
-    assert all(r.incumbent is None and r.candidate is not None for r in outage)
-    assert all(r.wealth == 1.0 and r.harm_wealth == 1.0 for r in outage)
-    assert len(rows) > 4  # the outage left the gate undecided; it drew the stage again
+    assert decision.infra == 2
+    outage = [r for r in rows if r.incumbent is None]
+    assert len(outage) == 2
+    assert all(r.candidate is not None for r in outage)
+    assert all(r.draw_index < 4 for r in outage)
+    assert all(r.wealth == r.harm_wealth == 1.0 for r in rows[:4] if r.incumbent is None)
     # Nothing of the outage is in the cache; every other incumbent sample is.
     cached_keys = {(s.question_id, s.sample_idx) for s in cached}
     assert cached_keys == {(r.question_id, r.sample_idx) for r in rows if r.incumbent is not None}
@@ -176,8 +179,8 @@ async def test_p1_4_infra_never_enters_baseline_cache(
 async def test_infra_is_asked_again_before_it_is_skipped(
     tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle
 ) -> None:
-    gate = {"n_max": 16, "first_stage": 4, "infra_retries": 1}
-    path = gate_experiment(tmp_path, validate_bench, sim, temperature=0.7, gate=gate)
+    gate = {"n_max": 16, "first_stage": 4}
+    path = gate_experiment(tmp_path, validate_bench, sim, temperature=0.7, gate=gate, infra_retries=1)
     async with train_context(path) as ctx:
         candidate = with_lines(incumbent, EditTarget.skill("Attribute Perception"), [USELESS])
         sim.force_fault(FaultKind.HTTP_503, count=4, roles=["agent"])
@@ -187,6 +190,33 @@ async def test_infra_is_asked_again_before_it_is_skipped(
     assert outcome.decision is not None
     assert outcome.decision.infra == 0
     assert all(r.incumbent is not None and r.candidate is not None for r in rows)
+
+
+async def test_an_outage_in_a_gate_stops_resumably_and_decides_nothing(
+    tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle
+) -> None:
+    """A whole stage lost to infrastructure is an outage: no reject_inertia is recorded; run again
+    once the endpoint answers, the gate ends exactly as a gate that never saw the outage."""
+    gate = {"n_max": 16, "first_stage": 4}
+    target = EditTarget.skill("Attribute Perception")
+    clean_path = gate_experiment(tmp_path / "clean", validate_bench, sim, temperature=0.7, gate=gate)
+    async with train_context(clean_path) as ctx:
+        clean = await validate(
+            ctx, incumbent, with_lines(incumbent, target, [USELESS]), gate_index=1, alpha=0.05, first_sample=1
+        )
+    path = gate_experiment(tmp_path / "hit", validate_bench, sim, temperature=0.7, gate=gate, infra_retries=1)
+    async with train_context(path) as ctx:
+        candidate = with_lines(incumbent, target, [USELESS])
+        sim.force_fault(FaultKind.HTTP_503, count=8, roles=["agent"])  # the stage, and its re-ask
+        with pytest.raises(InfraOutage) as caught:
+            await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
+        assert caught.value.context["failed"] == 4
+        assert "HTTP" in str(caught.value) or "503" in str(caught.value)
+        resumed = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
+    assert resumed.reason == clean.reason
+    assert resumed.decision is not None
+    assert clean.decision is not None
+    assert resumed.decision.to_record() == clean.decision.to_record()
 
 
 @pytest.mark.parametrize(("share", "shared"), [(None, False), (False, False), (True, True)])

@@ -24,9 +24,10 @@ def gate_experiment(
     task_types: list[str] | None = None,
     store: Path | None = None,
     cache: dict[str, Any] | None = None,
+    infra_retries: int = 2,
 ) -> Path:
     """A training config for gate tests: one attempt per model call (a 503 becomes an INFRA outcome)."""
-    train: dict[str, Any] = {"seed": 0, "gate": gate}
+    train: dict[str, Any] = {"seed": 0, "gate": gate, "infra_retries": infra_retries}
     if task_types is not None:
         train["task_types"] = task_types
     sections: dict[str, dict[str, Any]] = {

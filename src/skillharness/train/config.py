@@ -88,11 +88,6 @@ class GateConfig(StrictModel):
             "`gate plan` shows the power left when it binds."
         ),
     )
-    infra_retries: int = Field(
-        2,
-        ge=0,
-        description="Times an observation that failed on infrastructure is asked again before it is skipped.",
-    )
     min_distinct: int = Field(
         20, ge=1, description="Warn when a class's accepts rest on fewer distinct val questions than this."
     )
@@ -124,7 +119,14 @@ class DiagnosisConfig(StrictModel):
         0.25,
         ge=0,
         le=1,
-        description="A step fails loudly when infra, degraded and failed-judge cases pass this share.",
+        description="A step fails loudly when infra, degraded and failed-judge cases pass this share "
+        "(judged only from `min_excluded` excluded cases on).",
+    )
+    min_excluded: int = Field(
+        5,
+        ge=1,
+        description="Fewest excluded cases on which the excluded share is judged: a share of a handful "
+        "of wrong answers means nothing (2 of 5 is 40 %).",
     )
     judge_template: Literal["judge", "span_eval_user"] = Field(
         "judge", description="The C3 judge's template."
@@ -187,6 +189,12 @@ class TrainConfig(StrictModel):
         ),
     )
     seed: int = 0
+    infra_retries: int = Field(
+        2,
+        ge=0,
+        description="Times a training rollout (step, gate arm, guard, val score) asks a draw that failed on "
+        "infrastructure again; an outage left after that stops the run resumably (docs/train.md).",
+    )
     ema_gamma: float = Field(
         0.3, gt=0, le=1, description="Weight of the newest value in the per-class val EMA."
     )

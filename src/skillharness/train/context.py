@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from skillharness.agent.records import Prediction
+from skillharness.agent.records import Prediction, PredictionStatus
 from skillharness.data import Pool
 from skillharness.data.questions import Question
 from skillharness.infer import reuse_salt
@@ -20,6 +20,7 @@ from skillharness.skills import Bundle
 from skillharness.store import RunKind, RunLog, RunProvenance, RunStore, content_hash
 from skillharness.train.caller import RoleCaller
 from skillharness.train.config import TrainConfig
+from skillharness.train.outage import check_infra
 
 __all__ = ["TrainContext"]
 
@@ -36,6 +37,7 @@ class TrainContext:
     val_questions: tuple[Question, ...]
     task_types: tuple[str, ...]  # the trained classes
     provenance: RunProvenance  # the training run's; children copy it with their own id and bundle
+    max_infra_share: float = 0.5  # infer.max_infra_share: past it a rollout is an outage (train/outage.py)
     # Val scores by bundle hash: each version is scored once per process (filled by scoring).
     val_scores: dict[str, Any] = field(default_factory=dict)
 
@@ -92,6 +94,22 @@ class TrainContext:
     async def rollout(
         self, bundle: Bundle, draws: Sequence[tuple[Question, int]], suffix: str, *, kind: RunKind, pool: Pool
     ) -> list[Prediction]:
-        """Roll ``bundle`` out on ``draws`` as child run ``suffix`` (resumable); the run is closed after."""
+        """Roll ``bundle`` out on ``draws`` as child run ``suffix`` (resumable); the run is closed after.
+
+        Draws that failed on infrastructure are asked again ``train.infra_retries`` times; an outage
+        left after that stops the run resumably (:func:`~skillharness.train.outage.check_infra`).
+        """
         async with await self.child_log(suffix, bundle, kind=kind, pool=pool) as log:
-            return await self.session.rollout(bundle, draws, log)
+            predictions = await self.session.rollout(bundle, draws, log)
+            for _ in range(self.config.infra_retries):
+                failed = [i for i, p in enumerate(predictions) if p.status is PredictionStatus.INFRA_ERROR]
+                if not failed:
+                    break
+                # The same (question, sample) again: a rollout re-asks an infra_error, never an answer.
+                again = await self.session.rollout(bundle, [draws[i] for i in failed], log)
+                for i, p in zip(failed, again, strict=True):
+                    predictions[i] = p
+        check_infra(
+            predictions, what=log.run_id, limit=self.max_infra_share, retries=self.config.infra_retries
+        )
+        return predictions

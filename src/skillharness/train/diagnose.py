@@ -266,9 +266,13 @@ async def run_waterfall(
     return DiagnosisReport(diagnoses, counts, judging.calls, judging.hits)
 
 
-def check_excluded_share(report: DiagnosisReport, limit: float) -> None:
-    """Raise :class:`ExcludedShareError` (with the counts) when the excluded share passes ``limit``."""
-    if report.excluded_share > limit:
+def check_excluded_share(report: DiagnosisReport, limit: float, min_excluded: int = 1) -> None:
+    """Raise :class:`ExcludedShareError` (with the counts) when the excluded share passes ``limit``.
+
+    Judged only from ``min_excluded`` excluded cases on: 2 of 5 wrong answers is 40 %, and says
+    nothing a resume would not mend (infra errors were already asked again by the rollout).
+    """
+    if report.excluded >= min_excluded and report.excluded_share > limit:
         raise ExcludedShareError(
             f"diagnosis excluded {report.excluded} of {report.counts['wrong']} wrong answers "
             f"({report.excluded_share:.0%} > the limit {limit:.0%}): infra {report.counts['infra']}, "
@@ -286,5 +290,5 @@ async def diagnose(
 ) -> DiagnosisReport:
     """Diagnose the wrong answers of ``run_id`` (a rollout of ``bundle``); fail on thin evidence."""
     report = await run_waterfall(ctx, bundle, run_id, predictions)
-    check_excluded_share(report, ctx.config.diagnosis.max_excluded_share)
+    check_excluded_share(report, ctx.config.diagnosis.max_excluded_share, ctx.config.diagnosis.min_excluded)
     return report

@@ -106,4 +106,5 @@ async def open_training(
             val_questions=val,
             task_types=task_types,
             provenance=provenance,
+            max_infra_share=config.infer.max_infra_share,
         )

@@ -12,7 +12,7 @@ Order of work (SPEC section 5, docs/train.md "Validation"):
    ``reject_inertia`` with zero agent calls (audit P0-3).
 3. Ladder stages: the incumbent's samples come from the BaselineCache or are drawn fresh (child
    run ``g<k>.inc``) and cached; the candidate's are fresh (child run ``g<k>.cand``). INFRA
-   outcomes are asked again up to ``gate.infra_retries`` times, then skipped and counted; they
+   outcomes are asked again up to ``train.infra_retries`` times, then skipped and counted; they
    never enter the cache or the wealth (audit P1-4). Every observation is written as a
    ``GateObservationRow`` with the wealth after it.
 4. After an accept, the McNemar guard on fresh draws of each guarded class → ``reject_guard``;
@@ -53,6 +53,7 @@ from skillharness.train.gate import (
     mcnemar_guard,
     reachability,
 )
+from skillharness.train.outage import InfraOutage
 from skillharness.train.records import Candidate, GateOutcome, GateReason
 from skillharness.train.scope import GateScope, gate_scope, scope_pool
 
@@ -114,21 +115,10 @@ class _Arms:
         return [p.correct for p in predictions]
 
     async def outcomes(self, draws: Sequence[Draw]) -> list[PairedOutcome]:
-        """One paired outcome per draw; a side that failed is asked again up to ``infra_retries``."""
+        """One paired outcome per draw (each rollout has asked its INFRA draws again, see
+        ``TrainContext.rollout``); a side still INFRA makes the outcome INFRA."""
         inc = await self._incumbent(draws)
         cand = await self._candidate(draws)
-        for _ in range(self.ctx.config.gate.infra_retries):
-            inc_bad = [i for i, v in enumerate(inc) if v is None]
-            cand_bad = [i for i, v in enumerate(cand) if v is None]
-            if not inc_bad and not cand_bad:
-                break
-            # The same (question, sample) again: rollouts re-ask an infra_error, never a final answer.
-            if inc_bad:
-                for i, v in zip(inc_bad, await self._incumbent([draws[i] for i in inc_bad]), strict=True):
-                    inc[i] = v
-            if cand_bad:
-                for i, v in zip(cand_bad, await self._candidate([draws[i] for i in cand_bad]), strict=True):
-                    cand[i] = v
         return [PairedOutcome(c, i) for c, i in zip(cand, inc, strict=True)]
 
 
@@ -353,9 +343,16 @@ async def validate(
         raise GateError(f"{scope.label}: the ladder asked for no stage", gate_index=gate_index)
     evidence |= {"draws": used, "decision": decision.to_record()}
     if not decision.terminal:
-        detail = (
-            f"{scope.label}: the draws ran out ({decision.infra} INFRA outcomes skipped) before a decision"
-        )
+        if decision.infra:  # the evidence was lost to infrastructure: decide nothing, resume here
+            raise InfraOutage(
+                f"{scope.label}: the gate's draws ran out with {decision.infra} INFRA outcome(s) skipped; "
+                "no decision is recorded, and a resume runs this gate again",
+                reason="infra_outage",
+                what=f"gate {gate_index}",
+                failed=decision.infra,
+                asked=used,
+            )
+        detail = f"{scope.label}: the draws ran out before a decision"
         return GateOutcome(GateReason.REJECT_INERTIA, detail, decision, alpha=alpha, evidence=evidence)
     reason = _REASONS[decision.kind]
     detail = (
