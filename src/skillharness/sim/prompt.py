@@ -11,8 +11,8 @@ from skillharness.skills.markers import MOMENTUM_MARKER
 __all__ = [
     "IMAGE_TOKENS",
     "all_text",
-    "draw_index",
     "document_body",
+    "draw_index",
     "extract_document",
     "first_user_text",
     "instruction_text",

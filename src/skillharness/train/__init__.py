@@ -3,6 +3,7 @@ acceptance gate and the prompt templates. See docs/train.md.
 """
 
 from skillharness.train.budget import TrainingStopped
+from skillharness.train.caller import evolve_calls
 from skillharness.train.casepack import build_case_packs
 from skillharness.train.config import GateConfig, TrainConfig
 from skillharness.train.diagnose import JUDGED, DiagnosisReport, run_waterfall
@@ -57,6 +58,7 @@ __all__ = [
     "check_templates",
     "default_train_run_id",
     "defect_confusion",
+    "evolve_calls",
     "gate_budget",
     "load_templates",
     "min_net_wins",
