@@ -70,6 +70,7 @@ TRAIN: dict[str, Any] = {
     "early_stop_patience": 2,
     "gate": {"alpha": ALPHA, "n_max": 48, "first_stage": 8, "guard_draws": 8},
     "evolve": {"candidates": 2},
+    "roles": {"evolve": {"temperature": 0.7}},  # two candidates that can differ (docs/train.md, Evolve)
 }
 ROWS: dict[str, dict[str, Any]] = {
     "full loop (e-process gate)": {},

@@ -233,7 +233,7 @@ def test_several_problems_are_all_listed(tmp_path: Path, bench: Bench, shared_si
     )
     failed = {p.check for p in report.problems}
     assert failed == {"templates", "gate", "eval", "endpoint", "store"}
-    assert {r.check for r in report.passed} == {"data", "bundle", "cache", "cache salt"}
+    assert {r.check for r in report.passed} == {"roles", "data", "bundle", "cache", "cache salt"}
     assert len({p.message for p in report.problems}) == len(report.problems)
 
 
@@ -317,3 +317,28 @@ def test_p1_1_sampling_draws_with_replacement_and_warns_about_few_questions(
         train={"gate": {"min_distinct": 1}},
     )
     assert "WARNING" not in {r.check: r.message for r in quiet.passed}["gate"]
+
+
+def test_7e_evolve_candidates_at_temperature_0_are_warned_about(
+    tmp_path: Path, bench: Bench, shared_sim: SimServer
+) -> None:
+    for name in ("t0", "seeded", "t07", "one"):
+        (tmp_path / name).mkdir()
+
+    def roles_row(folder: str, **train: object) -> str:
+        report = _preflight(tmp_path / folder, bench, shared_sim, train=train)
+        assert report.ok, report.problems
+        return {r.check: r.message for r in report.passed}["roles"]
+
+    # The role default is temperature 0: three calls of one prompt would be three copies.
+    greedy = roles_row("t0", evolve={"candidates": 3})
+    assert "evolve: 1 candidate(s) per target (temperature 0)" in greedy
+    assert "WARNING: train.evolve.candidates=3" in greedy
+    assert "temperature 0" in greedy.split("WARNING")[1]
+    seeded = roles_row("seeded", evolve={"candidates": 3}, roles={"evolve": {"temperature": 0.7, "seed": 1}})
+    assert "WARNING" in seeded
+    assert "fixed seed" in seeded
+    sampled = roles_row("t07", evolve={"candidates": 3}, roles={"evolve": {"temperature": 0.7}})
+    assert "evolve: 3 candidate(s) per target (temperature 0.7)" in sampled
+    assert "WARNING" not in sampled
+    assert "WARNING" not in roles_row("one", evolve={"candidates": 1})

@@ -11,6 +11,7 @@ from preflight_support import FAST_RETRY, REACHABLE, UNREACHABLE, Bench, write_c
 from cli_support import run_cli
 from net_support import free_port
 from skillharness.sim import SimServer
+from skillharness.train.preflight import CHECKS
 
 
 @pytest.mark.slow
@@ -18,7 +19,7 @@ def test_good_setup_exits_0_with_a_table(tmp_path: Path, bench: Bench, shared_si
     config = write_config(tmp_path, bench, shared_sim.base_url, shared_sim.model_name)
     result = run_cli("preflight", "--config", str(config))
     assert result.returncode == 0, result.stderr
-    for check in ("templates", "data", "bundle", "gate", "eval", "endpoint", "store", "cache", "cache salt"):
+    for check in CHECKS:
         assert check in result.stdout
     assert "fail" not in result.stdout
     assert "preflight passed" in result.stdout

@@ -67,16 +67,39 @@ def _submitted(role: AgentRole, body):
     return reply.tool_calls[0].arguments if reply.tool_calls else reply.content
 
 
-def test_seed_and_sample_index_select_the_draw(questions):
+def test_seed_and_sample_index_select_the_draw_when_sampling(questions):
     role_a = AgentRole(World(SimConfig(seed=1), questions))
     role_b = AgentRole(World(SimConfig(seed=2), questions))
-    answers_a = [_submitted(role_a, _body(q, sample_idx=s)) for q in questions[:8] for s in range(8)]
-    answers_a2 = [_submitted(role_a, _body(q, sample_idx=s)) for q in questions[:8] for s in range(8)]
-    answers_b = [_submitted(role_b, _body(q, sample_idx=s)) for q in questions[:8] for s in range(8)]
-    assert answers_a == answers_a2
-    assert answers_a != answers_b
+
+    def answers(role: AgentRole) -> list[str]:
+        return [
+            _submitted(role, _body(q, sample_idx=s, temperature=0.7)) for q in questions[:8] for s in range(8)
+        ]
+
+    answers_a = answers(role_a)
+    assert answers_a == answers(role_a)
+    assert answers_a != answers(role_b)
     per_question = [set(answers_a[i * 8 : (i + 1) * 8]) for i in range(8)]
     assert any(len(s) > 1 for s in per_question)  # sample_idx draws fresh samples
+
+
+def test_7e_greedy_or_seeded_agent_ignores_the_sample_index_like_a_real_server(questions):
+    """At temperature 0 (or with a fixed request seed) one (question, instruction) is one reply."""
+    role = AgentRole(World(SimConfig(seed=1), questions))
+    for q in questions[:8]:
+        greedy = {role.respond(_body(q, sample_idx=s)) for s in range(8)}
+        assert len(greedy) == 1
+        seeded = {role.respond({**_body(q, sample_idx=s, temperature=0.7), "seed": 4}) for s in range(8)}
+        assert len(seeded) == 1
+    # The instruction text is still read: another system prompt is another draw.
+    other = [_submitted(role, _body(q, system=SYSTEM + " Think.")) for q in questions[:8]]
+    assert other != [_submitted(role, _body(q)) for q in questions[:8]]
+    # And the request seed selects the draw, as on a real server.
+    by_seed = {
+        tuple(_submitted(role, {**_body(q, temperature=0.7), "seed": seed}) for q in questions[:8])
+        for seed in range(4)
+    }
+    assert len(by_seed) > 1
 
 
 def test_awkward_shapes_all_occur_and_normalize_as_documented(questions):

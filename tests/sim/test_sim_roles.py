@@ -37,13 +37,17 @@ def _case_text(question, document=DOC) -> str:
     )
 
 
-def _ask(model: SimModel, role: Role, text: str, sample_idx: int = 0) -> dict:
+def _ask(
+    model: SimModel, role: Role, text: str, sample_idx: int = 0, temperature: float | None = None
+) -> dict:
     body = {
         "model": "sim-vl",
         "messages": [{"role": "user", "content": text}],
         "response_format": response_format(role),
         "sample_idx": sample_idx,
     }
+    if temperature is not None:
+        body["temperature"] = temperature
     from skillharness.llm.roles import role_of_request
 
     assert role_of_request(body) is role
@@ -170,3 +174,17 @@ def test_consolidate_removes_repeated_lines(questions):
     assert out.count("Think step by step.") == 1
     assert "Submit one letter." in out
     assert "\n\n\n" not in out
+
+
+def test_7e_at_temperature_0_a_role_answers_alike_whatever_the_sample_index(questions):
+    """A real server never sees ``sample_idx``: at temperature 0 its reply depends on the request only."""
+    config = SimConfig(seed=4, judge=JudgeConfig(noise=0.5, uncertain_rate=0.2))
+    model = SimModel(config, questions)
+    cases = [q for q in questions if q.task_type == "Counting Problem"][:3]
+    text = "".join(_case_text(q) for q in cases)
+    for role in (Role.JUDGE, Role.EVOLVE, Role.MOMENTUM, Role.CONSOLIDATE):
+        greedy = [_ask(model, role, text, s, temperature=0.0) for s in range(6)]
+        assert all(reply == greedy[0] for reply in greedy), role
+    # Sampling, the sample index stands in for a server's fresh randomness: candidates differ.
+    sampled = [json.dumps(_ask(model, Role.EVOLVE, text, s, temperature=0.7)) for s in range(6)]
+    assert len(set(sampled)) > 1

@@ -17,6 +17,9 @@ from skillharness.train.context import TrainContext
 
 ROLLOUT = "r0"  # the child run every test diagnoses: <train run id>.r0
 SAMPLES = 3  # samples per train question: enough wrong answers on a small bench
+# Vision on: the simulated agent calls get_frames only when it is offered, so traces have tool calls.
+# Sampling: at temperature 0 the SAMPLES of a question would be one answer repeated (as on a server).
+AGENT = {"vision": True, "initial_frames": 4, "sampling": {"temperature": 0.7}}
 
 # The simulator's answer knobs that keep these tests about diagnosis: every agent answer parses,
 # every judge verdict follows the world (no noise), so the causes are known in advance.

@@ -166,7 +166,10 @@ def evolve_env(base: Path) -> Iterator[Env]:
     sim_config = SimConfig(seed=3, evolve=SimEvolveConfig(insight_rate=1.0, harmful_rate=0.0))
     with SimServer(sim_config, questions=bench.questions) as sim:
         runner = LoopThread()
-        manager = train_context(write_train_config(base / "exp", bench, sim), run_id="evolve-test")
+        # The evolve role samples: at temperature 0 its candidates would be one (a server answers alike).
+        sampling = {"roles": {"evolve": {"temperature": 0.7}}}
+        config = write_train_config(base / "exp", bench, sim, train=sampling)
+        manager = train_context(config, run_id="evolve-test")
         ctx = runner.run(manager.__aenter__())
         try:
             bundle = Bundle.load(bench.bundle)

@@ -25,6 +25,7 @@ def loop_config(folder: Path, bench: Bench, sim: SimServer, **train: Any) -> Pat
         "task_types": list(TRAINED),
         "gate": {"n_max": 48, "first_stage": 8, "guard_draws": 8},
         "evolve": {"candidates": 2},
+        "roles": {"evolve": {"temperature": 0.7}},  # two candidates that can differ
         **train,
     }
     return write_train_config(

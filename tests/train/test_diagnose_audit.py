@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from diagnose_support import (
+    AGENT,
     NO_RETRY_LLM,
     SAMPLES,
     diagnose_world,
@@ -44,9 +45,7 @@ TESTS = Path(__file__).resolve().parents[1]
 
 
 def _config(tmp_path: Path, bench: Bench, sim: SimServer, **train: object) -> Path:
-    # Vision on: the simulated agent calls get_frames only when it is offered, so traces have tool calls.
-    agent = {"vision": True, "initial_frames": 4}
-    return write_train_config(tmp_path, bench, sim, llm=NO_RETRY_LLM, agent=agent, train={"seed": 5, **train})
+    return write_train_config(tmp_path, bench, sim, llm=NO_RETRY_LLM, agent=AGENT, train={"seed": 5, **train})
 
 
 async def test_p0_2_judge_sees_the_trace(tmp_path: Path, bench: Bench, sim: SimServer) -> None:

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from diagnose_support import diagnose_world
+from diagnose_support import AGENT, diagnose_world
 from train_support import train_context, write_train_config
 
 from bench_support import Bench
@@ -28,9 +28,8 @@ def _env() -> dict[str, str]:
 async def test_diagnose_prints_the_waterfall_and_truth_and_judges_once(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:
-    agent = {"vision": True, "initial_frames": 4}
     path = write_train_config(
-        tmp_path, bench, sim, agent=agent, train={"diagnosis": {"max_excluded_share": 1.0}}
+        tmp_path, bench, sim, agent=AGENT, train={"diagnosis": {"max_excluded_share": 1.0}}
     )
     async with train_context(path, run_id="base") as ctx:
         draws = [(q, s) for q in ctx.val_questions for s in range(3)]

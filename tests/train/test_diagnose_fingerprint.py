@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from diagnose_support import diagnose_world, rollout
+from diagnose_support import AGENT, diagnose_world, rollout
 from train_support import train_context, write_train_config
 
 from bench_support import Bench
@@ -63,9 +63,8 @@ def _edited_skill(bundle_dir: Path, tmp_path: Path, slug: str) -> Bundle:
 async def test_unchanged_cases_skip_the_model_changed_template_or_skill_judges_again(
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:
-    agent = {"vision": True, "initial_frames": 4}
     train = {"diagnosis": {"max_excluded_share": 1.0}}
-    path = write_train_config(tmp_path, bench, sim, agent=agent, train=train)
+    path = write_train_config(tmp_path, bench, sim, agent=AGENT, train=train)
     bundle = Bundle.load(bench.bundle)
     async with train_context(path) as ctx:
         run_id, predictions = await rollout(ctx, bundle)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -16,7 +17,9 @@ from evolve_support import (
 
 from skillharness.data import slugify
 from skillharness.llm.roles import Role
+from skillharness.sim.insights import normalize_text
 from skillharness.skills import Bundle, EditSet, EditTarget, MomentumUpdate, RefusalReason, initial_bundle
+from skillharness.train.config import RoleSettings
 from skillharness.train.context import TrainContext
 from skillharness.train.evolve import (
     EvolveRefusal,
@@ -71,13 +74,45 @@ def test_p0_1_evolution_changes_the_bundle(env: Env) -> None:
     assert result.choice == ("rank" if ranked else "only")
 
     # The oracle knows the candidate's worth: with insight_rate=1 the edit states an insight of
-    # this task type that the skill lacked, so questions of the type that need it gain.
-    ids = [q.question_id for q in env.sim.world.questions.values() if q.task_type == env.task_type]
+    # this task type that the skill lacked, so the questions of the type that need it gain (the
+    # simulated model sometimes picks an insight none of them needs: then nothing changes).
+    world = env.sim.world
+    added = [
+        r.id
+        for r in world.insights_for(env.task_type)
+        if r.present_in(normalize_text(result.document_after))
+        and not r.present_in(normalize_text(result.document_before))
+    ]
+    assert added, result.edit_set
+    questions = [q for q in world.questions.values() if q.task_type == env.task_type]
+    needed = {i for q in questions for i in world.truth(q).needed}
+    ids = [q.question_id for q in questions]
     effect = env.sim.oracle.edit_effect(env.bundle, result.bundle, ids)
-    assert effect.delta > 0, f"useless proposal: {effect.before:.3f} -> {effect.after:.3f} on {ids}"
+    assert effect.delta >= 0
+    assert (effect.delta > 0) == bool(needed & set(added)), (added, needed, effect)
     on_evidence = env.sim.oracle.edit_effect(env.bundle, result.bundle, sorted(result.evidence_ids))
     assert on_evidence.delta >= 0
     assert env.ctx.session.usage()["evolve"]["calls"] >= 3
+
+
+@pytest.mark.parametrize(
+    ("settings", "calls"),
+    [({}, 1), ({"temperature": 0.0}, 1), ({"temperature": 0.7, "seed": 5}, 1), ({"temperature": 0.7}, 3)],
+)
+def test_7e_evolve_pays_for_several_candidates_only_when_they_can_differ(
+    env: Env, settings: dict[str, float], calls: int
+) -> None:
+    """At temperature 0 (the role default) or with a fixed seed a server answers one prompt alike."""
+    recorder = RecordingModel(env.ctx.caller.model)
+    caller = dataclasses.replace(env.ctx.caller, model=recorder, roles={"evolve": RoleSettings(**settings)})
+    ctx = dataclasses.replace(env.ctx, caller=caller)
+    assert ctx.config.evolve.candidates == 3
+    result = env.runner.run(evolve(ctx, env.bundle, env.pack, ()))
+    assert isinstance(result, Candidate), result
+    assert [r.sample_idx for r in recorder.of_role(Role.EVOLVE)] == list(range(calls))
+    if calls == 1:
+        assert result.choice == "only"
+        assert not recorder.of_role(Role.RANK)
 
 
 @pytest.mark.parametrize("where", ["crossing_the_momentum_marker", "inside_the_appendix"])

@@ -68,6 +68,8 @@ def write_experiment(
             "early_stop_patience": 2,
             "gate": {"n_max": 64, "first_stage": 8, "guard_draws": 8},
             "evolve": {"candidates": 2},
+            # Two candidates differ only when the evolve role samples (at temperature 0 they are one).
+            "roles": {"evolve": {"temperature": DEMO_TEMPERATURE}},
         },
         "eval": {"run_holdout_eval": True},
     }

@@ -28,6 +28,7 @@ from skillharness.train import (
     RenderedPrompt,
     build_case_packs,
     defect_confusion,
+    evolve_calls,
     open_training,
     render_evolve_prompts,
     run_waterfall,
@@ -178,8 +179,9 @@ def diagnose(
         return
     console = Console(width=max(Console().width, 120))
     _print(console, run, report, truth, limit)
+    calls = evolve_calls(cfg.train)
     for prompt in prompts:
-        console.rule(f"evolve prompt ({prompt.name}), sent train.evolve.candidates times")
+        console.rule(f"evolve prompt ({prompt.name}), sent {calls} time(s)")
         console.print(prompt.system, markup=False, highlight=False)
         console.print(prompt.user, markup=False, highlight=False)
 

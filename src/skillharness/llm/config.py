@@ -41,8 +41,8 @@ class EndpointConfig(StrictModel):
     send_sample_idx: bool = Field(
         True,
         description="Send a request's sample index > 0 as top-level body key 'sample_idx' (the simulator "
-        "draws a fresh sample per index; vLLM, SGLang and llama.cpp ignore it; set false for a hosted API "
-        "that rejects unknown keys).",
+        "draws a fresh sample per index when the request samples; vLLM, SGLang and llama.cpp ignore it; "
+        "set false for a hosted API that rejects unknown keys).",
     )
 
     @property

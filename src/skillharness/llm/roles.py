@@ -154,8 +154,9 @@ DOCUMENT_OPEN = "<current_document>"
 DOCUMENT_CLOSE = "</current_document>"
 
 # Top-level request-body key carrying ChatRequest.sample_idx to the server (send it through the
-# OpenAI client's ``extra_body``). The simulator draws a fresh sample per index; real servers
-# ignore unknown keys.
+# OpenAI client's ``extra_body``). Real servers ignore unknown keys; the simulator draws a fresh
+# sample per index only when the request samples (temperature above 0, no seed), as a real server
+# gives a greedy or seeded request one reply.
 SAMPLE_IDX_KEY = "sample_idx"
 
 # Evolve-rank prompts introduce each candidate with a line starting with this heading, formatted

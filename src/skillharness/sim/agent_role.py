@@ -2,10 +2,13 @@
 
 Every turn of an episode re-derives the same plan and the same final answer from a draw keyed
 on: the seed, the question, the instruction text (system + first user message + tool
-descriptions), ``temperature``, the request ``seed`` and ``sample_idx``. The conversation so far
-only says how far along the plan the episode is. So temperature 0 with the same input gives the
-same output, and accuracy over many sample indices converges to :meth:`World.p_correct`.
-Temperature selects the draw but does not change the probabilities.
+descriptions), ``temperature``, the request ``seed`` and the draw index (``sample_idx`` only when
+the request samples: temperature above 0 and no fixed seed; see
+:func:`~skillharness.sim.prompt.draw_index`). The conversation so far only says how far along the
+plan the episode is. So at temperature 0 one (question, instruction text) gives one output,
+whatever the sample index, as on a real server; when sampling, accuracy over many sample indices
+converges to :meth:`World.p_correct`. Temperature selects the draw but does not change the
+probabilities.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from skillharness.data.questions import OPTION_LETTERS, Question
 from skillharness.llm.roles import TOOL_GET_FRAMES, TOOL_GET_SUBTITLES, TOOL_SUBMIT_ANSWER
 from skillharness.sim.config import AnswerShape
 from skillharness.sim.draw import digest, rng_for, uniform, weighted_choice
-from skillharness.sim.prompt import first_user_text, instruction_text, prompt_tokens, sample_index
+from skillharness.sim.prompt import draw_index, first_user_text, instruction_text, prompt_tokens
 from skillharness.sim.wire import Reply, ReplyToolCall, estimate_tokens
 from skillharness.sim.world import World
 
@@ -78,7 +81,7 @@ class AgentRole:
             "agent",
             question.question_id if question else digest(user),
             digest(instruction_text(body)),
-            sample_index(body),
+            draw_index(body),
             body.get("temperature"),
             body.get("seed"),
         )

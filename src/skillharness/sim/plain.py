@@ -18,7 +18,7 @@ from skillharness.agent import extract_reference_letter, normalize_answer
 from skillharness.data.questions import Question
 from skillharness.sim.config import PlainShape
 from skillharness.sim.draw import digest, rng_for, uniform, weighted_choice
-from skillharness.sim.prompt import instruction_text, prompt_tokens, sample_index
+from skillharness.sim.prompt import draw_index, instruction_text, prompt_tokens
 from skillharness.sim.wire import Reply, estimate_tokens
 from skillharness.sim.world import World
 
@@ -88,7 +88,7 @@ class PlainRole:
             "plain",
             question.question_id,
             digest(text),
-            sample_index(body),
+            draw_index(body),
             body.get("temperature"),
             body.get("seed"),
         )

@@ -12,12 +12,12 @@ __all__ = [
     "IMAGE_TOKENS",
     "all_text",
     "document_body",
+    "draw_index",
     "extract_document",
     "first_user_text",
     "instruction_text",
     "message_text",
     "prompt_tokens",
-    "sample_index",
     "tool_descriptions",
 ]
 
@@ -96,7 +96,18 @@ def document_body(document: str) -> str:
     return document
 
 
-def sample_index(body: dict[str, Any]) -> int:
-    """The request's sample index (top-level ``sample_idx``, sent via ``extra_body``), default 0."""
+def draw_index(body: dict[str, Any]) -> int:
+    """Which independent draw a reply is: the request's ``sample_idx`` when the request samples, else 0.
+
+    A real server ignores ``sample_idx``: at temperature 0 (greedy) or with a fixed ``seed`` it
+    gives identical requests the same reply, however many sample indices the client counts. The
+    simulator does the same, so a harness that pays for several samples of a greedy request sees
+    them come back identical here too. Only a sampling request (temperature above 0, or unset: a
+    server's default samples) without a seed reads the index, standing in for a server's fresh
+    randomness while keeping every reply reproducible.
+    """
+    temperature = body.get("temperature")
+    if body.get("seed") is not None or (temperature is not None and temperature <= 0):
+        return 0
     value = body.get(SAMPLE_IDX_KEY, 0)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -1,7 +1,9 @@
 """The judge, evolve, rank, momentum and consolidate roles: plausible, noisy, valid JSON.
 
 Each answer is a pure function of the seed, the request's text, ``temperature``, ``seed`` and
-``sample_idx``. The document a call works on is found between DOCUMENT_OPEN and DOCUMENT_CLOSE;
+the draw index (:func:`~skillharness.sim.prompt.draw_index`: ``sample_idx`` only when the request
+samples). At temperature 0 a role answers the same request alike whatever its ``sample_idx``, as a
+real server does. The document a call works on is found between DOCUMENT_OPEN and DOCUMENT_CLOSE;
 the questions it is about are recognised by their text and options (see matching.py).
 """
 
@@ -15,7 +17,7 @@ from skillharness.llm.roles import DOCUMENT_OPEN, Role
 from skillharness.sim.draw import digest, rng_for, uniform
 from skillharness.sim.evolve_role import propose_edits
 from skillharness.sim.insights import normalize_text
-from skillharness.sim.prompt import all_text, document_body, extract_document, prompt_tokens, sample_index
+from skillharness.sim.prompt import all_text, document_body, draw_index, extract_document, prompt_tokens
 from skillharness.sim.wire import Reply, estimate_tokens
 from skillharness.sim.world import World
 
@@ -38,7 +40,7 @@ class RoleBehaviours:
             self.config.seed,
             role.value,
             digest(text),
-            sample_index(body),
+            draw_index(body),
             body.get("temperature"),
             body.get("seed"),
         )

@@ -3,6 +3,7 @@ acceptance gate and the prompt templates. See docs/train.md.
 """
 
 from skillharness.train.budget import TrainingStopped
+from skillharness.train.caller import evolve_calls
 from skillharness.train.casepack import build_case_packs
 from skillharness.train.checkpoint import Checkpoint
 from skillharness.train.config import GateConfig, TrainConfig
@@ -73,6 +74,7 @@ __all__ = [
     "default_train_run_id",
     "defect_confusion",
     "ended_run",
+    "evolve_calls",
     "gate_budget",
     "load_templates",
     "min_net_wins",

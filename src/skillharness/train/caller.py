@@ -14,10 +14,11 @@ from typing import Any
 from skillharness.errors import LLMError
 from skillharness.llm.roles import Role
 from skillharness.llm.types import ChatModel, ChatRequest, SamplingParams
-from skillharness.train.config import RoleSettings
+from skillharness.train.config import RoleSettings, TrainConfig
+from skillharness.train.draws import draw_temperature
 from skillharness.train.templates import PromptTemplates, RenderedPrompt
 
-__all__ = ["RoleAnswer", "RoleCaller"]
+__all__ = ["RoleAnswer", "RoleCaller", "distinct_samples", "evolve_calls", "role_sampling"]
 
 
 @dataclass(frozen=True)
@@ -67,10 +68,29 @@ class RoleCaller:
 
     def sampling_for(self, role: Role) -> SamplingParams:
         """The role's sampling parameters (temperature 0 unless the role's settings say otherwise)."""
-        settings = self.roles.get(role.value, RoleSettings())
-        return SamplingParams(
-            temperature=settings.temperature if settings.temperature is not None else 0.0,
-            top_p=settings.top_p,
-            max_tokens=settings.max_tokens,
-            seed=settings.seed,
-        )
+        return role_sampling(self.roles, role)
+
+
+def role_sampling(roles: Mapping[str, RoleSettings], role: Role) -> SamplingParams:
+    """The sampling parameters ``role`` is sent with under ``train.roles`` (temperature 0 by default)."""
+    settings = roles.get(role.value, RoleSettings())
+    return SamplingParams(
+        temperature=settings.temperature if settings.temperature is not None else 0.0,
+        top_p=settings.top_p,
+        max_tokens=settings.max_tokens,
+        seed=settings.seed,
+    )
+
+
+def distinct_samples(wanted: int, sampling: SamplingParams) -> int:
+    """How many of ``wanted`` calls of one prompt can answer differently: all when sampling, else one.
+
+    At temperature 0, or with a fixed seed, a server answers the same prompt alike (it never sees
+    the sample index), so every call past the first would pay for a copy.
+    """
+    return wanted if draw_temperature(sampling) > 0 else 1
+
+
+def evolve_calls(train: TrainConfig) -> int:
+    """Evolve calls per target under ``train``: ``train.evolve.candidates`` when the role samples, else 1."""
+    return distinct_samples(train.evolve.candidates, role_sampling(train.roles, Role.EVOLVE))

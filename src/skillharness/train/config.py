@@ -106,7 +106,12 @@ class RoleSettings(StrictModel):
     """Model and sampling of one non-agent role; unset fields take the agent's."""
 
     model: str | None = Field(None, description="Model name for this role (default: llm.model).")
-    temperature: float | None = Field(None, ge=0, description="Sampling temperature (default 0.0 for judge).")
+    temperature: float | None = Field(
+        None,
+        ge=0,
+        description="Sampling temperature (default 0.0). The evolve role needs one above 0 (and no seed) "
+        "for its train.evolve.candidates to differ.",
+    )
     top_p: float | None = Field(None, gt=0, le=1)
     max_tokens: int | None = Field(None, ge=1)
     seed: int | None = None
@@ -145,7 +150,13 @@ class CasePackConfig(StrictModel):
 
 
 class EvolveConfig(StrictModel):
-    candidates: int = Field(3, ge=1, description="Edit sets proposed per target and step.")
+    candidates: int = Field(
+        3,
+        ge=1,
+        description="Edit sets proposed per target and step when the evolve role samples "
+        "(train.roles.evolve.temperature above 0, no seed); at temperature 0 one is asked (they would be "
+        "identical).",
+    )
     rejected_memory: int = Field(
         5, ge=0, description="Rejected edit sets per target shown to the next proposal."
     )

@@ -68,8 +68,8 @@ class DrawPlan:
 def draw_temperature(sampling: SamplingParams) -> float:
     """The temperature the draw plan assumes: 0 unless two sample indices are independent draws.
 
-    With a fixed request ``seed`` a real server answers every sample index of a prompt alike
-    (only the simulator reads the sample index), so such samples are replays: the gate then
+    With a fixed request ``seed`` a server answers every sample index of a prompt alike (it never
+    sees the index; the simulator does the same), so such samples are replays: the gate then
     draws each question at most once, as at temperature 0.
     """
     if sampling.seed is not None:

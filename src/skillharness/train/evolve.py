@@ -1,9 +1,12 @@
 """Evolution (SPEC 4.3.4–4.3.5): edit sets proposed from a case pack, applied, one chosen.
 
 Per target, ``train.evolve.candidates`` proposals are asked at once (sample_idx 0..n-1 of the
-evolve role). Each is parsed and applied to the incumbent with the patch code; a proposal that
-cannot be used is a refusal with a machine-readable reason, never an exception. With more than one
-distinct valid candidate, ``evolve_rank`` chooses; a rank reply that fails or does not parse falls
+evolve role) when the evolve role samples (``train.roles.evolve.temperature`` above 0, no fixed
+seed). At temperature 0 a server answers one prompt alike, so one proposal is asked: the other
+calls would be paid-for copies (:func:`~skillharness.train.caller.distinct_samples`). Each is
+parsed and applied to the incumbent with the patch code; a proposal that cannot be used is a
+refusal with a machine-readable reason, never an exception. With more than one distinct valid
+candidate, ``evolve_rank`` chooses; a rank reply that fails or does not parse falls
 back to the first valid candidate, and the candidate says so (``choice="rank_fallback"``).
 No valid candidate ends the target's step as :class:`~skillharness.train.records.Refused`, which
 the loop records as ``reject_invalid`` and remembers for the next proposal (:func:`remember_refusal`).
@@ -19,8 +22,9 @@ from enum import StrEnum
 from typing import Any
 
 from skillharness.errors import SkillError
+from skillharness.llm.roles import Role
 from skillharness.skills import Bundle, EditSet, EditTarget, Refusal, RefusalReason, parse_edit_set
-from skillharness.train.caller import RoleAnswer
+from skillharness.train.caller import RoleAnswer, distinct_samples
 from skillharness.train.context import TrainContext
 from skillharness.train.evolve_prompts import (
     edit_limits,
@@ -86,9 +90,8 @@ async def evolve(
     variables = await evolve_variables(ctx, bundle, pack, rejected)
     before = variables["document"]
     template = evolve_template(pack.target)
-    answers = await asyncio.gather(
-        *(ctx.caller.ask(template, variables, sample_idx=i) for i in range(ctx.config.evolve.candidates))
-    )
+    calls = distinct_samples(ctx.config.evolve.candidates, ctx.caller.sampling_for(Role.EVOLVE))
+    answers = await asyncio.gather(*(ctx.caller.ask(template, variables, sample_idx=i) for i in range(calls)))
     tried = [_try(ctx, bundle, pack.target, before, i, answer) for i, answer in enumerate(answers)]
     valid = _distinct_valid(tried)
     if not valid:

@@ -118,8 +118,9 @@ async def render_evolve_prompts(
 ) -> list[RenderedPrompt]:
     """The evolve prompts a step would send, one per pack, without calling any model (``--dry-run``).
 
-    Each prompt is sent ``train.evolve.candidates`` times (sample_idx 0..n-1); the rank prompt
-    depends on the candidates, so a dry run cannot show it.
+    Each prompt is sent ``train.evolve.candidates`` times (sample_idx 0..n-1) when the evolve role
+    samples, once at temperature 0; the rank prompt depends on the candidates, so a dry run cannot
+    show it.
     """
     rejected_by_target = rejected_by_target or {}
     prompts = []

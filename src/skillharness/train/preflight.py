@@ -18,6 +18,8 @@ from typing import Protocol
 from skillharness.data import FrozenPools, Pool, Question, load_pools, load_questions, select_pool
 from skillharness.errors import ConfigError, SkillharnessError
 from skillharness.infer.runner import InferSettings, check_media, load_bundle
+from skillharness.llm.roles import Role
+from skillharness.train.caller import evolve_calls, role_sampling
 from skillharness.train.config import GateConfig, TrainConfig
 from skillharness.train.coverage import ClassCoverage, TrainedClasses, plan_trained_classes
 from skillharness.train.draws import draw_temperature
@@ -52,7 +54,7 @@ __all__ = [
     "run_preflight_async",
 ]
 
-CHECKS = ("templates", "data", "bundle", "gate", "eval", "endpoint", "store", "cache", "cache salt")
+CHECKS = ("templates", "roles", "data", "bundle", "gate", "eval", "endpoint", "store", "cache", "cache salt")
 _LISTED = 10  # ids named in one message before "..."
 
 
@@ -178,6 +180,7 @@ async def run_preflight_async(
 def _file_checks(config: PreflightSettings, pool: Pool, out: _Collector) -> None:
     inputs = _Inputs()
     out.run("templates", lambda: _templates(config, out))
+    out.run("roles", lambda: _roles(config.train))
     out.run("data", lambda: _data(config, pool, inputs, out))
     out.run("gate", lambda: _gate(config, inputs, out))
     out.run("bundle", lambda: _bundle(config, inputs))
@@ -199,6 +202,26 @@ def _templates(config: PreflightSettings, out: _Collector) -> str:
     for message in messages:
         out.fail("templates", message)
     return f"every template loads and renders ({config.train.prompts_dir or 'packaged prompts'})"
+
+
+def _roles(train: TrainConfig) -> str:
+    """How many evolve candidates a target gets, and a warning when more were asked for in vain."""
+    wanted = train.evolve.candidates
+    sampling = role_sampling(train.roles, Role.EVOLVE)
+    calls = evolve_calls(train)
+    how = f"temperature {sampling.temperature:g}" + (
+        f", seed {sampling.seed}" if sampling.seed is not None else ""
+    )
+    summary = f"evolve: {calls} candidate(s) per target ({how})"
+    if calls < wanted:
+        why = "has a fixed seed" if sampling.seed is not None else "samples at temperature 0"
+        summary += (
+            f"; WARNING: train.evolve.candidates={wanted} but the evolve role {why}: a server answers "
+            "one prompt alike, so one candidate is asked and none is ranked; set "
+            f"train.roles.evolve.temperature above 0 (no seed) for {wanted} distinct candidates, or "
+            "train.evolve.candidates to 1"
+        )
+    return summary
 
 
 def _data(config: PreflightSettings, pool: Pool, inputs: _Inputs, out: _Collector) -> str:
