@@ -1,7 +1,9 @@
 """SimLab: what training achieves against the simulator's ground truth, at what cost, and how honestly.
 
 Run: ``.venv/bin/python benchmarks/train.py [--dataset synth|videomme] [--seeds 1 2 3] [--rows all]
-[--world decisive|realistic] [--no-write]``.
+[--world decisive|realistic] [--no-write]``; the efficiency setups: ``--dataset videomme-q videomme-v
+[--budgets 2000 8000 32000] [--separate-budgets] [--jobs N] [--max-minutes M]`` (``simlab.efficiency``
+says what they measure; ``docs/benchmarks.md`` shows the tables).
 
 Each row trains the initial bundle in-process (``run_training``) against one simulator world per
 seed, with a text-only agent (``vision: false``), and reads the truth from the world's oracle.
@@ -24,44 +26,54 @@ video, so the placeholder changes no answer. Measured:
 - ablations on the same worlds: the GEPA rule (strictly better on 3), the fixed-n 2-SE rule, no
   rank, no momentum, no diagnosis.
 
-The section goes to ``docs/benchmarks.md`` under ``## SimLab``.
+The section goes to ``docs/benchmarks.md`` under ``## SimLab``; the efficiency setups also write their
+raw per-seed records to ``benchmarks/results/``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import re
+import datetime
 import shlex
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from simlab.efficiency import BUDGETS, EPOCHS, SETUPS, plan_jobs, run_jobs
+from simlab.report import section, write_results
+from simlab.world import (
+    ROOT,
+    VIDEOMME,
+    WORLDS,
+    CurveObserver,
+    Data,
+    Source,
+    Truth,
+    merge,
+    sim_world,
+    synth_source,
+    videomme_source,
+    write_config,
+    write_section,
+)
 from skillharness.config import load_config
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import load_pools, write_split
 from skillharness.data.split import SplitParams, make_split
-from skillharness.data.synth import MICRO_TASK_TYPES, ensure_synthetic_benchmark
-from skillharness.sim import SimConfig, SimServer, decisive_world
-from skillharness.sim.oracle import BundleText, Oracle
-from skillharness.skills import Bundle, Workspace, initial_bundle
+from skillharness.data.synth import MICRO_TASK_TYPES
+from skillharness.sim import SimConfig, SimServer
+from skillharness.skills import Workspace, initial_bundle
 from skillharness.store import GateDecisionRow, RunMetric, RunReader
-from skillharness.train.checkpoint import Checkpoint
-from skillharness.train.context import TrainContext
 from skillharness.train.training import TrainRequest, run_folder, run_training
-from skillharness.util.atomic import atomic_write_text
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
-BENCH_CACHE = Path.home() / ".cache" / "skillharness-bench" / "synth"
-VIDEOMME = Path(__file__).resolve().parents[2] / "shared" / "data" / "videomme" / "videomme_questions.json"
-SYNTH = {"seed": 3, "videos": 36}
+SPLIT_SEED = 3
 ALPHA = 0.05
 MILESTONES = (0.5, 0.7, 0.9)
 TRAIN: dict[str, Any] = {
@@ -72,8 +84,9 @@ TRAIN: dict[str, Any] = {
     "evolve": {"candidates": 2},
     "roles": {"evolve": {"temperature": 0.7}},  # two candidates that can differ (docs/train.md, Evolve)
 }
+FULL_LOOP = "full loop (e-process gate)"
 ROWS: dict[str, dict[str, Any]] = {
-    "full loop (e-process gate)": {},
+    FULL_LOOP: {},
     "GEPA rule: strictly better on 3": {"gate": {"rule": "minibatch"}},
     "fixed n = 48, mean > 2 SE": {"gate": {"rule": "fixed_n"}},
     "no rank": {"evolve": {"rank": False}},
@@ -81,73 +94,7 @@ ROWS: dict[str, dict[str, Any]] = {
     "no diagnosis": {"diagnosis": {"enabled": False}},
 }
 ROLES = ("agent", "judge", "evolve", "rank", "momentum", "consolidate")
-
-
-@dataclass(frozen=True)
-class Data:
-    """The benchmark files, the trained classes and the question ids the truth is measured on."""
-
-    source: Source
-    pools: Path
-    bundle: Path
-    classes: tuple[str, ...]
-    val: tuple[str, ...]
-    test: tuple[str, ...]
-    test_all: tuple[str, ...]  # every class: what the run's val-gain interval speaks of
-
-
-@dataclass
-class Truth:
-    """The oracle's view of one world: initial and best accuracy on val and test."""
-
-    oracle: Oracle
-    data: Data
-    initial: dict[str, float] = field(default_factory=dict)
-    best: dict[str, float] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        start = Bundle.load(self.data.bundle)
-        best = self.oracle.best_bundle(BundleText.from_bundle(start))
-        for pool in ("val", "test"):
-            self.initial[pool] = self.accuracy(start, pool)
-            self.best[pool] = self.accuracy(best, pool)
-
-    def accuracy(self, bundle: Bundle | BundleText, pool: str) -> float:
-        ids = self.data.val if pool == "val" else self.data.test
-        return self.oracle.expected_accuracy(bundle, ids)
-
-    def closure(self, bundle: Bundle, pool: str) -> float:
-        gap = self.best[pool] - self.initial[pool]
-        return (self.accuracy(bundle, pool) - self.initial[pool]) / gap if gap > 0 else 0.0
-
-
-class CurveObserver:
-    """Test gap closure of the incumbent against the simulator's request count, at each checkpoint."""
-
-    def __init__(self, sim: SimServer, truth: Truth, workspace: Path) -> None:
-        self.sim = sim
-        self.truth = truth
-        self.workspace = workspace
-        self.points: list[tuple[int, float]] = []
-        self._closure: dict[str, float] = {}
-
-    def on_start(self, ctx: TrainContext) -> None:
-        return None
-
-    def on_step(self, ckpt: Checkpoint, steps_in_epoch: int) -> None:
-        self._record(ckpt)
-
-    def on_checkpoint(self, ckpt: Checkpoint) -> None:
-        self._record(ckpt)
-
-    def _record(self, ckpt: Checkpoint) -> None:
-        if ckpt.version not in self._closure:
-            bundle = Workspace.open(self.workspace, verify=False).load(ckpt.version)
-            self._closure[ckpt.version] = self.truth.closure(bundle, "test")
-        self.points.append((int(self.sim.stats()["requests"]), self._closure[ckpt.version]))
-
-    def calls_to(self, share: float) -> int | None:
-        return next((calls for calls, closure in self.points if closure >= share), None)
+RESULTS = ROOT / "benchmarks" / "results"
 
 
 @dataclass(frozen=True)
@@ -170,39 +117,10 @@ class RunResult:
         return sum(self.calls.values())
 
 
-@dataclass(frozen=True)
-class Source:
-    """Where a dataset's questions and media come from, and how it is split."""
-
-    questions: Path
-    videos_dir: Path
-    subtitles_dir: Path | None
-    split: tuple[int, int, int]
-    classes: int
-
-
-def synth_source(_: Path) -> Source:
-    root = ensure_synthetic_benchmark(BENCH_CACHE, **SYNTH)
-    return Source(root / "questions.json", root / "videos", root / "subtitles", (24, 48, 36), 3)
-
-
-def videomme_source(folder: Path) -> Source:
-    """The real questions; every video is the same placeholder file (see the module docstring)."""
-    questions = load_questions(VIDEOMME)
-    placeholder = next((ensure_synthetic_benchmark(BENCH_CACHE, **SYNTH) / "videos").glob("*.mp4"))
-    videos = folder / "videomme-videos"
-    videos.mkdir(parents=True, exist_ok=True)
-    for video_id in {q.videoID for q in questions}:
-        link = videos / f"{video_id}.mp4"
-        if not link.exists():
-            link.symlink_to(placeholder)
-    return Source(VIDEOMME, videos, None, (240, 480, 600), 4)
-
-
 def prepare_data(folder: Path, source: Source) -> Data:
     """The questions split by question, and the non-micro classes with the most val questions."""
     questions = load_questions(source.questions)
-    split = make_split(questions, SplitParams(sizes=source.split, unit="question", seed=SYNTH["seed"]))
+    split = make_split(questions, SplitParams(sizes=source.split, unit="question", seed=SPLIT_SEED))
     written = write_split(split, questions, source.questions, folder / "split", force=False, version="simlab")
     pools = load_pools(written.pools_path).questions
     by_id = {q.question_id: q for q in questions}
@@ -217,41 +135,6 @@ def prepare_data(folder: Path, source: Source) -> Data:
     return Data(
         source, written.pools_path, folder / "bundle", classes, ids("val"), ids("test"), tuple(pools["test"])
     )
-
-
-def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in extra.items():
-        out[key] = _merge(out.get(key, {}), value) if isinstance(value, dict) else value
-    return out
-
-
-def write_config(folder: Path, data: Data, sim: SimServer, ablation: dict[str, Any]) -> Path:
-    train = _merge(TRAIN, ablation) | {"task_types": list(data.classes)}
-    doc = {
-        "data": {
-            "questions": str(data.source.questions),
-            "pools": str(data.pools),
-            "videos_dir": str(data.source.videos_dir),
-            "subtitles_dir": None if data.source.subtitles_dir is None else str(data.source.subtitles_dir),
-        },
-        "llm": {"model": sim.model_name, "endpoints": [{"base_url": sim.base_url}]},
-        "cache": {"url": f"sqlite:///{folder / 'cache.sqlite'}"},
-        "store": {"url": f"sqlite:///{folder / 'runs.sqlite'}"},
-        "agent": {
-            "bundle": str(data.bundle),
-            "concurrency": 8,
-            "vision": False,
-            "sampling": {"temperature": 0.7},
-            "frames": {"cache_dir": str(folder / "frames")},
-        },
-        "eval": {"run_holdout_eval": False},
-        "train": train,
-    }
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "experiment.yaml"
-    path.write_text(yaml.safe_dump(doc))
-    return path
 
 
 def _honesty(store_url: str, run_id: str, truth: Truth, workspace: Workspace) -> tuple[int, int, int, float]:
@@ -273,10 +156,10 @@ async def run_one(data: Data, world: SimConfig, ablation: dict[str, Any], folder
     start = time.perf_counter()
     with SimServer(world, questions=data.source.questions) as sim:
         truth = Truth(sim.oracle, data)
-        config_path = write_config(folder, data, sim, ablation)
-        config = load_config(config_path)
+        train = merge(TRAIN, ablation) | {"task_types": list(data.classes)}
+        config = load_config(write_config(folder, data, sim, train))
         request = TrainRequest(run_id="simlab", folder=run_folder(folder, "simlab"))
-        curve = CurveObserver(sim, truth, request.folder / "workspace")
+        curve = CurveObserver(truth, request.folder / "workspace", lambda _: int(sim.stats()["requests"]))
         outcome = await run_training(config, request, observer=curve)
     ws = Workspace.open(outcome.workspace)
     final = ws.load(outcome.checkpoint.version)
@@ -357,14 +240,14 @@ def tables(results: dict[str, list[RunResult]]) -> str:
 
 
 async def measure(
-    dataset: str, seeds: list[int], rows: list[str], world: str
+    dataset: str, seeds: list[int], rows: list[str], world: str, questions: Path
 ) -> tuple[Data, dict[str, list[RunResult]]]:
     results: dict[str, list[RunResult]] = {name: [] for name in rows}
     with tempfile.TemporaryDirectory(prefix="simlab-") as tmp:
-        source = (videomme_source if dataset == "videomme" else synth_source)(Path(tmp))
+        source = (videomme_source if dataset == "videomme" else synth_source)(Path(tmp), questions)
         data = prepare_data(Path(tmp) / "data", source)
         for seed in seeds:
-            config = decisive_world(seed) if world == "decisive" else SimConfig(seed=seed)
+            config = sim_world(world, seed)
             for name in rows:
                 result = await run_one(
                     data, config, ROWS[name], Path(tmp) / f"s{seed}-{len(results[name])}-{rows.index(name)}"
@@ -380,37 +263,129 @@ async def measure(
 DATASETS = {"synth": "synthetic benchmark", "videomme": "Video-MME questions"}
 
 
-def write_section(title: str, text: str) -> None:
-    old = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    pattern = re.compile(rf"^### {re.escape(title)}\n.*?(?=^##+ |\Z)", re.S | re.M)
-    new = pattern.sub(lambda _: text + "\n", old) if pattern.search(old) else old.rstrip("\n") + "\n\n" + text
-    atomic_write_text(DOC, new)
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", choices=list(DATASETS), default="synth")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], help="Simulator world seeds.")
-    parser.add_argument("--rows", nargs="+", choices=[*ROWS, "all"], default=["all"])
-    parser.add_argument("--world", choices=["decisive", "realistic"], default="decisive")
-    parser.add_argument("--no-write", action="store_true", help="Print only; leave docs/benchmarks.md.")
-    args = parser.parse_args(argv)
-    if args.dataset == "videomme" and not VIDEOMME.is_file():
-        sys.exit(f"no Video-MME questions at {VIDEOMME}: nothing to measure")
-    rows = list(ROWS) if "all" in args.rows else args.rows
+def ablations(args: argparse.Namespace, argv: list[str]) -> str:
+    """The ablation rows on one dataset; the section's text."""
+    seeds = args.seeds or [1, 2, 3]
+    rows = list(ROWS) if args.rows is None or "all" in args.rows else args.rows
+    world = args.world or "decisive"
     start = time.perf_counter()
-    data, results = asyncio.run(measure(args.dataset, args.seeds, rows, args.world))
-    title = f"SimLab: {DATASETS[args.dataset]}, {args.world} world"
-    command = shlex.join(["benchmarks/train.py", *(argv if argv is not None else sys.argv[1:])])
+    data, results = asyncio.run(measure(args.dataset[0], seeds, rows, world, args.videomme))
+    title = f"SimLab: {DATASETS[args.dataset[0]]}, {world} world"
     header = (
-        f"### {title}\n\n`.venv/bin/python {command}`: seeds {args.seeds}; trained classes "
+        f"### {title}\n\n`.venv/bin/python {_command(argv)}`: seeds {seeds}; trained classes "
         f"{', '.join(data.classes)} ({len(data.val)} val / {len(data.test)} test questions of them); "
         f"{time.perf_counter() - start:.0f} s on the shared 2 cores.\n\n"
     )
     text = header + tables(results)
     if not args.no_write:
         write_section(title, text)
-    sys.stdout.write(text)
+    return text
+
+
+def efficiency(args: argparse.Namespace, argv: list[str]) -> str:
+    """The efficiency setups (``simlab.efficiency``); the section's text."""
+    rows = args.rows or [FULL_LOOP]
+    if len(rows) != 1 or "all" in rows:
+        sys.exit("the efficiency setups measure one row at a time: give --rows NAME")
+    world = args.world or "realistic"
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="simlab-") as tmp:
+        folder = args.workdir or Path(tmp)
+        jobs = plan_jobs(
+            args.dataset,
+            args.seeds,
+            args.budgets,
+            separate=args.separate_budgets,
+            world=world,
+            source=videomme_source(folder, args.videomme),
+            folder=folder,
+            max_minutes=args.max_minutes,
+            epochs=args.epochs,
+            train=ROWS[rows[0]],
+        )
+        records = run_jobs(jobs, args.jobs)
+    elapsed = time.perf_counter() - start
+    title = f"SimLab: the efficiency setups ({', '.join(args.dataset)}), {world} world"
+    if rows[0] != FULL_LOOP:
+        title += f", {rows[0]}"
+    top = max(args.budgets)
+    mode = (
+        "one run per seed and budget"
+        if args.separate_budgets
+        else f"one run per seed at {top:,} calls, read at each budget mark"
+    )
+    seeds = {name: sorted({j.seed for j in jobs if j.setup == name}) for name in args.dataset}
+    header = (
+        f"`.venv/bin/python {_command(argv)}`: {world} world, seeds {seeds}, {mode}; default train settings "
+        f"with `epochs: {args.epochs}` and `budget.max_calls`; {elapsed:.0f} s on the shared 2 cores "
+        f"with {args.jobs} process(es)."
+    )
+    meta = {
+        "command": _command(argv),
+        "commit": _commit(),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "world": world,
+        "row": rows[0],
+        "budgets": sorted(args.budgets),
+        "separate_budgets": args.separate_budgets,
+        "epochs": args.epochs,
+        "max_minutes": args.max_minutes,
+        "jobs": args.jobs,
+        "elapsed_s": elapsed,
+    }
+    results = args.results or RESULTS / f"simlab-efficiency-{'-'.join(args.dataset)}-{world}.json"
+    if args.results is not None or not args.no_write:
+        write_results(results, meta, records)
+    text = section(title, header, records, args.dataset, args.budgets)
+    if not args.no_write:
+        write_section(title, text)
+    return text
+
+
+def _command(argv: list[str]) -> str:
+    return shlex.join(["benchmarks/train.py", *argv])
+
+
+def _commit() -> str:
+    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False)
+    return done.stdout.strip() or "unknown"
+
+
+def parser() -> argparse.ArgumentParser:
+    out = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    out.add_argument(
+        "--dataset",
+        nargs="+",
+        choices=[*DATASETS, *SETUPS],
+        default=["synth"],
+        help="synth or videomme (the ablation rows), or one or both efficiency setups.",
+    )
+    out.add_argument("--seeds", type=int, nargs="+", help="World seeds (default: 1 2 3; per setup).")
+    out.add_argument("--rows", nargs="+", choices=[*ROWS, "all"], help="Default: all (setups: full loop).")
+    out.add_argument("--world", choices=WORLDS, help="Default: decisive (setups: realistic).")
+    out.add_argument("--videomme", type=Path, default=VIDEOMME, help="The Video-MME questions file.")
+    out.add_argument("--budgets", type=int, nargs="+", default=list(BUDGETS), help="Call budgets (setups).")
+    out.add_argument(
+        "--separate-budgets", action="store_true", help="One run per budget instead of reading the largest."
+    )
+    out.add_argument("--jobs", type=int, default=1, help="Runs in parallel, one process each (setups).")
+    out.add_argument("--max-minutes", type=float, default=60.0, help="Wall time of one run.")
+    out.add_argument("--epochs", type=int, default=EPOCHS, help="train.epochs of the setups' runs.")
+    out.add_argument("--results", type=Path, help="Per-seed records (JSON).")
+    out.add_argument("--workdir", type=Path, help="An empty folder to keep the runs in.")
+    out.add_argument("--no-write", action="store_true", help="Print only (docs, default results).")
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    given = list(argv if argv is not None else sys.argv[1:])
+    args = parser().parse_args(given)
+    setups = [d for d in args.dataset if d in SETUPS]
+    if (setups and len(setups) != len(args.dataset)) or (not setups and len(args.dataset) != 1):
+        sys.exit("give one ablation dataset (synth, videomme) or one or more efficiency setups, not both")
+    if args.dataset != ["synth"] and not args.videomme.is_file():
+        sys.exit(f"no Video-MME questions at {args.videomme}: nothing to measure (see --videomme)")
+    sys.stdout.write(efficiency(args, given) if setups else ablations(args, given))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,266 @@
+"""The efficiency setups: one training run per seed under a call budget, read at every budget mark.
+
+A setup is a split of the 2,700 Video-MME questions, 210/90/600 units of ``unit`` (questions, or
+videos: 630/270/1,800 questions) with split seed = world seed; the train settings are the
+defaults plus ``train.budget.max_calls`` and enough epochs that the budget ends the run unless the
+loop ends it first (patience). Preflight runs first, as ``skillharness train`` runs it; the loop
+trains the classes it trains by default. Truth is the oracle's expected accuracy on the whole val
+and test pools (all 12 classes), so a class the loop does not train keeps its gap open.
+
+Each seed runs in a process of its own (``run_job``); a run gets ``max_minutes`` of wall time,
+then a stop file (a clean stop between decisions), and a hard timeout a while later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from simlab.marks import Accept, read_mark
+from simlab.world import CurveObserver, Data, Source, Truth, merge, sim_world, write_config
+from skillharness.config import Config, load_config
+from skillharness.data import Pool
+from skillharness.data.loader import load_questions
+from skillharness.data.pools import load_pools, write_split
+from skillharness.data.split import SplitParams, UnitKind, make_split
+from skillharness.errors import RunError
+from skillharness.sim import SimServer
+from skillharness.skills import Workspace, initial_bundle
+from skillharness.store import GateDecisionRow, RunMetric, RunReader
+from skillharness.train.budget import StopGuard, TrainingStopped
+from skillharness.train.checkpoint import Checkpoint
+from skillharness.train.context import TrainContext
+from skillharness.train.preflight import run_preflight_async
+from skillharness.train.training import TrainRequest, run_folder, run_training
+
+BUDGETS = (2_000, 8_000, 32_000)
+EPOCHS = 100  # more than any budget here reaches: the budget or patience ends the run
+RUN_ID = "simlab"
+
+
+@dataclass(frozen=True)
+class Setup:
+    name: str
+    unit: UnitKind
+    title: str
+    seeds: tuple[int, ...]
+    sizes: tuple[int, int, int] = (210, 90, 600)
+
+
+SETUPS = {
+    "videomme-q": Setup("videomme-q", "question", "GEPA's setup: 210/90/600 questions", (0, 1, 2, 3, 4)),
+    "videomme-v": Setup("videomme-v", "video", "the audit's setup: 210/90/600 videos", (0, 1, 2)),
+}
+
+
+@dataclass(frozen=True)
+class Job:
+    """One seed of one setup, trained under ``budget`` and read at ``marks``."""
+
+    setup: str
+    seed: int
+    budget: int
+    marks: tuple[int, ...]
+    world: str
+    source: Source
+    folder: Path
+    max_minutes: float
+    epochs: int = EPOCHS
+    train: dict[str, Any] = field(default_factory=dict)  # an ablation row's train settings
+
+
+def budget_calls(ctx: TrainContext) -> int:
+    """The calls the budget counts (every role, cache hits excluded), as the loop's guard counts them."""
+    return StopGuard(ctx.config.budget, ctx.session).usage()[0]
+
+
+def prepare(job: Job) -> Data:
+    """The seed's split (split seed = world seed) and the initial bundle."""
+    setup = SETUPS[job.setup]
+    questions = load_questions(job.source.questions)
+    split = make_split(questions, SplitParams(sizes=setup.sizes, unit=setup.unit, seed=job.seed))
+    written = write_split(
+        split,
+        questions,
+        job.source.questions,
+        job.folder / "split",
+        force=False,
+        version=f"simlab {job.setup}",
+    )
+    pools = load_pools(written.pools_path).questions
+    initial_bundle().save(job.folder / "bundle")
+    test = tuple(pools[Pool.TEST])
+    return Data(job.source, written.pools_path, job.folder / "bundle", (), tuple(pools[Pool.VAL]), test, test)
+
+
+async def _guarded(
+    config: Config, request: TrainRequest, curve: CurveObserver, stop_file: Path, minutes: float
+) -> str:
+    """Train until the loop ends or stops; the end reason. After ``minutes`` the stop file stops the
+    run between decisions; a decision that hangs is cancelled a quarter of that (plus a minute) later."""
+    timer = asyncio.get_running_loop().call_later(minutes * 60, stop_file.touch)
+    try:
+        await asyncio.wait_for(run_training(config, request, observer=curve), timeout=minutes * 75 + 60)
+    except TrainingStopped as exc:
+        reason = str(exc.context.get("reason", "stopped"))
+        return "max_minutes" if reason == "stop_file" else reason
+    except TimeoutError:
+        return "timeout"
+    finally:
+        timer.cancel()
+    return Checkpoint.load(request.folder).state.value
+
+
+def _accepts(store_url: str, truth: Truth, ws: Workspace, curve: CurveObserver) -> list[dict[str, Any]]:
+    """Every accepted edit, its true effect on test and val and the calls when it became incumbent."""
+    with RunReader(store_url) as reader:
+        rows = [r for r in reader.ledger(GateDecisionRow, train_run_id=RUN_ID) if r.reason == "accept"]
+    out = []
+    for row in rows:
+        before, after = ws.load(row.version_before), ws.load(row.version_after or "")
+        calls = next(
+            (p.calls for p in curve.points if p.version == row.version_after), curve.points[-1].calls
+        )
+        effect = {
+            pool: truth.accuracy(after, pool) - truth.accuracy(before, pool) for pool in ("test", "val")
+        }
+        accept = Accept(calls, effect["test"], effect["val"])
+        out.append({**asdict(accept), "target": row.target, "version_after": row.version_after})
+    return out
+
+
+async def measure_job(job: Job) -> dict[str, Any]:
+    """Train one seed; its record (see ``run_job``)."""
+    data = prepare(job)
+    with SimServer(sim_world(job.world, job.seed), questions=data.source.questions) as sim:
+        truth = Truth(sim.oracle, data)
+        train = merge({"epochs": job.epochs, "budget": {"max_calls": job.budget}}, job.train)
+        config = load_config(write_config(job.folder, data, sim, train))
+        report = await run_preflight_async(config)
+        if not report.ok:
+            problems = "; ".join(f"{p.check}: {p.message}" for p in report.problems)
+            raise RunError(f"preflight refused the run: {problems}", setup=job.setup, seed=job.seed)
+        stop_file = job.folder / "STOP"
+        request = TrainRequest(RUN_ID, run_folder(job.folder, RUN_ID), stop_file=stop_file)
+        curve = CurveObserver(truth, request.folder / "workspace", budget_calls)
+        end_reason = await _guarded(config, request, curve, stop_file, job.max_minutes)
+    if curve.ctx is None or not curve.points:
+        raise RunError(
+            f"the run ended ({end_reason}) before its loop started", setup=job.setup, seed=job.seed
+        )
+    ckpt = Checkpoint.load(request.folder)
+    ws = Workspace.open(request.folder / "workspace")
+    final = ws.load(ckpt.version)
+    spent = budget_calls(curve.ctx)
+    accepts = _accepts(config.store.url, truth, ws, curve)
+    marks = [Accept(a["calls"], a["effect_test"], a["effect_val"]) for a in accepts]
+    with RunReader(config.store.url) as reader:
+        metrics = {m.name: m.value for m in reader.ledger(RunMetric, run_id=RUN_ID) if m.name != "usage"}
+    gate = next((row.message for row in report.rows() if row.check == "gate"), "")
+    return {
+        "questions": {pool: len(ids) for pool, ids in load_pools(data.pools).questions.items()},
+        "trained_classes": list(curve.ctx.task_types),
+        "preflight_gate": gate,
+        "initial": truth.initial,
+        "best": truth.best,
+        "end_reason": end_reason,
+        "stop_detail": ckpt.stop_reason,
+        "spent": spent,
+        "unspent": max(0, job.budget - spent) / job.budget,
+        "closure_test": truth.closure(final, "test"),
+        "closure_val": truth.closure(final, "val"),
+        "alpha_sum": ckpt.alpha_spent,
+        "gates": ckpt.gates_run,
+        "alpha_spending": config.train.gate.alpha_spending,
+        "usage": {
+            role: {k: u.get(k, 0) for k in ("calls", "cache_hits")}
+            for role, u in curve.ctx.session.usage().items()
+        },
+        "curve": [asdict(p) for p in curve.points],
+        "accepts": accepts,
+        "readings": {
+            str(b): asdict(read_mark(curve.points, marks, b, end_reason=end_reason, spent=spent))
+            for b in job.marks
+        },
+        "run_metrics": metrics,
+    }
+
+
+def run_job(job: Job) -> dict[str, Any]:
+    """A process's whole work: one seed, measured; a JSON-able record. A run that fails is recorded
+    with its error, so the other seeds still count and the report names the failure."""
+    start = time.perf_counter()
+    head = {"setup": job.setup, "seed": job.seed, "budget": job.budget, "world": job.world}
+    try:
+        body = asyncio.run(measure_job(job))
+    except Exception as exc:  # any failure of one seed: recorded, not fatal to the matrix
+        body = {"error": f"{type(exc).__name__}: {exc}"}
+    return {**head, **body, "wall_s": time.perf_counter() - start}
+
+
+def _line(record: dict[str, Any]) -> str:
+    name = f"{record['setup']} seed {record['seed']} budget {record['budget']:,}"
+    if "error" in record:
+        return f"{name}: FAILED {record['error']}\n"
+    per_k = record["wall_s"] / max(record["spent"], 1) * 1000
+    return (
+        f"{name}: test closure {record['closure_test']:.1%}, {record['spent']:,} calls "
+        f"({record['end_reason']}), {record['wall_s']:.0f} s ({per_k:.1f} s per 1,000 calls)\n"
+    )
+
+
+def run_jobs(jobs: list[Job], workers: int) -> list[dict[str, Any]]:
+    """Every job's record, in the order given; ``workers`` > 1 runs them in that many processes."""
+    records: dict[int, dict[str, Any]] = {}
+    if workers <= 1:
+        for i, job in enumerate(jobs):
+            records[i] = run_job(job)
+            sys.stderr.write(_line(records[i]))
+    else:
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            futures = {pool.submit(run_job, job): i for i, job in enumerate(jobs)}
+            for future in as_completed(futures):
+                records[futures[future]] = future.result()
+                sys.stderr.write(_line(records[futures[future]]))
+    return [records[i] for i in range(len(jobs))]
+
+
+def plan_jobs(
+    setups: list[str],
+    seeds: list[int] | None,
+    budgets: list[int],
+    *,
+    separate: bool,
+    world: str,
+    source: Source,
+    folder: Path,
+    max_minutes: float,
+    epochs: int,
+    train: dict[str, Any],
+) -> list[Job]:
+    """One job per setup × seed at the largest budget, read at every budget; with ``separate``, one
+    job per budget too, each read at its own."""
+    runs = [(b, (b,)) for b in budgets] if separate else [(max(budgets), tuple(sorted(budgets)))]
+    return [
+        Job(
+            name,
+            seed,
+            budget,
+            marks,
+            world,
+            source,
+            folder / f"{name}-s{seed}-b{budget}",
+            max_minutes,
+            epochs,
+            train,
+        )
+        for name in setups
+        for seed in (seeds if seeds is not None else SETUPS[name].seeds)
+        for budget, marks in runs
+    ]

@@ -1,0 +1,147 @@
+"""Reading one run at budget marks, and the statistics over seeds. Pure: no run, no file.
+
+One run at the largest budget B stands for the runs at every smaller budget b: the loop checks its
+budget between decisions, where it saves the checkpoint, so a run given b stops at the first check
+that sees b calls spent, holding the incumbent of the last checkpoint at that count, and until then
+it is the same run as the one given B, as long as the loop does not plan by its budget (the
+``--separate-budgets`` flag runs each budget on its own to check that).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from simlab.world import Point
+from skillharness.errors import RunError
+
+# A true effect within this of 0 is no effect: an edit of another class's text leaves the oracle's
+# figures equal, and only float summation could make them differ.
+NO_EFFECT = 1e-9
+
+
+@dataclass(frozen=True)
+class Accept:
+    """One accepted edit: when it became the incumbent and what it truly did."""
+
+    calls: int  # calls spent when its version first appeared on the curve
+    effect_test: float  # oracle accuracy after minus before, on the test pool
+    effect_val: float
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a run with call budget ``budget`` reports, read off a longer run's curve."""
+
+    budget: int
+    calls: int  # calls spent when that run ends
+    closure_test: float
+    closure_val: float
+    alpha_sum: float
+    gates: int
+    accepts: int
+    harmful_test: int  # accepts with a true test effect <= 0: harmful or useless
+    harmful_val: int
+    end_reason: str
+    unspent: float  # share of the budget left unspent at the end
+
+
+def point_at(points: Sequence[Point], budget: int) -> Point:
+    """The checkpoint a run given ``budget`` calls ends on (see the module docstring): the last of
+    the checkpoints at the first call count ≥ ``budget``; the last point when the curve ends first."""
+    if not points:
+        raise RunError("the run recorded no checkpoint: there is nothing to read", budget=budget)
+    first = next((i for i, p in enumerate(points) if p.calls >= budget), None)
+    if first is None:
+        return points[-1]
+    last = first
+    while last + 1 < len(points) and points[last + 1].calls == points[first].calls:
+        last += 1
+    return points[last]
+
+
+def read_mark(
+    points: Sequence[Point], accepts: Sequence[Accept], budget: int, *, end_reason: str, spent: int
+) -> Reading:
+    """The run given ``budget`` calls: its incumbent, the accepts made by then, and why it ended:
+    ``max_calls`` when the curve reaches the budget, else the whole run's ``end_reason`` after
+    ``spent`` calls."""
+    point = point_at(points, budget)
+    reached = point.calls >= budget
+    calls = point.calls if reached else spent
+    made = [a for a in accepts if a.calls <= point.calls]
+    return Reading(
+        budget=budget,
+        calls=calls,
+        closure_test=point.closure_test,
+        closure_val=point.closure_val,
+        alpha_sum=point.alpha_spent,
+        gates=point.gates,
+        accepts=len(made),
+        harmful_test=sum(a.effect_test <= NO_EFFECT for a in made),
+        harmful_val=sum(a.effect_val <= NO_EFFECT for a in made),
+        end_reason="max_calls" if reached else end_reason,
+        unspent=max(0, budget - calls) / budget,
+    )
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Mean, sample standard deviation (0 for one value), min and max."""
+
+    mean: float
+    sd: float
+    low: float
+    high: float
+    n: int
+
+
+def spread(values: Sequence[float]) -> Spread:
+    if not values:
+        raise RunError("no values to summarize: every run of this row failed")
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return Spread(statistics.fmean(values), sd, min(values), max(values), len(values))
+
+
+@dataclass(frozen=True)
+class MarkSummary:
+    """One setup at one budget, over its seeds."""
+
+    budget: int
+    closure: Spread  # test gap closure
+    calls: Spread
+    unspent: Spread
+    accepts: int
+    harmful_test: int
+    harmful_val: int
+    alpha_sum: float  # Σα over every gate of every seed: bounds the expected false accepts in all
+    end_reasons: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def harmful_share(self) -> float | None:
+        return self.harmful_test / self.accepts if self.accepts else None
+
+    @property
+    def calls_per_point(self) -> float | None:
+        """Mean calls / (100 × mean test closure): None when no gap was closed."""
+        return self.calls.mean / (100 * self.closure.mean) if self.closure.mean > 0 else None
+
+
+def summarize(readings: Sequence[Reading]) -> MarkSummary:
+    """``readings`` of one budget, one per seed."""
+    budgets = {r.budget for r in readings}
+    if len(budgets) != 1:
+        raise RunError(f"a summary is of one budget, got {sorted(budgets)}", budgets=sorted(budgets))
+    return MarkSummary(
+        budget=budgets.pop(),
+        closure=spread([r.closure_test for r in readings]),
+        calls=spread([float(r.calls) for r in readings]),
+        unspent=spread([r.unspent for r in readings]),
+        accepts=sum(r.accepts for r in readings),
+        harmful_test=sum(r.harmful_test for r in readings),
+        harmful_val=sum(r.harmful_val for r in readings),
+        alpha_sum=sum(r.alpha_sum for r in readings),
+        end_reasons=dict(Counter(r.end_reason for r in readings)),
+    )

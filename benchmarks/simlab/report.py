@@ -1,0 +1,165 @@
+"""The efficiency setups' tables, rendered from the runs' records alone (the results file holds
+them, so a later run can be set beside an earlier one)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from simlab.marks import MarkSummary, Reading, point_at, summarize
+from simlab.world import Point
+from skillharness.util.atomic import atomic_write_text
+
+GEPA_SOURCE = "GEPA 0.1.4, defaults, same worlds and splits"
+# Test gap closure, mean over seeds 0–4 (question-level) and 0–2 (video-level), realistic world.
+GEPA_CLOSURE = {
+    "videomme-q": {2_000: "5.5 %", 8_000: "14.3 %", 32_000: "14.4 % (seeds 0–2)"},
+    "videomme-v": {8_000: "7.0 %", 32_000: "14.6 %"},
+}
+GEPA_HARMFUL = "41–55 %"
+CLOSURE_TARGETS = {"videomme-q": {8_000: 0.25, 32_000: 0.40}, "videomme-v": {8_000: 0.35, 32_000: 0.70}}
+HARM_TARGET = 0.05
+UNSPENT_LIMIT = 0.10
+CURVE_GRID = (500, 1_000, 2_000, 4_000, 8_000, 16_000, 32_000)
+
+
+def ok_records(records: Sequence[dict[str, Any]], setup: str) -> list[dict[str, Any]]:
+    return [r for r in records if r["setup"] == setup and "error" not in r]
+
+
+def readings(records: Sequence[dict[str, Any]], setup: str, budget: int) -> list[Reading]:
+    """Each seed's reading at ``budget`` (from the run given it, or a larger one read there)."""
+    key = str(budget)
+    return [Reading(**r["readings"][key]) for r in ok_records(records, setup) if key in r["readings"]]
+
+
+def curve_of(record: dict[str, Any]) -> list[Point]:
+    return [Point(**p) for p in record["curve"]]
+
+
+def verdicts(setup: str, summary: MarkSummary) -> str:
+    """The issue's targets this row can judge: closure at the budget, and the harmful share."""
+    out = []
+    target = CLOSURE_TARGETS.get(setup, {}).get(summary.budget)
+    if target is not None:
+        out.append(f"≥ {target:.0%}: {'met' if summary.closure.mean >= target else 'missed'}")
+    share = summary.harmful_share
+    if share is not None:
+        out.append(f"harm ≤ {HARM_TARGET:.0%}: {'met' if share <= HARM_TARGET else 'missed'}")
+    return "; ".join(out) or "–"
+
+
+def _pct(value: float) -> str:
+    return f"{value * 100:.1f} %"
+
+
+def _reasons(summary: MarkSummary) -> str:
+    return ", ".join(f"{reason} ×{n}" for reason, n in sorted(summary.end_reasons.items()))
+
+
+def _row(setup: str, summary: MarkSummary) -> str:
+    c = summary.closure
+    harmful = f"{summary.harmful_test}/{summary.accepts}"
+    if summary.harmful_share is not None:
+        harmful += f" ({summary.harmful_share:.0%})"
+    per_point = "n/a (no gap closed)"
+    if summary.calls_per_point is not None:
+        per_point = f"{summary.calls_per_point:,.0f}"
+    return (
+        f"| {setup} | {summary.budget:,} | ours | {c.n} | {_pct(c.mean)} | {_pct(c.low)}–{_pct(c.high)} "
+        f"| {_pct(c.sd)} | {harmful} | {summary.alpha_sum:.2f} | {per_point} "
+        f"| {_pct(summary.unspent.mean)} (max {_pct(summary.unspent.high)}) | {_reasons(summary)} "
+        f"| {verdicts(setup, summary)} |"
+    )
+
+
+def _peer(setup: str, budget: int) -> str | None:
+    figure = GEPA_CLOSURE.get(setup, {}).get(budget)
+    if figure is None:
+        return None
+    return f"| {setup} | {budget:,} | GEPA¹ | | {figure} | | | {GEPA_HARMFUL} | | | | | |"
+
+
+def summary_table(records: Sequence[dict[str, Any]], setups: Sequence[str], budgets: Sequence[int]) -> str:
+    lines = [
+        "| setup | budget | who | seeds | test gap closure | min–max | sd | true test effect ≤ 0 "
+        "| Σα | calls / point | budget unspent | end reasons | targets |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for setup in setups:
+        for budget in sorted(budgets):
+            found = readings(records, setup, budget)
+            if found:
+                lines.append(_row(setup, summarize(found)))
+            peer = _peer(setup, budget)
+            if peer is not None:
+                lines.append(peer)
+    return "\n".join(lines) + "\n"
+
+
+def curve_table(records: Sequence[dict[str, Any]], setups: Sequence[str]) -> str:
+    """Mean (min–max) test gap closure over seeds at each grid mark the runs' budgets reach."""
+    top = max((r["budget"] for r in records), default=0)
+    grid = sorted({g for g in CURVE_GRID if g <= top} | ({top} if top else set()))
+    lines = ["| setup | " + " | ".join(f"{g:,} calls" for g in grid) + " |", "|---|" + "---|" * len(grid)]
+    for setup in setups:
+        runs = [r for r in ok_records(records, setup) if r["budget"] == top]
+        if not runs:
+            continue
+        cells = []
+        for g in grid:
+            values = [point_at(curve_of(r), g).closure_test for r in runs]
+            cells.append(f"{_pct(statistics.fmean(values))} ({_pct(min(values))}–{_pct(max(values))})")
+        lines.append(f"| {setup} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def bounds(records: Sequence[dict[str, Any]]) -> str:
+    """The run-level bound each run states (its final metrics), else its alpha-spending setting."""
+    found = set()
+    for r in records:
+        if "error" in r:
+            continue
+        stated = r.get("run_metrics", {}).get("alpha_spent", {}).get("bound")
+        found.add(stated or f"train.gate.alpha_spending = {r['alpha_spending']} (no final metrics: stopped)")
+    return "; ".join(sorted(found)) or "–"
+
+
+def runs_table(records: Sequence[dict[str, Any]]) -> str:
+    lines = [
+        "| setup | seed | budget | calls spent | end | wall s | s / 1,000 calls | trained classes "
+        "| accepts |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in records:
+        if "error" in r:
+            lines.append(f"| {r['setup']} | {r['seed']} | {r['budget']:,} | failed: {r['error']} | | | | | |")
+            continue
+        per_k = r["wall_s"] / max(r["spent"], 1) * 1000
+        lines.append(
+            f"| {r['setup']} | {r['seed']} | {r['budget']:,} | {r['spent']:,} | {r['end_reason']} "
+            f"| {r['wall_s']:.0f} | {per_k:.1f} | {len(r['trained_classes'])} | {len(r['accepts'])} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def section(
+    title: str, header: str, records: Sequence[dict[str, Any]], setups: Sequence[str], budgets: Sequence[int]
+) -> str:
+    return (
+        f"### {title}\n\n{header}\n\n"
+        + summary_table(records, setups, budgets)
+        + f"\n¹ {GEPA_SOURCE}.\n\nRun-level bound: {bounds(records)}.\n\n"
+        + "Test gap closure against calls (mean over seeds, min–max):\n\n"
+        + curve_table(records, setups)
+        + "\nRuns:\n\n"
+        + runs_table(records)
+    )
+
+
+def write_results(path: Path, meta: dict[str, Any], records: Sequence[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps({**meta, "runs": list(records)}, indent=1, sort_keys=True) + "\n")

@@ -1,0 +1,203 @@
+"""What every SimLab run shares: the question sources, the simulator world, the oracle's truth and the
+curve of test gap closure that an observer reads off the loop at each checkpoint."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from skillharness.data.loader import load_questions
+from skillharness.data.synth import ensure_synthetic_benchmark
+from skillharness.sim import SimConfig, SimServer, decisive_world
+from skillharness.sim.oracle import BundleText, Oracle
+from skillharness.skills import Bundle, Workspace
+from skillharness.train.checkpoint import Checkpoint
+from skillharness.train.context import TrainContext
+from skillharness.util.atomic import atomic_write_text
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "benchmarks.md"
+BENCH_CACHE = Path.home() / ".cache" / "skillharness-bench" / "synth"
+# Outside the repository, as for the tests (tests/conftest.py); the same variable moves it.
+VIDEOMME = Path(
+    os.environ.get(
+        "SKILLHARNESS_VIDEOMME_QUESTIONS", ROOT.parent / "shared/data/videomme/videomme_questions.json"
+    )
+)
+SYNTH = {"seed": 3, "videos": 36}
+WORLDS = ("decisive", "realistic")
+
+
+def sim_world(world: str, seed: int) -> SimConfig:
+    """``decisive``: one +0.40..0.50 insight per class; ``realistic``: the simulator's default world,
+    three insights per class worth about +0.1 each."""
+    return decisive_world(seed) if world == "decisive" else SimConfig(seed=seed)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a dataset's questions and media come from, and how the ablation rows split it."""
+
+    questions: Path
+    videos_dir: Path
+    subtitles_dir: Path | None
+    split: tuple[int, int, int]
+    classes: int
+
+
+def synth_source(_: Path, __: Path) -> Source:
+    root = ensure_synthetic_benchmark(BENCH_CACHE, **SYNTH)
+    return Source(root / "questions.json", root / "videos", root / "subtitles", (24, 48, 36), 3)
+
+
+def videomme_source(folder: Path, path: Path) -> Source:
+    """The real questions at ``path``; every video is the same placeholder file (see
+    benchmarks/train.py)."""
+    questions = load_questions(path)
+    placeholder = next((ensure_synthetic_benchmark(BENCH_CACHE, **SYNTH) / "videos").glob("*.mp4"))
+    videos = folder / "videomme-videos"
+    videos.mkdir(parents=True, exist_ok=True)
+    for video_id in {q.videoID for q in questions}:
+        link = videos / f"{video_id}.mp4"
+        if not link.exists():
+            link.symlink_to(placeholder)
+    return Source(path, videos, None, (240, 480, 600), 4)
+
+
+@dataclass(frozen=True)
+class Data:
+    """The benchmark files, the trained classes and the question ids the truth is measured on."""
+
+    source: Source
+    pools: Path
+    bundle: Path
+    classes: tuple[str, ...]  # empty: the run's default (what preflight says)
+    val: tuple[str, ...]
+    test: tuple[str, ...]
+    test_all: tuple[str, ...]  # every class: what the run's val-gain interval speaks of
+
+
+@dataclass
+class Truth:
+    """The oracle's view of one world: initial and best accuracy on val and test."""
+
+    oracle: Oracle
+    data: Data
+    initial: dict[str, float] = field(default_factory=dict)
+    best: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        start = Bundle.load(self.data.bundle)
+        best = self.oracle.best_bundle(BundleText.from_bundle(start))
+        for pool in ("val", "test"):
+            self.initial[pool] = self.accuracy(start, pool)
+            self.best[pool] = self.accuracy(best, pool)
+
+    def accuracy(self, bundle: Bundle | BundleText, pool: str) -> float:
+        ids = self.data.val if pool == "val" else self.data.test
+        return self.oracle.expected_accuracy(bundle, ids)
+
+    def closure(self, bundle: Bundle, pool: str) -> float:
+        gap = self.best[pool] - self.initial[pool]
+        return (self.accuracy(bundle, pool) - self.initial[pool]) / gap if gap > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Point:
+    """The incumbent at one checkpoint, with the calls spent to reach it."""
+
+    calls: int
+    version: str
+    closure_test: float
+    closure_val: float
+    alpha_spent: float
+    gates: int
+
+
+class CurveObserver:
+    """Gap closure of the incumbent against a call count, at each checkpoint (after each step and
+    decision, and at epoch end). ``count`` reads the calls from the run's context."""
+
+    def __init__(self, truth: Truth, workspace: Path, count: Callable[[TrainContext], int]) -> None:
+        self.truth = truth
+        self.workspace = workspace
+        self.count = count
+        self.points: list[Point] = []
+        self.ctx: TrainContext | None = None
+        self._closure: dict[str, tuple[float, float]] = {}
+
+    def on_start(self, ctx: TrainContext) -> None:
+        self.ctx = ctx
+
+    def on_step(self, ckpt: Checkpoint, steps_in_epoch: int) -> None:
+        self._record(ckpt)
+
+    def on_checkpoint(self, ckpt: Checkpoint) -> None:
+        self._record(ckpt)
+
+    def _record(self, ckpt: Checkpoint) -> None:
+        if self.ctx is None:
+            return
+        if ckpt.version not in self._closure:
+            bundle = Workspace.open(self.workspace, verify=False).load(ckpt.version)
+            self._closure[ckpt.version] = (
+                self.truth.closure(bundle, "test"),
+                self.truth.closure(bundle, "val"),
+            )
+        test, val = self._closure[ckpt.version]
+        self.points.append(
+            Point(self.count(self.ctx), ckpt.version, test, val, ckpt.alpha_spent, ckpt.gates_run)
+        )
+
+    def calls_to(self, share: float) -> int | None:
+        return next((p.calls for p in self.points if p.closure_test >= share), None)
+
+
+def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """``extra`` merged into ``base`` key by key (nested dicts merged, other values replaced)."""
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = merge(out.get(key, {}), value) if isinstance(value, dict) else value
+    return out
+
+
+def write_config(folder: Path, data: Data, sim: SimServer, train: dict[str, Any]) -> Path:
+    """The experiment file of one run: text-only agent at temperature 0.7, ``train`` as given."""
+    doc = {
+        "data": {
+            "questions": str(data.source.questions),
+            "pools": str(data.pools),
+            "videos_dir": str(data.source.videos_dir),
+            "subtitles_dir": None if data.source.subtitles_dir is None else str(data.source.subtitles_dir),
+        },
+        "llm": {"model": sim.model_name, "endpoints": [{"base_url": sim.base_url}]},
+        "cache": {"url": f"sqlite:///{folder / 'cache.sqlite'}"},
+        "store": {"url": f"sqlite:///{folder / 'runs.sqlite'}"},
+        "agent": {
+            "bundle": str(data.bundle),
+            "concurrency": 8,
+            "vision": False,
+            "sampling": {"temperature": 0.7},
+            "frames": {"cache_dir": str(folder / "frames")},
+        },
+        "eval": {"run_holdout_eval": False},
+        "train": train,
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "experiment.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def write_section(title: str, text: str) -> None:
+    """Replace the ``### title`` section of docs/benchmarks.md with ``text`` (or append it)."""
+    old = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
+    pattern = re.compile(rf"^### {re.escape(title)}\n.*?(?=^##+ |\Z)", re.S | re.M)
+    new = pattern.sub(lambda _: text + "\n", old) if pattern.search(old) else old.rstrip("\n") + "\n\n" + text
+    atomic_write_text(DOC, new)

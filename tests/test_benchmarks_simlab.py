@@ -1,0 +1,155 @@
+"""SimLab's pure parts: reading a run at budget marks, the statistics over seeds, the report's rows.
+
+The benchmark itself (benchmarks/train.py) is no test: it trains for minutes. These check what it
+computes from a run's curve, so a wrong reading cannot hide behind a long run.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+from simlab.marks import Accept, Reading, point_at, read_mark, spread, summarize
+from simlab.report import curve_table, summary_table, verdicts
+from simlab.world import Point
+from skillharness.errors import RunError
+
+
+def _p(calls: int, version: str, closure: float, alpha: float = 0.0) -> Point:
+    return Point(calls, version, closure, closure, alpha, int(alpha / 0.05))
+
+
+# Baseline at 139 calls; a decision at 250 accepts v0001 (two checkpoints at that count: the
+# decision's and the step's end); another at 400 accepts v0002; the run ends at 450 calls.
+CURVE = [
+    _p(139, "v0000", 0.0),
+    _p(250, "v0000", 0.0, 0.05),
+    _p(250, "v0001", 0.2, 0.05),
+    _p(400, "v0002", 0.5, 0.10),
+]
+ACCEPTS = [Accept(250, 0.0, 0.01), Accept(400, 0.03, 0.02)]
+
+
+def _reading(budget: int, closure: float, calls: int, **extra: object) -> Reading:
+    fields = {
+        "alpha_sum": 0.5,
+        "gates": 10,
+        "accepts": 4,
+        "harmful_test": 1,
+        "harmful_val": 0,
+        "end_reason": "max_calls",
+        "unspent": 0.0,
+        "closure_val": closure,
+    } | extra
+    return Reading(budget=budget, calls=calls, closure_test=closure, **fields)  # type: ignore[arg-type]
+
+
+def test_a_budget_run_ends_on_the_last_checkpoint_at_the_first_count_past_its_budget() -> None:
+    # A run given 200 calls stops at the check after the decision that crossed 200: it holds v0001.
+    assert point_at(CURVE, 200) == CURVE[2]
+    assert point_at(CURVE, 250) == CURVE[2]
+    assert point_at(CURVE, 139) == CURVE[0]
+
+
+def test_a_curve_that_ends_before_the_budget_is_read_at_its_end() -> None:
+    assert point_at(CURVE, 10_000) == CURVE[-1]
+    with pytest.raises(RunError, match="no checkpoint"):
+        point_at([], 100)
+
+
+def test_a_reading_counts_the_accepts_made_by_then_and_a_zero_effect_as_harmful() -> None:
+    early = read_mark(CURVE, ACCEPTS, 200, end_reason="stopped_early", spent=450)
+    assert (early.accepts, early.harmful_test, early.harmful_val) == (1, 1, 0)
+    assert (early.closure_test, early.calls, early.alpha_sum) == (0.2, 250, 0.05)
+    assert (early.end_reason, early.unspent) == ("max_calls", 0.0)
+
+
+def test_a_budget_the_run_never_reached_keeps_the_runs_end_reason_and_its_unspent_share() -> None:
+    late = read_mark(CURVE, ACCEPTS, 1_000, end_reason="stopped_early", spent=450)
+    assert (late.accepts, late.harmful_test, late.closure_test) == (2, 1, 0.5)
+    assert late.end_reason == "stopped_early"
+    assert late.calls == 450
+    assert late.unspent == pytest.approx(0.55)
+
+
+def test_summary_over_seeds_gives_mean_spread_harm_share_and_calls_per_point() -> None:
+    summary = summarize(
+        [_reading(8_000, 0.1, 8_000), _reading(8_000, 0.3, 8_100, end_reason="stopped_early")]
+    )
+    assert summary.closure.mean == pytest.approx(0.2)
+    assert summary.closure.sd == pytest.approx(0.1414, abs=1e-4)
+    assert (summary.closure.low, summary.closure.high, summary.closure.n) == (0.1, 0.3, 2)
+    assert summary.calls_per_point == pytest.approx(8_050 / 20)
+    assert (summary.accepts, summary.harmful_test, summary.harmful_share) == (8, 2, 0.25)
+    assert summary.alpha_sum == pytest.approx(1.0)
+    assert summary.end_reasons == {"max_calls": 1, "stopped_early": 1}
+
+
+def test_summary_refuses_readings_of_different_budgets_and_no_readings() -> None:
+    with pytest.raises(RunError, match="one budget"):
+        summarize([_reading(2_000, 0.1, 2_000), _reading(8_000, 0.1, 8_000)])
+    with pytest.raises(RunError, match="no values"):
+        spread([])
+    assert spread([0.4]).sd == 0.0
+
+
+def test_no_closed_gap_has_no_calls_per_point() -> None:
+    assert summarize([_reading(2_000, 0.0, 2_000)]).calls_per_point is None
+
+
+def test_verdicts_judge_the_setups_closure_target_and_the_harm_share() -> None:
+    assert (
+        verdicts("videomme-v", summarize([_reading(8_000, 0.36, 8_000)])) == "≥ 35%: met; harm ≤ 5%: missed"
+    )
+    met = summarize([_reading(32_000, 0.39, 32_000, accepts=40, harmful_test=2)])
+    assert verdicts("videomme-q", met) == "≥ 40%: missed; harm ≤ 5%: met"
+    assert verdicts("videomme-q", summarize([_reading(2_000, 0.1, 2_000, accepts=0, harmful_test=0)])) == "–"
+    # The mean over seeds is judged, not the best seed.
+    spread_out = summarize([_reading(8_000, 0.2, 8_000), _reading(8_000, 0.45, 8_000)])
+    assert verdicts("videomme-v", spread_out).startswith("≥ 35%: missed")
+
+
+def _record(setup: str, seed: int, closure: float, **extra: object) -> dict[str, object]:
+    curve = [_p(100, "v0000", 0.0), _p(1_500, "v0000", 0.0), _p(2_010, "v0001", closure / 2)]
+    curve.append(_p(8_050, "v0002", closure))
+    marks = {b: read_mark(curve, [], b, end_reason="max_calls", spent=8_050) for b in (2_000, 8_000)}
+    return {
+        "setup": setup,
+        "seed": seed,
+        "budget": 8_000,
+        "curve": [p.__dict__ for p in curve],
+        "readings": {str(b): r.__dict__ for b, r in marks.items()},
+    } | extra
+
+
+def test_the_table_sets_gepas_row_beside_ours_and_leaves_failed_runs_out() -> None:
+    records = [
+        _record("videomme-q", 0, 0.2),
+        _record("videomme-q", 1, 0.4),
+        {"setup": "videomme-q", "seed": 2, "budget": 8_000, "error": "RunError: boom"},
+    ]
+    lines = summary_table(records, ["videomme-q"], [2_000, 8_000]).splitlines()
+    ours = next(
+        i for i, line in enumerate(lines) if line.startswith("| videomme-q | 8,000 | ours | 2 | 30.0 %")
+    )
+    assert lines[ours + 1].startswith("| videomme-q | 8,000 | GEPA¹ | | 14.3 % |")
+    assert any(line.startswith("| videomme-q | 2,000 | ours | 2 | 15.0 %") for line in lines)
+
+
+def test_the_curve_table_reads_every_grid_mark_the_budget_reaches() -> None:
+    table = curve_table([_record("videomme-v", 0, 0.2), _record("videomme-v", 1, 0.6)], ["videomme-v"])
+    header, _, row = table.splitlines()
+    assert header == "| setup | 500 calls | 1,000 calls | 2,000 calls | 4,000 calls | 8,000 calls |"
+    cells = row.strip("| ").split(" | ")[1:]
+    assert cells[:2] == ["0.0 % (0.0 %–0.0 %)"] * 2
+    assert cells[2] == "20.0 % (10.0 %–30.0 %)"  # the first checkpoint past 2,000 calls
+    assert cells[3:] == ["40.0 % (20.0 %–60.0 %)"] * 2
+
+
+def test_the_curve_table_ends_at_the_runs_budget_even_off_the_grid() -> None:
+    header = curve_table([_record("videomme-q", 0, 0.2, budget=600)], ["videomme-q"]).splitlines()[0]
+    assert header == "| setup | 500 calls | 600 calls |"
