@@ -109,8 +109,19 @@ class RunResult:
     harmful_val: int
     harmful_test: int
     alpha_sum: float
-    gain_in_interval: bool
+    gain: dict[str, Any]  # the run's reported val gain (fresh samples, paired, clustered by video)
+    true_val_gain: float  # the oracle's expected-accuracy gain on every val question
+    true_test_gain: float  # the same on every test question
+    momentum: dict[str, int]  # the epoch-end momentum decisions by reason
     wall_s: float
+
+    @property
+    def val_truth_inside(self) -> bool:
+        return self.gain["low"] <= self.true_val_gain <= self.gain["high"]
+
+    @property
+    def test_truth_inside(self) -> bool:
+        return self.gain["low"] <= self.true_test_gain <= self.gain["high"]
 
     @property
     def total_calls(self) -> int:
@@ -133,8 +144,22 @@ def prepare_data(folder: Path, source: Source) -> Data:
         return tuple(i for i in pools[pool] if by_id[i].task_type in classes)
 
     return Data(
-        source, written.pools_path, folder / "bundle", classes, ids("val"), ids("test"), tuple(pools["test"])
+        source,
+        written.pools_path,
+        folder / "bundle",
+        classes,
+        ids("val"),
+        ids("test"),
+        tuple(pools["test"]),
+        tuple(pools["val"]),
     )
+
+
+def _momentum(store_url: str, run_id: str) -> dict[str, int]:
+    """The epoch-end momentum decisions of a run, counted by reason."""
+    with RunReader(store_url) as reader:
+        rows = reader.ledger(GateDecisionRow, train_run_id=run_id)
+    return dict(Counter(r.reason for r in rows if r.evidence.get("choice") == "momentum"))
 
 
 def _honesty(store_url: str, run_id: str, truth: Truth, workspace: Workspace) -> tuple[int, int, int, float]:
@@ -164,10 +189,11 @@ async def run_one(data: Data, world: SimConfig, ablation: dict[str, Any], folder
     ws = Workspace.open(outcome.workspace)
     final = ws.load(outcome.checkpoint.version)
     accepts, harm_val, harm_test, alpha_sum = _honesty(config.store.url, "simlab", truth, ws)
-    every = data.test_all
-    true_gain = truth.oracle.expected_accuracy(final, every) - truth.oracle.expected_accuracy(
-        ws.load("v0000"), every
-    )
+    initial = ws.load("v0000")
+
+    def true_gain(ids: tuple[str, ...]) -> float:
+        return truth.oracle.expected_accuracy(final, ids) - truth.oracle.expected_accuracy(initial, ids)
+
     return RunResult(
         closure_val=truth.closure(final, "val"),
         closure_test=truth.closure(final, "test"),
@@ -177,7 +203,10 @@ async def run_one(data: Data, world: SimConfig, ablation: dict[str, Any], folder
         harmful_val=harm_val,
         harmful_test=harm_test,
         alpha_sum=alpha_sum,
-        gain_in_interval=outcome.gain["low"] <= true_gain <= outcome.gain["high"],
+        gain=dict(outcome.gain),
+        true_val_gain=true_gain(data.val_all),
+        true_test_gain=true_gain(data.test_all),
+        momentum=_momentum(config.store.url, "simlab"),
         wall_s=time.perf_counter() - start,
     )
 
@@ -224,18 +253,43 @@ def tables(results: dict[str, list[RunResult]]) -> str:
     lines += [
         "",
         "| row | accepts | true val effect ≤ 0 | true test effect ≤ 0 | Σα "
-        "| true test gain in val-gain interval |",
-        "|---|---|---|---|---|---|",
+        "| true val gain in val-gain interval | true test gain in it |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, rs in results.items():
         accepts = sum(r.accepts for r in rs)
         hv, ht = sum(r.harmful_val for r in rs), sum(r.harmful_test for r in rs)
         alpha = sum(r.alpha_sum for r in rs)
-        inside = sum(r.gain_in_interval for r in rs)
+        val_in, test_in = sum(r.val_truth_inside for r in rs), sum(r.test_truth_inside for r in rs)
         lines.append(
             f"| {name} | {accepts} | {_share(hv, accepts)} | {_share(ht, accepts)} | {alpha:.2f} "
-            f"| {inside}/{len(rs)} |"
+            f"| {val_in}/{len(rs)} | {test_in}/{len(rs)} |"
         )
+    return "\n".join(lines) + "\n" + gain_table(results)
+
+
+def gain_table(results: dict[str, list[RunResult]]) -> str:
+    """Per run: the val gain as reported (selected on val) beside the oracle's truth, and momentum."""
+    lines = [
+        "",
+        "| row | run | val gain, by video [95 %] (selected on val) | per question | deff "
+        "| true val gain | true test gain | momentum decisions |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, rs in results.items():
+        for i, r in enumerate(rs):
+            g = r.gain
+            pq = (
+                f"[{g['per_question_low']:+.1%}, {g['per_question_high']:+.1%}]"
+                if g.get("per_question_low") is not None
+                else "n/a"
+            )
+            deff = f"{g['design_effect']:.2f}" if g.get("design_effect") is not None else "n/a"
+            momentum = ", ".join(f"{k} {v}" for k, v in sorted(r.momentum.items())) or "none"
+            lines.append(
+                f"| {name} | {i + 1} | {g['gain']:+.1%} [{g['low']:+.1%}, {g['high']:+.1%}] | {pq} | {deff} "
+                f"| {r.true_val_gain:+.1%} | {r.true_test_gain:+.1%} | {momentum} |"
+            )
     return "\n".join(lines) + "\n"
 
 

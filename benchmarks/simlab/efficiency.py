@@ -96,7 +96,8 @@ def prepare(job: Job) -> Data:
     pools = load_pools(written.pools_path).questions
     initial_bundle().save(job.folder / "bundle")
     test = tuple(pools[Pool.TEST])
-    return Data(job.source, written.pools_path, job.folder / "bundle", (), tuple(pools[Pool.VAL]), test, test)
+    val = tuple(pools[Pool.VAL])
+    return Data(job.source, written.pools_path, job.folder / "bundle", (), val, test, test, val)
 
 
 async def _guarded(

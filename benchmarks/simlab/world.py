@@ -80,7 +80,8 @@ class Data:
     classes: tuple[str, ...]  # empty: the run's default (what preflight says)
     val: tuple[str, ...]
     test: tuple[str, ...]
-    test_all: tuple[str, ...]  # every class: what the run's val-gain interval speaks of
+    test_all: tuple[str, ...]  # every class of the test pool
+    val_all: tuple[str, ...] = ()  # every class of the val pool: what the run's val gain speaks of
 
 
 @dataclass
