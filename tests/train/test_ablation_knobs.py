@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
+from statistics import mean
 
 import numpy as np
-from diagnose_support import rollout
+import pytest
+from diagnose_support import AGENT, rollout
 from loop_support import TRAINED
 from train_support import train_context, write_train_config
 from validate_support import agent_requests, gate_experiment, observations, with_lines
 
 from bench_support import Bench
 from skillharness.sim import SimConfig, SimServer
+from skillharness.sim.evolve_role import pack_support
+from skillharness.sim.prompt import extract_document
 from skillharness.skills import Bundle, EditTarget
 from skillharness.store import DiagnosisRow
+from skillharness.train.casepack import build_case_packs
 from skillharness.train.diagnose import diagnose
+from skillharness.train.evolve_prompts import render_evolve_prompts
 from skillharness.train.gate import DecisionKind
 from skillharness.train.records import Cause, GateReason
 from skillharness.train.validate import validate
@@ -107,3 +113,45 @@ async def test_diagnosis_disabled_makes_unsettled_wrong_answers_defects(
         assert "diagnosis disabled" in d.reason
     # Nothing was judged, so nothing is stored as a verdict that a later judged run would reuse.
     assert not [r for r in stored if r.cause == Cause.DEFECT.value]
+
+
+def _half_taught(bundle: Bundle, sim: SimServer) -> Bundle:
+    """``bundle`` whose skills hold two of their three insights: a wrong answer to a question that
+    needs only those is a lapse (about half the questions need only those), the others are defects."""
+    for task_type in sorted({q.task_type for q in sim.world.questions.values()}):
+        lines = [f"- {rule.canonical}" for rule in sim.world.insights_for(task_type)[:2]]
+        bundle = with_lines(bundle, EditTarget.skill(task_type), lines).bundle
+    return bundle
+
+
+@pytest.mark.slow
+async def test_i6_diagnosis_disabled_gives_the_evolve_role_noisier_packs(
+    tmp_path: Path, train_bench: Bench
+) -> None:
+    """Without the judge, lapses reach the skill packs: the simulated evolve role, reading the cases
+    from the rendered prompt, finds fewer of them explained by a gap, and so states insights less
+    often (its rate falls with the share, see docs/simulator.md)."""
+    explained: dict[bool, list[bool]] = {}
+    with SimServer(SimConfig(seed=2), questions=train_bench.questions) as sim:
+        bundle = _half_taught(Bundle.load(train_bench.bundle), sim)
+        for enabled in (True, False):
+            train = {"diagnosis": {"enabled": enabled}, "task_types": list(TRAINED)}
+            folder = tmp_path / f"diagnosis-{enabled}"
+            path = write_train_config(folder, train_bench, sim, agent=AGENT, train=train)
+            async with train_context(path) as ctx:
+                run_id, predictions = await rollout(ctx, bundle)
+                report = await diagnose(ctx, bundle, run_id, predictions)
+                packs = build_case_packs(report.diagnoses, max_cases=64, seed=0, salt="ablation")
+                prompts = await render_evolve_prompts(
+                    ctx, bundle, [p for p in packs if p.target.kind == "skill"]
+                )
+            explained[enabled] = [  # per case the evolve role recognises in a prompt: does a gap explain it?
+                pack_support(sim.world, extract_document(p.user) or "", (q,)) == 1.0
+                for p in prompts
+                for q in sim.world.index.find_all(p.user)
+            ]
+    with_judge, without = explained[True], explained[False]
+    assert len(with_judge) >= 10, with_judge
+    assert len(without) > len(with_judge)  # the lapses the judge kept out
+    assert mean(with_judge) > 0.85, with_judge
+    assert mean(without) < mean(with_judge) - 0.1, (mean(without), mean(with_judge))

@@ -197,7 +197,25 @@ class JudgeConfig(StrictModel):
 class EvolveConfig(StrictModel):
     """What an evolve call proposes; the rest of each edit's probability mass is 'useless'."""
 
-    insight_rate: float = Field(0.5, ge=0, le=1, description="An edit states a missing insight (reworded).")
+    insight_rate: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description=(
+            "An edit is useful (states a missing insight, reworded, or deletes a harmful line) when the "
+            "document's gaps explain every case of the pack; less support lowers it (see the next knob)."
+        ),
+    )
+    insight_unexplained_factor: float = Field(
+        0.2,
+        ge=0,
+        le=1,
+        description=(
+            "The share of insight_rate left for a pack none of whose cases the document's gaps explain "
+            "(lapses, noise): P(useful) = insight_rate * (f + (1 - f) * support), support being the "
+            "share of the pack's cases explained. 1: the pack does not matter."
+        ),
+    )
     harmful_rate: float = Field(0.2, ge=0, le=1, description="An edit states a harmful rule.")
     edits_per_call: int = Field(1, ge=1, le=5, description="Edits per proposal.")
     rank_accuracy: float = Field(0.7, ge=0, le=1, description="Rank picks the truly best candidate.")

@@ -1,9 +1,15 @@
 """The evolve role: propose patch edits to a document from the failed cases it was shown.
 
-Each edit is, with the configured rates, *useful* (a missing insight the cases need, reworded, or
-the deletion of a line holding a harmful rule), *harmful* (a harmful rule) or *useless* (filler
-that changes nothing). Anchors are whole lines that occur exactly once (as substrings) in the
-document and lie in its body, so every proposal applies cleanly with skills.patch.
+Each edit is *useful* (a missing insight the cases need, reworded, or the deletion of a line
+holding a harmful rule), *harmful* (a harmful rule) or *useless* (filler that changes nothing).
+How likely a useful edit is depends on the cases, as diagnosis is meant to make it: a model can
+only state the missing insight that failures show it. The cases are the loaded questions the
+prompt quotes; a case is *explained* when its question needs an insight the document lacks (or
+the document holds a harmful rule, which lowers every question). With ``support`` the share of
+explained cases, ``P(useful) = insight_rate * (f + (1 - f) * support)``, ``f`` being
+``evolve.insight_unexplained_factor``: a pack of genuine defects gets ``insight_rate``, a pack of
+lapses or noise ``f * insight_rate``. Anchors are whole lines that occur exactly once (as
+substrings) in the document and lie in its body, so every proposal applies cleanly with skills.patch.
 """
 
 from __future__ import annotations
@@ -13,11 +19,12 @@ from collections import Counter
 from typing import Any
 
 from skillharness.data.questions import Question
+from skillharness.sim.config import EvolveConfig
 from skillharness.sim.insights import USELESS_RULES, normalize_text
 from skillharness.sim.prompt import document_body
 from skillharness.sim.world import Rule, World
 
-__all__ = ["cases_task_type", "propose_edits", "unique_body_lines"]
+__all__ = ["cases_task_type", "pack_support", "propose_edits", "unique_body_lines", "useful_rate"]
 
 
 def cases_task_type(cases: tuple[Question, ...]) -> str | None:
@@ -35,6 +42,27 @@ def unique_body_lines(document: str) -> list[str]:
     return [
         line for line in body_lines if line.strip() and all_lines[line] == 1 and document.count(line) == 1
     ]
+
+
+def pack_support(world: World, document: str, cases: tuple[Question, ...]) -> float:
+    """Share of ``cases`` the document's gaps explain (0.0 for no case: nothing to diagnose from).
+
+    A case is explained when its question needs an insight absent from ``document``, or when the
+    document holds a harmful rule (it lowers every question). The rest are lapses or noise: the
+    document already holds what they need, so they show no gap a proposal could fill.
+    """
+    if not cases:
+        return 0.0
+    if world.harmful_present(document):
+        return 1.0
+    explained = sum(1 for q in cases if world.missing_insights(q, document))
+    return explained / len(cases)
+
+
+def useful_rate(config: EvolveConfig, support: float) -> float:
+    """P(an edit is useful) for a pack with ``support``: ``insight_rate * (f + (1 - f) * support)``."""
+    f = config.insight_unexplained_factor
+    return config.insight_rate * (f + (1.0 - f) * support)
 
 
 def _missing(world: World, document: str, cases: tuple[Question, ...], task_type: str | None) -> list[Rule]:
@@ -70,6 +98,7 @@ def propose_edits(
 ) -> dict[str, Any]:
     """A response object valid against ``RESPONSE_SCHEMAS[Role.EVOLVE]``."""
     cfg = world.config.evolve
+    useful = useful_rate(cfg, pack_support(world, document, cases))
     task_type = cases_task_type(cases)
     missing = _missing(world, document, cases, task_type)
     anchors = unique_body_lines(document)
@@ -78,13 +107,7 @@ def propose_edits(
     new_lines: list[str] = []
     for _ in range(cfg.edits_per_call):
         u = rng.random()
-        kind = (
-            "useful"
-            if u < cfg.insight_rate
-            else "harmful"
-            if u < cfg.insight_rate + cfg.harmful_rate
-            else "useless"
-        )
+        kind = "useful" if u < useful else "harmful" if u < useful + cfg.harmful_rate else "useless"
         made, text = _edit_text(world, document, missing, harmful_lines, kind, rng)
         if made == "delete" and text is not None:
             harmful_lines.remove(text)

@@ -134,15 +134,26 @@ def remember_refusal(refused: Refused) -> RejectedEdit:
         rationale=edit_set.rationale if edit_set else "(no usable edit set)",
         edits_json=edit_set.model_dump_json() if edit_set else "null",
         outcome=_one_line(f"{GateReason.REJECT_INVALID.value}: {refused.reason}: {refused.detail}"),
+        verdict=GateReason.REJECT_INVALID,
     )
 
 
 def remember_rejection(candidate: Candidate, outcome: GateOutcome) -> RejectedEdit:
-    """The memory entry of a candidate the gate rejected (gate reason and a one-line detail)."""
+    """The memory entry of a candidate whose gate closed without accepting it.
+
+    It keeps the verdict (``reject_evidence`` / ``reject_guard``: harm was shown; ``reject_inertia``:
+    too little evidence either way) and the counts it rests on, so the next proposal can tell an
+    idea shown harmful from one that was merely under-tested.
+    """
+    decision = outcome.decision
     return RejectedEdit(
         rationale=candidate.edit_set.rationale,
         edits_json=candidate.edit_set.model_dump_json(),
         outcome=_one_line(f"{outcome.reason.value}: {outcome.detail}")[:_DETAIL_CHARS],
+        verdict=outcome.reason,
+        wins=decision.wins if decision is not None else None,
+        losses=decision.losses if decision is not None else None,
+        n=decision.n if decision is not None else None,
     )
 
 

@@ -48,6 +48,10 @@ class EditSetView:
     rationale: str
     edits_json: str  # the edit set exactly as proposed (JSON text)
     outcome: str = ""  # why it was rejected (gate reason and a short detail), when it was
+    # A rejected edit's standing: "harmful" (the gate saw harm), "unproven" (too little evidence
+    # either way) or "invalid" (the patcher refused it); "" for an edit that was not rejected.
+    standing: str = ""
+    evidence: str = ""  # the counts a gate verdict rests on ("3 wins, 9 losses in 20 ..."), when drawn
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,7 @@ def _case(judge_reason: str = "The skill does not say to read text at several mo
     )
 
 
-def _edit_set(outcome: str = "") -> EditSetView:
+def _edit_set(outcome: str = "", standing: str = "", evidence: str = "") -> EditSetView:
     edits = {
         "skill_update_mode": "patch",
         "edits": [
@@ -112,14 +116,32 @@ def _edit_set(outcome: str = "") -> EditSetView:
         "body": None,
         "rationale": "Signs were misread.",
     }
-    return EditSetView(rationale="Signs were misread.", edits_json=json.dumps(edits), outcome=outcome)
+    return EditSetView(
+        rationale="Signs were misread.",
+        edits_json=json.dumps(edits),
+        outcome=outcome,
+        standing=standing,
+        evidence=evidence,
+    )
 
 
 def _evolve_sample(document: str) -> dict[str, Any]:
     return {
         "document": document,
         "cases": [_case()],
-        "rejected": [_edit_set("reject_inertia: no evidence either way after 24 draws")],
+        "rejected": [
+            _edit_set(
+                "reject_evidence: worse after 20 observations",
+                "harmful",
+                "2 wins, 9 losses in 20 paired observations",
+            ),
+            _edit_set(
+                "reject_inertia: the draws ran out",
+                "unproven",
+                "5 wins, 3 losses in 24 paired observations",
+            ),
+            _edit_set("reject_invalid: anchor_absent: edit 0: no such text", "invalid"),
+        ],
         "skill_update_mode": "patch",
         "max_edits": 4,
         "max_body_chars": 8000,
@@ -133,7 +155,8 @@ def _span() -> SpanView:
 _EVOLVE_VARS = {
     "document": "The current text of the target (a skill document is shown whole, all regions).",
     "cases": "list[CaseView]: the case pack of this target (defects only).",
-    "rejected": "list[EditSetView]: earlier edit sets of this target that the gate rejected.",
+    "rejected": "list[EditSetView]: earlier rejected edit sets of this target, oldest first; each one's "
+    "standing says whether it was shown harmful, is unproven or was refused by the patcher.",
     "skill_update_mode": '"patch" or "rewrite" (train.skill_update_mode).',
     "max_edits": "int: most edits in one patch set (EditLimits.max_edits).",
     "max_body_chars": "int: longest body an edit may produce (EditLimits.max_body_chars).",

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from pydantic import Field, model_validator
+
 from skillharness.agent.records import Prediction, TraceStep
 from skillharness.data.questions import Question
 from skillharness.skills import Bundle, EditSet, EditTarget, RefusalReason
@@ -28,6 +30,7 @@ __all__ = [
     "GateReason",
     "Refused",
     "RejectedEdit",
+    "Standing",
 ]
 
 
@@ -141,12 +144,67 @@ class GateOutcome:
         return int(samples[1]) if samples else None
 
 
+class Standing(StrEnum):
+    """What a rejection says about the idea, as the next proposal is told it."""
+
+    HARMFUL = "harmful"  # reject_evidence, or reject_guard (harm on another class): do not repeat
+    UNPROVEN = "unproven"  # reject_inertia: too little evidence either way; may come back better targeted
+    INVALID = "invalid"  # reject_invalid: the patcher refused its form, the idea was never tested
+
+
+_STANDING = {
+    GateReason.REJECT_EVIDENCE: Standing.HARMFUL,
+    GateReason.REJECT_GUARD: Standing.HARMFUL,
+    GateReason.REJECT_INERTIA: Standing.UNPROVEN,
+    GateReason.REJECT_INVALID: Standing.INVALID,
+}
+
+
 class RejectedEdit(StrictModel):
-    """A rejected edit set as remembered per target and shown to the next proposal."""
+    """A rejected edit set as remembered per target and shown to the next proposal.
+
+    ``verdict`` and the evidence counts were added later: an entry of an older checkpoint has only
+    ``outcome``, whose leading gate reason becomes its verdict on load (its counts stay unknown).
+    """
 
     rationale: str
     edits_json: str
     outcome: str  # gate reason and a one-line detail
+    verdict: GateReason | None = Field(
+        None, description="The gate's reason; None only for an entry whose outcome names none."
+    )
+    wins: int | None = Field(
+        None, ge=0, description="Paired observations the candidate won (None: nothing was drawn)."
+    )
+    losses: int | None = Field(None, ge=0, description="Paired observations the candidate lost.")
+    n: int | None = Field(None, ge=0, description="Paired observations the verdict rests on.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _verdict_from_outcome(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("verdict") is None:
+            head = str(data.get("outcome", "")).split(":", 1)[0].strip()
+            if head in _STANDING:  # a StrEnum key equals its value
+                data = {**data, "verdict": head}
+        return data
+
+    @property
+    def standing(self) -> Standing:
+        """Harmful, unproven or invalid; an entry without a verdict counts as harmful (never retried)."""
+        return _STANDING.get(self.verdict, Standing.HARMFUL) if self.verdict is not None else Standing.HARMFUL
+
+    @property
+    def evidence(self) -> str:
+        """The counts the verdict rests on, in one line ("" when nothing was drawn)."""
+        if self.n is None:
+            return ""
+        return f"{self.wins} wins, {self.losses} losses in {self.n} paired observations"
 
     def view(self) -> EditSetView:
-        return EditSetView(rationale=self.rationale, edits_json=self.edits_json, outcome=self.outcome)
+        return EditSetView(
+            rationale=self.rationale,
+            edits_json=self.edits_json,
+            outcome=self.outcome,
+            standing=self.standing.value,
+            evidence=self.evidence,
+        )

@@ -1,0 +1,121 @@
+"""The simulated evolve role states a missing insight as often as the shown cases call for it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from sim_support import make_questions
+
+from skillharness.data.questions import Question
+from skillharness.llm.roles import Role, response_format
+from skillharness.sim import SimConfig
+from skillharness.sim.evolve_role import pack_support, useful_rate
+from skillharness.sim.insights import normalize_text
+from skillharness.sim.model import SimModel
+from skillharness.skills.markers import APPENDIX_MARKER, MOMENTUM_MARKER
+from skillharness.train.prompt_specs import TEMPLATE_SPECS, CaseView
+from skillharness.train.templates import load_templates
+
+TASK = "Counting Problem"
+PACK = 8
+SAMPLES = 300
+
+
+@pytest.fixture(scope="module")
+def model() -> SimModel:
+    return SimModel(SimConfig(seed=4), make_questions(per_task=40))
+
+
+def _document(model: SimModel) -> str:
+    """A skill whose body holds the task's first two insights: questions needing only those are lapses."""
+    first_two = "".join(f"- {r.canonical}\n" for r in model.world.insights_for(TASK)[:2])
+    body = f"# {TASK}\n\nQuestions that ask how many.\n\n- Look at the frames.\n{first_two}"
+    return f"{body}{MOMENTUM_MARKER}\n{APPENDIX_MARKER}\n## Answer format (fixed)\n- Submit one letter.\n"
+
+
+def _split(model: SimModel, document: str) -> tuple[list[Question], list[Question]]:
+    """(lapses: every needed insight present, defects: one is missing) among the task's questions."""
+    questions = [q for q in model.world.questions.values() if q.task_type == TASK]
+    defects = [q for q in questions if model.world.missing_insights(q, document)]
+    lapses = [q for q in questions if not model.world.missing_insights(q, document)]
+    assert len(defects) >= PACK, len(defects)
+    assert len(lapses) >= PACK, len(lapses)
+    return lapses, defects
+
+
+def _view(question: Question) -> CaseView:
+    return CaseView(
+        question_id=question.question_id,
+        task_type=question.task_type,
+        question=question.question,
+        options=question.options,
+        correct_answer=question.answer,
+        agent_answer="A" if question.answer != "A" else "B",
+        duration_s=60.0,
+        trace_summary="1. get_frames(0.0, 60.0, 8) -> 8 frames\n2. submit_answer(A)",
+        judge_reason="The skill does not say how to approach this kind of question.",
+    )
+
+
+def _prompt(document: str, cases: list[Question]) -> list[dict[str, str]]:
+    """The evolve_skill prompt the training loop would send (the real template)."""
+    variables = TEMPLATE_SPECS["evolve_skill"].sample()
+    variables.update(task_type=TASK, document=document, cases=[_view(q) for q in cases], rejected=[])
+    return list(load_templates().render("evolve_skill", **variables).messages())
+
+
+def _useful_share(model: SimModel, document: str, cases: list[Question]) -> float:
+    """Share of sampled proposals that state an insight of the task the document lacked."""
+    messages = _prompt(document, cases)
+    lacking = [r for r in model.world.insights_for(TASK) if not r.present_in(normalize_text(document))]
+    useful = 0
+    for sample_idx in range(SAMPLES):
+        body = {
+            "model": "sim-vl",
+            "messages": messages,
+            "response_format": response_format(Role.EVOLVE),
+            "temperature": 0.7,
+            "sample_idx": sample_idx,
+        }
+        proposal = json.loads(model.respond(body, Role.EVOLVE).content)
+        added = normalize_text(json.dumps(proposal["edits"]) + str(proposal["body"] or ""))
+        useful += any(r.present_in(added) for r in lacking)
+    return useful / SAMPLES
+
+
+def test_i6_evolve_rate_rises_with_the_share_of_cases_that_need_a_missing_insight(model: SimModel) -> None:
+    document = _document(model)
+    lapses, defects = _split(model, document)
+    packs = {
+        "lapses": lapses[:PACK],
+        "half": lapses[: PACK // 2] + defects[: PACK // 2],
+        "defects": defects[:PACK],
+    }
+    supports = {name: pack_support(model.world, document, tuple(p)) for name, p in packs.items()}
+    assert supports == {"lapses": 0.0, "half": 0.5, "defects": 1.0}
+    shares = {name: _useful_share(model, document, p) for name, p in packs.items()}
+    config = model.config.evolve
+    # Expected 0.10, 0.30, 0.50 at the defaults; 300 draws give a standard error of at most 0.03.
+    for name, share in shares.items():
+        assert abs(share - useful_rate(config, supports[name])) < 0.09, shares
+    assert shares["lapses"] < 0.2 < shares["half"] < 0.4 < shares["defects"], shares
+    # A pack of genuine defects keeps the rate it had before the pack mattered.
+    assert useful_rate(config, 1.0) == config.insight_rate
+
+
+def test_i6_evolve_support_is_read_from_the_prompt_and_stays_deterministic_at_temperature_zero(
+    model: SimModel,
+) -> None:
+    document = _document(model)
+    lapses, defects = _split(model, document)
+    messages = _prompt(document, defects[:PACK])
+    base = {"model": "sim-vl", "messages": messages, "response_format": response_format(Role.EVOLVE)}
+    greedy = {
+        model.respond({**base, "temperature": 0.0, "sample_idx": i}, Role.EVOLVE).content for i in range(5)
+    }
+    assert len(greedy) == 1
+    # Only the cases quoted in the prompt count: the same document with lapses quoted rarely helps.
+    assert pack_support(model.world, document, model.world.index.find_all(messages[1]["content"])) == 1.0
+    lapse_text = _prompt(document, lapses[:PACK])[1]["content"]
+    assert pack_support(model.world, document, model.world.index.find_all(lapse_text)) == 0.0
