@@ -230,3 +230,20 @@ async def test_a_waiting_caller_sleeps_until_the_cooldown_ends_instead_of_pollin
     calls = 0
     assert await asyncio.wait_for(breaker.admit(), timeout=20) is True
     assert calls < 30  # about two checks: before and after the sleep; polling would be hundreds
+
+
+async def test_time_waiting_for_an_open_breaker_and_its_openings_are_counted() -> None:
+    # Wall-time accounting (benchmarks/faults.py): how often the breaker opened and how long its
+    # callers waited for admission; an admission on a closed breaker waits for nothing.
+    clock = Clock()
+    breaker = CircuitBreaker("ep", BreakerConfig(failure_threshold=1, cooldown_s=0.05), clock=clock)
+    assert await breaker.admit() is False
+    assert (breaker.opened, breaker.waited_s) == (0, 0.0)
+    trip(breaker)
+    waiter = asyncio.create_task(breaker.admit())
+    await asyncio.sleep(0)
+    clock.now = 0.3
+    assert await asyncio.wait_for(waiter, timeout=20) is True
+    assert breaker.waited_s == pytest.approx(0.3)
+    breaker.record_failure(True)  # the probe fails: open again
+    assert breaker.opened == 2

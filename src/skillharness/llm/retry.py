@@ -93,6 +93,7 @@ class RetryingModel:
         self.rng = rng or random.Random()
         self.sleep = sleep
         self.retries = 0
+        self.slept_s = 0.0  # backoff and Retry-After sleeps of every call, for wall-time accounting
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         self.budget.record_call()
@@ -119,6 +120,7 @@ class RetryingModel:
                     "retrying %s in %.2fs after attempt %d: %s", request.role, delay, attempt, decision.kind
                 )
                 self.retries += 1
+                self.slept_s += delay
                 await self.sleep(delay)
                 attempt += 1
 
