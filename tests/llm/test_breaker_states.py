@@ -247,3 +247,14 @@ async def test_time_waiting_for_an_open_breaker_and_its_openings_are_counted() -
     assert breaker.waited_s == pytest.approx(0.3)
     breaker.record_failure(True)  # the probe fails: open again
     assert breaker.opened == 2
+
+
+def test_a_default_breaker_rides_out_five_transient_failures_in_a_row() -> None:
+    # At a 30 % transient rate 5 failures in a row come every ~400 attempts; with the old
+    # threshold of 5 each paused the whole run for a cooldown (benchmarks/faults.py --train).
+    breaker = CircuitBreaker("ep", BreakerConfig())
+    for _ in range(9):
+        breaker.record_failure(False)
+    assert breaker.state is CLOSED
+    breaker.record_failure(False)
+    assert breaker.state is OPEN

@@ -20,6 +20,7 @@ so it ends with the same observations and the same decision.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,7 @@ import numpy as np
 from skillharness.data import Pool, Question
 from skillharness.errors import GateError
 from skillharness.infer import Draw
+from skillharness.infer.outcome import single_error
 from skillharness.skills import Bundle, EditTarget
 from skillharness.store import GateObservationRow, RunKind
 from skillharness.train.baseline_cache import BaselineCache
@@ -140,8 +142,14 @@ class _Arms:
 
     async def outcomes(self, draws: Sequence[Draw]) -> list[PairedOutcome]:
         """One paired outcome per draw; a side that failed is asked again up to ``infra_retries``."""
-        inc = await self._incumbent(draws)
-        cand = await self._candidate(draws)
+        # Both arms at once: a stage then waits on one slow tail (a retried draw), not on two.
+        try:
+            async with asyncio.TaskGroup() as group:
+                inc_task = group.create_task(self._incumbent(draws))
+                cand_task = group.create_task(self._candidate(draws))
+        except BaseExceptionGroup as errors:
+            raise single_error(errors) from None
+        inc, cand = inc_task.result(), cand_task.result()
         for _ in range(self.ctx.config.gate.infra_retries):
             inc_bad = [i for i, v in enumerate(inc) if v is None]
             cand_bad = [i for i, v in enumerate(cand) if v is None]
