@@ -29,8 +29,7 @@ import numpy as np
 
 from skillharness.data import Pool, Question
 from skillharness.errors import GateError
-from skillharness.infer import Draw
-from skillharness.infer.outcome import single_error
+from skillharness.infer import Draw, single_error
 from skillharness.skills import Bundle, EditTarget
 from skillharness.store import GateObservationRow, RunKind
 from skillharness.train.baseline_cache import BaselineCache
