@@ -3,13 +3,21 @@ wall time of a training run under faults.
 
 Run: ``.venv/bin/python benchmarks/faults.py [--rates 0.1 0.2 0.3] [--videos 20] [--samples 2]
 [--out-md docs/benchmarks.md]``; training: ``.venv/bin/python benchmarks/faults.py --train
-[--rates 0.05 0.15 0.3] [--latency 1.0] [--out-md docs/benchmarks.md]`` (see ``train_faults``).
+[--rates 0.05 0.15 0.3] [--latency 1.0] [--out-md docs/benchmarks.md]``.
 
 The simulator (in this process, over real loopback HTTP) gives each request, with probability r,
 one transient fault drawn evenly from: 429 with Retry-After, 500, 502, 503, a dropped connection,
 a stream cut before ``[DONE]``, a vLLM and a llama.cpp error frame, and a malformed chunk. The
 harness runs with its default retry, budget and breaker settings (only the simulator's Retry-After
 is 1 s). Target (issue 11): at r = 10 % the first pass ends with at most 1 % infra errors.
+
+``--train``: SimLab's full loop (``benchmarks/train.py``, decisive world 1) clean and at each rate
+r of ``TRAIN_FAULTS`` on every role, every call taking ``--latency`` seconds. Each run reports its
+wall time against the clean run, the retries and seconds slept before them, the breaker's
+openings and the seconds callers waited for it, the gate rollouts' time and their tails (the
+time after a rollout's median draw finished), and whether it ended with the clean run's final
+bundle and gate decisions (faults must not change the evidence). Target: at most 1.3× the clean
+run at r = 15 %.
 """
 
 from __future__ import annotations
