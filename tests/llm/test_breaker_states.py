@@ -230,3 +230,31 @@ async def test_a_waiting_caller_sleeps_until_the_cooldown_ends_instead_of_pollin
     calls = 0
     assert await asyncio.wait_for(breaker.admit(), timeout=20) is True
     assert calls < 30  # about two checks: before and after the sleep; polling would be hundreds
+
+
+async def test_time_waiting_for_an_open_breaker_and_its_openings_are_counted() -> None:
+    # Wall-time accounting (benchmarks/faults.py): how often the breaker opened and how long its
+    # callers waited for admission; an admission on a closed breaker waits for nothing.
+    clock = Clock()
+    breaker = CircuitBreaker("ep", BreakerConfig(failure_threshold=1, cooldown_s=0.05), clock=clock)
+    assert await breaker.admit() is False
+    assert (breaker.opened, breaker.waited_s) == (0, 0.0)
+    trip(breaker)
+    waiter = asyncio.create_task(breaker.admit())
+    await asyncio.sleep(0)
+    clock.now = 0.3
+    assert await asyncio.wait_for(waiter, timeout=20) is True
+    assert breaker.waited_s == pytest.approx(0.3)
+    breaker.record_failure(True)  # the probe fails: open again
+    assert breaker.opened == 2
+
+
+def test_a_default_breaker_rides_out_five_transient_failures_in_a_row() -> None:
+    # At a 30 % transient rate 5 failures in a row come every ~400 attempts; with the old
+    # threshold of 5 each paused the whole run for a cooldown (benchmarks/faults.py --train).
+    breaker = CircuitBreaker("ep", BreakerConfig())
+    for _ in range(9):
+        breaker.record_failure(False)
+    assert breaker.state is CLOSED
+    breaker.record_failure(False)
+    assert breaker.state is OPEN

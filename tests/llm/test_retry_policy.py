@@ -127,3 +127,12 @@ def test_the_budget_window_forgets_events_exactly_one_window_old() -> None:
     assert not budget.try_spend()
     now[0] = 15.0  # now the retry at t=5 has left too
     assert budget.try_spend()
+
+
+async def test_the_seconds_slept_before_retries_are_summed_for_wall_time_accounting() -> None:
+    inner = Script(busy(retry_after_s=1.5), busy(), busy(retry_after_s=0.25))
+    model, slept = retrying(inner, base_delay_s=1.0, max_delay_s=8.0)
+    assert (await model.complete(make_request())).content == "ok"
+    assert len(slept) == 3
+    assert model.slept_s == pytest.approx(sum(slept))
+    assert model.slept_s >= 1.75

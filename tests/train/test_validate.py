@@ -140,9 +140,10 @@ async def test_p1_4_infra_never_enters_baseline_cache(
     task_type = "Attribute Perception"
     async with train_context(path) as ctx:
         candidate = with_lines(incumbent, EditTarget.skill(task_type), [USELESS])
-        # The incumbent's arm is asked first, and its cache is empty: the next agent requests are
-        # the first turns of its first stage of 4. Two of them fail: half the stage is INFRA, at
-        # infer.max_infra_share (0.5), not past it, so the gate goes on without them.
+        # Both arms are asked at once, and the incumbent's cache is empty: the next 8 agent requests
+        # are the first turns of the first stage's 4 draws on each arm. Two of them fail: at most
+        # half of an arm's stage is INFRA, at infer.max_infra_share (0.5), not past it, so the gate
+        # goes on without them.
         sim.force_fault(FaultKind.HTTP_503, count=2, roles=["agent"])
         outcome = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
         rows = observations(ctx.store, ctx.run_id, 1)
@@ -154,12 +155,11 @@ async def test_p1_4_infra_never_enters_baseline_cache(
     assert sim.stats()["faults"] == {"http_503": 2}
     decision = outcome.decision
     assert decision is not None
-    assert decision.infra == 2
-    outage = [r for r in rows if r.incumbent is None]
-    assert len(outage) == 2
-    assert all(r.candidate is not None for r in outage)
+    outage = [r for r in rows if r.incumbent is None or r.candidate is None]
+    assert 1 <= len(outage) <= 2
+    assert decision.infra == len(outage)
     assert all(r.draw_index < 4 for r in outage)
-    assert all(r.wealth == r.harm_wealth == 1.0 for r in rows[:4] if r.incumbent is None)
+    assert all(r.wealth == r.harm_wealth == 1.0 for r in outage)
     # Nothing of the outage is in the cache; every other incumbent sample is.
     cached_keys = {(s.question_id, s.sample_idx) for s in cached}
     assert cached_keys == {(r.question_id, r.sample_idx) for r in rows if r.incumbent is not None}
@@ -207,7 +207,7 @@ async def test_an_outage_in_a_gate_stops_resumably_and_decides_nothing(
     path = gate_experiment(tmp_path / "hit", validate_bench, sim, temperature=0.7, gate=gate, infra_retries=1)
     async with train_context(path) as ctx:
         candidate = with_lines(incumbent, target, [USELESS])
-        sim.force_fault(FaultKind.HTTP_503, count=8, roles=["agent"])  # the stage, and its re-ask
+        sim.force_fault(FaultKind.HTTP_503, count=16, roles=["agent"])  # both arms, and their re-asks
         with pytest.raises(InfraOutage) as caught:
             await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
         assert caught.value.context["failed"] == 4
@@ -261,9 +261,39 @@ async def test_baseline_cache_is_shared_across_runs_only_where_the_config_allows
     assert set(fresh) == drawn
 
 
+async def test_a_stage_asks_both_arms_at_once_so_it_waits_on_one_tail(
+    tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Wall time under faults (benchmarks/faults.py --train): asked one after the other, a stage
+    # waited on the incumbent's slowest (retried) draw, then on the candidate's.
+    events: list[tuple[str, str]] = []
+    real = TrainContext.rollout
+
+    async def rollout(ctx: TrainContext, bundle: Bundle, draws: Sequence[Draw], suffix: str, **k: Any) -> Any:
+        events.append(("start", suffix))
+        try:
+            return await real(ctx, bundle, draws, suffix, **k)
+        finally:
+            events.append(("end", suffix))
+
+    path = gate_experiment(
+        tmp_path, validate_bench, sim, temperature=0.7, gate={"n_max": 16, "first_stage": 4}
+    )
+    with monkeypatch.context() as patch:
+        patch.setattr(TrainContext, "rollout", rollout)
+        async with train_context(path) as ctx:
+            candidate = with_lines(incumbent, EditTarget.skill("Attribute Perception"), [USELESS])
+            outcome = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
+    assert outcome.decision is not None
+    # The first stage's two rollouts both start before either ends.
+    assert sorted(events[:2]) == [("start", "g0001.cand"), ("start", "g0001.inc")]
+    assert {e for e, _ in events[2:4]} == {"end"}
+
+
 def _killed_mid_stage(real: Callable[..., Awaitable[list[Prediction]]], calls: list[int]) -> Any:
-    """Wraps ``TrainContext.rollout``: the third rollout (stage 2, incumbent arm) asks half of its
-    draws for real, then the process "dies" (the task is cancelled), as a kill would leave it."""
+    """Wraps ``TrainContext.rollout``: from the third rollout on (stage 2, both arms at once) each
+    asks half of its draws for real, then the process "dies" (the task is cancelled), as a kill
+    would leave it."""
 
     async def rollout(ctx: TrainContext, bundle: Bundle, draws: Sequence[Draw], *a: Any, **k: Any) -> Any:
         calls.append(len(draws))
@@ -298,7 +328,7 @@ async def test_gate_replays_after_an_interruption(
             with pytest.raises(asyncio.CancelledError):
                 await validate(ctx, incumbent, candidate, gate_index=2, alpha=0.05, first_sample=1)
             cut_rows = observations(ctx.store, ctx.run_id, 2)
-    assert len(calls) == 3
+    assert len(calls) == 4
     assert len(cut_rows) == 4
     async with train_context(path) as ctx:  # a new process, the same run
         before = agent_requests(sim)

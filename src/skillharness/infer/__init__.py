@@ -17,6 +17,7 @@ from skillharness.infer.cluster import (
 )
 from skillharness.infer.config import InferConfig
 from skillharness.infer.export import write_official_results
+from skillharness.infer.outcome import single_error
 from skillharness.infer.progress import InferProgress, RichProgress
 from skillharness.infer.provenance import inputs_hash, run_provenance
 from skillharness.infer.runner import (
@@ -83,6 +84,7 @@ __all__ = [
     "run_inference",
     "run_provenance",
     "score_run",
+    "single_error",
     "summarize",
     "wilson",
     "write_official_results",

@@ -46,6 +46,7 @@ class CircuitBreaker:
         self._changed = asyncio.Event()
         self.transitions: list[tuple[BreakerState, BreakerState]] = []
         self._waiters: dict[int, float] = {}  # id of a waiting admit() -> its deadline
+        self.waited_s = 0.0  # summed over callers: time spent waiting for admission (wall-time accounting)
 
     def _set(self, state: BreakerState) -> None:
         if state is not self.state:
@@ -54,6 +55,11 @@ class CircuitBreaker:
             self.state = state
         self._changed.set()  # wake every waiter; they re-check and most go back to sleep
         self._changed = asyncio.Event()
+
+    @property
+    def opened(self) -> int:
+        """How often this breaker has opened (each opening pauses its endpoint's callers)."""
+        return sum(1 for _, to in self.transitions if to is BreakerState.OPEN)
 
     @property
     def accepting(self) -> bool:
@@ -92,12 +98,14 @@ class CircuitBreaker:
 
     async def admit(self) -> bool:
         """Wait for (or refuse) admission. Returns True when this caller is the probe."""
-        deadline = self._clock() + self.config.wait_deadline_s
+        started = self._clock()
+        deadline = started + self.config.wait_deadline_s
         token = object()
         try:
             return await self._admit(deadline, token)
         finally:
             self._waiters.pop(id(token), None)
+            self.waited_s += self._clock() - started
 
     async def _admit(self, deadline: float, token: object) -> bool:
         while True:

@@ -117,7 +117,12 @@ class OpenBehaviour(StrEnum):
 class BreakerConfig(StrictModel):
     """A per-endpoint circuit breaker: closed → open → half-open (exactly one probe) → closed."""
 
-    failure_threshold: int = Field(5, ge=1, description="Consecutive transient failures that open it.")
+    failure_threshold: int = Field(
+        10,
+        ge=1,
+        description="Consecutive transient failures that open it (at a 30 % transient rate 5 in a row come "
+        "every ~400 attempts, 10 every ~170,000; an outage fails every call and opens it at once).",
+    )
     cooldown_s: float = Field(10.0, gt=0, description="Time open before one probe is let through.")
     on_open: OpenBehaviour = Field(
         OpenBehaviour.WAIT, description="'wait' pauses callers (an outage pauses the run); 'fail_fast'."

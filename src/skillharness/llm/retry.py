@@ -102,6 +102,7 @@ class Retrier:
         self.rng = rng or random.Random()
         self.sleep = sleep
         self.retries = 0
+        self.slept_s = 0.0  # backoff and Retry-After sleeps of every call, for wall-time accounting
 
     async def run(self, attempt: Callable[[], Awaitable[T]], what: object) -> T:
         """``attempt()`` until it returns, fails for good, or the policy refuses another try.
@@ -129,6 +130,7 @@ class Retrier:
                     raise
                 log.info("retrying %s in %.2fs after attempt %d: %s", what, delay, number, decision.kind)
                 self.retries += 1
+                self.slept_s += delay
                 await self.sleep(delay)
                 number += 1
 

@@ -24,6 +24,7 @@ so it ends with the same observations and the same decision.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,7 +32,7 @@ import numpy as np
 
 from skillharness.data import Pool
 from skillharness.errors import GateError
-from skillharness.infer import Draw
+from skillharness.infer import Draw, single_error
 from skillharness.skills import Bundle
 from skillharness.store import GateObservationRow, RunKind
 from skillharness.train.baseline_cache import BaselineCache
@@ -117,8 +118,14 @@ class _Arms:
     async def outcomes(self, draws: Sequence[Draw]) -> list[PairedOutcome]:
         """One paired outcome per draw (each rollout has asked its INFRA draws again, see
         ``TrainContext.rollout``); a side still INFRA makes the outcome INFRA."""
-        inc = await self._incumbent(draws)
-        cand = await self._candidate(draws)
+        # Both arms at once: a stage then waits on one slow tail (a retried draw), not on two.
+        try:
+            async with asyncio.TaskGroup() as group:
+                inc_task = group.create_task(self._incumbent(draws))
+                cand_task = group.create_task(self._candidate(draws))
+        except BaseExceptionGroup as errors:
+            raise single_error(errors) from None
+        inc, cand = inc_task.result(), cand_task.result()
         return [PairedOutcome(c, i) for c, i in zip(cand, inc, strict=True)]
 
 
@@ -315,7 +322,10 @@ async def validate(
     """
     gate_config = ctx.config.gate.model_copy(update={"alpha": alpha, "alpha_spending": "none"})
     scope, plan = draw_plan(ctx, candidate, gate_index, first_sample=first_sample)
-    guard_draws = gate_config.guard_draws if scope.guard_classes else 0
+    # The guard's draws per class, as _guard sizes them: the gate's sample range must cover them.
+    guard_draws = (
+        guard_draws_per_class(gate_config, len(scope.guard_classes))[0] if scope.guard_classes else 0
+    )
     evidence: dict[str, Any] = {
         "classes": list(scope.classes),
         "distinct_questions": plan.distinct,
