@@ -24,6 +24,7 @@ _READ_METHODS = {
     "engine",
     "ledger",
     "children",
+    "settings",
 }
 
 
