@@ -38,6 +38,7 @@ def _root(
 
 # Command name -> the module in skillharness.commands that registers it (in help order).
 _COMMANDS = {
+    "experiment": "experiment",
     "split": "split",
     "gate": "gate",
     "bundle": "bundle",

@@ -46,7 +46,7 @@ def gate_min_val(alpha: float | None, bet_cap: float | None) -> int:
     return min_net_wins(alpha=gate.alpha, bet_cap=gate.bet_cap)
 
 
-def _split_params(sizes: str, alpha: float | None, bet_cap: float | None, **flags: Any) -> SplitParams:
+def split_params(sizes: str, alpha: float | None, bet_cap: float | None, **flags: Any) -> SplitParams:
     """The split's parameters from its flags; a bad flag is the user's error, not a traceback."""
     try:
         return SplitParams(sizes=_parse_sizes(sizes), micro_min_val=gate_min_val(alpha, bet_cap), **flags)
@@ -90,7 +90,7 @@ def split(
         raise ConfigError(f"--unit must be 'video' or 'question', got {unit!r}")
     started = time.perf_counter()
     rows = load_questions(questions)
-    params = _split_params(
+    params = split_params(
         sizes,
         alpha,
         bet_cap,

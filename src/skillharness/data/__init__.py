@@ -2,7 +2,15 @@
 
 from skillharness.data.config import DataConfig
 from skillharness.data.loader import load_questions
-from skillharness.data.pools import FrozenPools, existing_artifacts, load_pools, verify_split, write_split
+from skillharness.data.pools import (
+    MANIFEST_FILE,
+    POOLS_FILE,
+    FrozenPools,
+    existing_artifacts,
+    load_pools,
+    verify_split,
+    write_split,
+)
 from skillharness.data.questions import OPTION_LETTERS, VIDEO_MME, Benchmark, Question, TaskType, slugify
 from skillharness.data.selection import load_pool_questions, select_pool
 from skillharness.data.split import Pool, Split, SplitParams, UnitKind, count_table, group_units, make_split
@@ -16,7 +24,9 @@ from skillharness.data.synth import (
 __all__ = [
     "DEFAULT_SEED",
     "DEFAULT_VIDEOS",
+    "MANIFEST_FILE",
     "OPTION_LETTERS",
+    "POOLS_FILE",
     "VIDEO_MME",
     "Benchmark",
     "DataConfig",

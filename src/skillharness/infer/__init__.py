@@ -16,6 +16,7 @@ from skillharness.infer.cluster import (
     design_effect,
 )
 from skillharness.infer.config import InferConfig
+from skillharness.infer.endpoints import probe_endpoints
 from skillharness.infer.export import write_official_results
 from skillharness.infer.outcome import single_error
 from skillharness.infer.progress import InferProgress, RichProgress
@@ -80,6 +81,7 @@ __all__ = [
     "newcombe_paired_interval",
     "open_session",
     "parser_gap",
+    "probe_endpoints",
     "reuse_salt",
     "run_inference",
     "run_provenance",

@@ -1,0 +1,245 @@
+"""``skillharness experiment init``: one command from the files on disk to a ready experiment.
+
+It checks the inputs and probes the endpoint first, so an input at fault (a missing questions
+file, an unreadable folder, an endpoint that does not answer after the probe's retries) is named
+before anything is written. Then it freezes the split, writes the initial bundle and a complete,
+commented ``experiment.yaml`` (:mod:`skillharness.commands.experiment_files`), runs preflight on
+it, prints ``gate plan`` for the split and the commands to run next. Nothing existing is replaced
+without ``--force``; a second run with the same arguments writes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import shutil
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from skillharness import __version__
+from skillharness.commands.bundle import init as bundle_init
+from skillharness.commands.experiment_files import (
+    BUNDLE_DIR,
+    EXPERIMENT_FILE,
+    SPLIT_DIR,
+    Experiment,
+    State,
+    bundle_state,
+    experiment_yaml,
+    split_state,
+)
+from skillharness.commands.experiment_files import yaml_state as yaml_file_state
+from skillharness.commands.folders import ensure_folder
+from skillharness.commands.gate import gate_app
+from skillharness.commands.preflight import preflight
+from skillharness.commands.split import print_split, split_params
+from skillharness.config import load_config
+from skillharness.data import (
+    MANIFEST_FILE,
+    POOLS_FILE,
+    Question,
+    Split,
+    load_pools,
+    load_questions,
+    make_split,
+    write_split,
+)
+from skillharness.errors import ConfigError, SkillharnessError
+from skillharness.infer import probe_endpoints
+from skillharness.util.atomic import atomic_write_text
+
+experiment_app = typer.Typer(help="Set up an experiment folder (experiment init).", no_args_is_help=True)
+
+
+@experiment_app.command("init")
+def init(
+    questions: Path = typer.Option(..., "--questions", help="Questions file (parquet/json/jsonl/csv/tsv)."),
+    videos: Path = typer.Option(..., "--videos", help="Folder of <videoID>.mp4 files."),
+    subtitles: Path | None = typer.Option(None, "--subtitles", help="Folder of <videoID>.srt files."),
+    endpoint: str = typer.Option(
+        ..., "--endpoint", help="OpenAI-compatible base URL, e.g. http://host:8000/v1."
+    ),
+    model: str = typer.Option(..., "--model", help="Model name the endpoint serves."),
+    holdout: bool | None = typer.Option(
+        None,
+        "--holdout/--no-holdout",
+        help="Required. --holdout: when training ends, final and initial bundle run once on the sealed "
+        "test pool. --no-holdout: training never reads it (`skillharness eval` can, later).",
+    ),
+    out: Path = typer.Option(Path("experiment"), "--out", help="The experiment folder."),
+    api_key_env: str | None = typer.Option(
+        None, "--api-key-env", help="Name of the env var holding the endpoint's API key (never the key)."
+    ),
+    temperature: float = typer.Option(
+        0.7, "--temperature", min=0.0, help="The agent's sampling temperature (above 0: gates resample)."
+    ),
+    sizes: str = typer.Option("210,90,600", "--sizes", help="Split units in train,val,test."),
+    unit: str = typer.Option("video", "--unit", help="Split unit: video or question."),
+    sample: int | None = typer.Option(None, "--sample", help="Draw a stratified subsample of N units first."),
+    min_val_per_class: int = typer.Option(
+        8, "--min-val-per-class", help="At least K val questions per class (8: what a gate needs to accept)."
+    ),
+    exclude_task_types: list[str] = typer.Option(
+        [], "--exclude-task-types", help="Task type to leave out of the split (repeatable)."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the split."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace a different split (backed up), bundle or experiment.yaml."
+    ),
+) -> None:
+    """Freeze a split, write the bundle and experiment.yaml, probe, preflight and plan the gates."""
+    if holdout is None:
+        raise ConfigError(
+            "decide the holdout: --holdout (when training ends, the final and the initial bundle run once "
+            "on the sealed test pool) or --no-holdout (training never reads it; `skillharness eval` can "
+            "later). Training refuses to start until eval.run_holdout_eval is set.",
+            field="--holdout",
+        )
+    console = Console()
+    rows = _check_inputs(questions, videos, subtitles)
+    folder = ensure_folder(out.resolve(), "--out")
+    exp = Experiment(
+        folder=folder,
+        questions=questions.resolve(),
+        videos=videos.resolve(),
+        subtitles=subtitles.resolve() if subtitles else None,
+        endpoint=endpoint,
+        model=model,
+        api_key_env=api_key_env,
+        holdout=holdout,
+        temperature=temperature,
+    )
+    _probe(exp)
+    console.print(f"endpoint {endpoint} answers")
+    params = split_params(
+        sizes,
+        None,  # the gate's alpha and bet cap: train.gate's defaults, which the YAML keeps
+        None,
+        unit=unit,
+        sample=sample,
+        min_val_per_class=min_val_per_class,
+        exclude_task_types=tuple(exclude_task_types),
+        seed=seed,
+    )
+    split = make_split(rows, params)
+    _write(console, exp, split, rows, force=force)
+    _check(console, exp)
+
+
+def _check_inputs(questions: Path, videos: Path, subtitles: Path | None) -> list[Question]:
+    """Load the questions and check the folders; each error names its flag and path."""
+    for flag, folder in (("--videos", videos), ("--subtitles", subtitles)):
+        if folder is None:
+            continue
+        if not folder.is_dir():
+            raise ConfigError(f"{flag} {folder}: not a folder", field=flag)
+        if not os.access(folder, os.R_OK | os.X_OK):
+            raise ConfigError(f"{flag} {folder}: the folder cannot be read (permissions)", field=flag)
+    try:
+        return load_questions(questions)
+    except SkillharnessError as exc:
+        raise ConfigError(f"--questions: {exc}", field="--questions", file=str(questions)) from exc
+
+
+def _probe(exp: Experiment) -> None:
+    """``GET /models`` under ``llm.retry`` (environment overrides apply); error names --endpoint."""
+    endpoint = {"base_url": exp.endpoint, "api_key_env": exp.api_key_env}
+    try:
+        settings = load_config(None, {"llm.model": exp.model, "llm.endpoints": [endpoint]})
+    except ConfigError as exc:
+        raise ConfigError(f"--endpoint / --model: {exc}", field="--endpoint") from exc
+    try:
+        asyncio.run(probe_endpoints(settings.llm))
+    except SkillharnessError as exc:
+        raise ConfigError(f"--endpoint {exp.endpoint} does not answer: {exc}", field="--endpoint") from exc
+
+
+def _write(console: Console, exp: Experiment, split: Split, rows: list[Question], *, force: bool) -> None:
+    """Write what is new; leave what is the same; refuse (or, with --force, replace) what differs."""
+    split_dir, bundle_dir = exp.folder / SPLIT_DIR, exp.folder / BUNDLE_DIR
+    states = {
+        f"{SPLIT_DIR}/{POOLS_FILE}": split_state(split_dir, split, exp.questions),
+        f"{BUNDLE_DIR}/": bundle_state(bundle_dir),
+    }
+    differ = [name for name, state in states.items() if state is State.DIFFERS]
+    # The YAML names the pools' sha256, known once the split is written (or kept).
+    if differ and not force:
+        raise ConfigError(
+            f"{exp.folder} already holds a different {', '.join(differ)}; pass --force to replace it "
+            "(a replaced split is backed up first), or choose another --out",
+            files=differ,
+        )
+    print_split(console, split, rows)
+    if states[f"{SPLIT_DIR}/{POOLS_FILE}"] is State.SAME:
+        console.print(f"split: {split_dir} already holds this split (verified); kept")
+    else:
+        written = write_split(split, rows, exp.questions, split_dir, force=force, version=__version__)
+        console.print(f"split: wrote {written.pools_path} and {written.manifest_path}")
+    if states[f"{BUNDLE_DIR}/"] is State.SAME:
+        console.print(f"bundle: {bundle_dir} already holds the initial bundle; kept")
+    else:
+        bundle_init(out=bundle_dir, force=force)
+    text = experiment_yaml(exp, load_pools(split_dir / POOLS_FILE).sha256)
+    _write_yaml(console, exp, text, force=force)
+
+
+def _write_yaml(console: Console, exp: Experiment, text: str, *, force: bool) -> None:
+    state = yaml_file_state(exp, text)
+    if state is State.SAME:
+        console.print(f"{EXPERIMENT_FILE}: {exp.yaml_path} is unchanged; nothing written")
+        return
+    if state is State.DIFFERS:
+        if not force:
+            raise ConfigError(
+                f"{exp.yaml_path} already exists with other settings; pass --force to replace it "
+                f"(the old one is kept as {EXPERIMENT_FILE}.bak)",
+                file=str(exp.yaml_path),
+            )
+        shutil.copy2(exp.yaml_path, exp.yaml_path.with_name(EXPERIMENT_FILE + ".bak"))
+    atomic_write_text(exp.yaml_path, text)
+    console.print(f"{EXPERIMENT_FILE}: wrote {exp.yaml_path}")
+
+
+def _check(console: Console, exp: Experiment) -> None:
+    """Preflight on the written YAML, the gate plan of its split, and what to run next."""
+    config = exp.yaml_path
+    console.rule("preflight")
+    failed: ConfigError | None = None
+    try:
+        preflight(config=config, pool="val", timeout=load_config(config).llm.timeouts.probe_s)
+    except ConfigError as exc:
+        failed = exc
+    console.rule("gate plan")
+    settings = load_config(config)
+    manifest = exp.folder / SPLIT_DIR / MANIFEST_FILE
+    gate = settings.train.gate
+    plan = ["plan", "--manifest", str(manifest), "--budget", str(gate.n_max), "--alpha", f"{gate.alpha:g}"]
+    plan += ["--temperature", f"{settings.agent.sampling.temperature or 0:g}"]
+    console.print(f"$ skillharness gate {shlex.join(plan)}")
+    typer.main.get_command(gate_app).main(args=plan, prog_name="skillharness gate", standalone_mode=False)
+    _next_steps(console, config)
+    if failed is not None:
+        raise ConfigError(
+            f"{failed}; fix them, then run `skillharness preflight --config {shlex.quote(str(config))}` "
+            "(or this same command again: what is written stays)",
+            **failed.context,
+        )
+
+
+def _next_steps(console: Console, config: Path) -> None:
+    here = shlex.quote(os.path.relpath(config))
+    console.rule("next")
+    console.print(
+        f"skillharness train --config {here} --resume r1    # starts the run; the same line continues it\n"
+        f"skillharness report --config {here} --run r1      # the run's HTML report\n"
+        f"skillharness eval --config {here} --run r1        # the holdout again, on demand",
+        highlight=False,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``experiment`` command group to the root app."""
+    app.add_typer(experiment_app, name="experiment")

@@ -1,0 +1,168 @@
+"""What ``experiment init`` writes into an experiment folder, and whether it is already there.
+
+The folder holds ``experiment.yaml`` and everything it names that init creates: ``split/``
+(the frozen pools), ``bundle/`` (the initial bundle), and, once preflight or a run opened them,
+``runs.sqlite`` and ``cache.sqlite``. Every path in the YAML is relative to it, so the folder
+can move as a whole (the inputs outside it are reached by relative paths too).
+
+Each artifact is compared with what these arguments would write before anything is written:
+*new* (absent), *same* (identical: a second run with the same arguments writes nothing) or
+*differs*, which only ``--force`` replaces.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from skillharness.config_doc import commented_yaml
+from skillharness.data import (
+    POOLS_FILE,
+    Pool,
+    Split,
+    existing_artifacts,
+    load_pools,
+    verify_split,
+)
+from skillharness.errors import SkillharnessError
+from skillharness.eval import EvalConfig
+from skillharness.llm.config import CacheConfig
+from skillharness.skills import Bundle, initial_bundle
+from skillharness.train.config import TrainConfig
+
+__all__ = [
+    "BUNDLE_DIR",
+    "EXPERIMENT_FILE",
+    "SPLIT_DIR",
+    "Experiment",
+    "State",
+    "bundle_state",
+    "experiment_yaml",
+    "split_state",
+    "yaml_state",
+]
+
+EXPERIMENT_FILE = "experiment.yaml"
+SPLIT_DIR = "split"
+BUNDLE_DIR = "bundle"
+_STORE = "sqlite:///runs.sqlite"
+_CACHE = "sqlite:///cache.sqlite"
+# The evolve role samples so that its candidates differ (at temperature 0 one is asked, and
+# preflight warns); 0.7 is the training example's choice.
+_EVOLVE_TEMPERATURE = 0.7
+
+
+class State(StrEnum):
+    NEW = "new"
+    SAME = "same"
+    DIFFERS = "differs"
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """The arguments of ``experiment init`` that end up in ``experiment.yaml``."""
+
+    folder: Path  # absolute
+    questions: Path
+    videos: Path
+    subtitles: Path | None
+    endpoint: str
+    model: str
+    api_key_env: str | None
+    holdout: bool
+    temperature: float
+
+    @property
+    def yaml_path(self) -> Path:
+        return self.folder / EXPERIMENT_FILE
+
+    def rel(self, path: Path) -> str:
+        """``path`` relative to the experiment folder (``..`` for inputs outside it)."""
+        return os.path.relpath(path.resolve(), self.folder)
+
+
+def experiment_yaml(exp: Experiment, pools_sha256: str) -> str:
+    """The complete experiment.yaml: the keys a run over this split needs, each commented."""
+    train, evals = TrainConfig(), EvalConfig()
+    endpoint: dict[str, Any] = {"base_url": exp.endpoint}
+    if exp.api_key_env:
+        endpoint["api_key_env"] = exp.api_key_env
+    data: dict[str, Any] = {
+        "questions": exp.rel(exp.questions),
+        "pools": f"{SPLIT_DIR}/{POOLS_FILE}",
+        "pools_sha256": pools_sha256,
+        "videos_dir": exp.rel(exp.videos),
+    }
+    if exp.subtitles is not None:
+        data["subtitles_dir"] = exp.rel(exp.subtitles)
+    values: dict[str, Any] = {
+        "data": data,
+        "llm": {"model": exp.model, "endpoints": [endpoint]},
+        "cache": {"url": _CACHE, "ttl": CacheConfig().ttl},
+        "store": {"url": _STORE},
+        "agent": {"bundle": BUNDLE_DIR, "sampling": {"temperature": exp.temperature}},
+        "train": {
+            "epochs": train.epochs,
+            "batch_size": train.batch_size,
+            "early_stop_patience": train.early_stop_patience,
+            "task_types": None,
+            "gate": {"alpha": train.gate.alpha, "n_max": train.gate.n_max},
+            "evolve": {"candidates": train.evolve.candidates},
+            "budget": {"max_calls": None, "max_wall_s": None},
+            "roles": {"evolve": {"temperature": _EVOLVE_TEMPERATURE}},
+        },
+        "eval": {"run_holdout_eval": exp.holdout, "samples": evals.samples},
+    }
+    notes = {
+        "data.pools_sha256": "Written by `experiment init`: a changed pools.json stops every run.",
+        "agent.sampling.temperature": "Set by --temperature. Above 0 each gate draws fresh samples "
+        "with replacement (docs/gate.md).",
+        "cache.url": "Relative to this file: the experiment keeps its cache beside it.",
+        "store.url": "Relative to this file: the experiment keeps its runs beside it.",
+        "train.gate.n_max": "`skillharness gate plan` shows the power this budget gives each class.",
+        "train.task_types": "null: every class that is not micro (the split's report names them).",
+        "train.budget": "null: no limit. A limit stops the run cleanly; raise it and --resume.",
+        "eval.run_holdout_eval": "Set by --holdout / --no-holdout.",
+    }
+    header = (
+        "Written by `skillharness experiment init`. Every path is relative to this file's folder.",
+        "Each comment is the setting's description; every key (and the ones not listed here): "
+        "docs/config.md.",
+        "Environment variables override any key: SKILLHARNESS_TRAIN__EPOCHS=1 sets train.epochs.",
+    )
+    return commented_yaml(values, notes=notes, header=header)
+
+
+def yaml_state(exp: Experiment, text: str) -> State:
+    if not exp.yaml_path.exists():
+        return State.NEW
+    try:
+        return State.SAME if exp.yaml_path.read_text(encoding="utf-8") == text else State.DIFFERS
+    except (OSError, UnicodeDecodeError):
+        return State.DIFFERS
+
+
+def split_state(folder: Path, split: Split, questions: Path) -> State:
+    """Same when the frozen split holds exactly ``split``'s pools and verifies against ``questions``."""
+    if not existing_artifacts(folder):
+        return State.NEW
+    try:
+        frozen = load_pools(folder / POOLS_FILE)
+    except SkillharnessError:
+        return State.DIFFERS
+    wanted = {pool: tuple(q for u in split.pools[pool] for q in u.question_ids) for pool in Pool}
+    same = frozen.unit == split.params.unit and all(frozen.questions[p] == wanted[p] for p in Pool)
+    return State.SAME if same and not verify_split(folder, questions) else State.DIFFERS
+
+
+def bundle_state(folder: Path) -> State:
+    """Same when ``folder`` holds exactly the initial bundle's files."""
+    if not folder.exists() or (folder.is_dir() and not any(folder.iterdir())):
+        return State.NEW
+    try:
+        return State.SAME if Bundle.load(folder).files() == initial_bundle().files() else State.DIFFERS
+    except SkillharnessError:
+        return State.DIFFERS
