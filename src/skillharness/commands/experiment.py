@@ -30,8 +30,8 @@ from skillharness.commands.experiment_files import (
     bundle_state,
     experiment_yaml,
     split_state,
+    yaml_state,
 )
-from skillharness.commands.experiment_files import yaml_state as yaml_file_state
 from skillharness.commands.folders import ensure_folder
 from skillharness.commands.gate import gate_app
 from skillharness.commands.preflight import preflight
@@ -39,17 +39,16 @@ from skillharness.commands.split import print_split, split_params
 from skillharness.config import load_config
 from skillharness.data import (
     MANIFEST_FILE,
-    POOLS_FILE,
     Question,
     Split,
-    load_pools,
     load_questions,
     make_split,
+    pools_bytes,
     write_split,
 )
 from skillharness.errors import ConfigError, SkillharnessError
 from skillharness.infer import probe_endpoints
-from skillharness.util.atomic import atomic_write_text
+from skillharness.util.atomic import atomic_write_text, sha256_bytes
 
 experiment_app = typer.Typer(help="Set up an experiment folder (experiment init).", no_args_is_help=True)
 
@@ -158,46 +157,41 @@ def _probe(exp: Experiment) -> None:
 
 
 def _write(console: Console, exp: Experiment, split: Split, rows: list[Question], *, force: bool) -> None:
-    """Write what is new; leave what is the same; refuse (or, with --force, replace) what differs."""
+    """Write what is new, keep what is the same; what differs is refused (nothing written) unless
+    ``force`` replaces it. Every state is known before the first write."""
     split_dir, bundle_dir = exp.folder / SPLIT_DIR, exp.folder / BUNDLE_DIR
+    pools_sha = sha256_bytes(pools_bytes(split))
+    text = experiment_yaml(exp, pools_sha)
     states = {
-        f"{SPLIT_DIR}/{POOLS_FILE}": split_state(split_dir, split, exp.questions),
-        f"{BUNDLE_DIR}/": bundle_state(bundle_dir),
+        f"{SPLIT_DIR}/ (the frozen split)": split_state(split_dir, pools_sha, exp.questions),
+        f"{BUNDLE_DIR}/ (the initial bundle)": bundle_state(bundle_dir),
+        EXPERIMENT_FILE: yaml_state(exp, text),
     }
     differ = [name for name, state in states.items() if state is State.DIFFERS]
-    # The YAML names the pools' sha256, known once the split is written (or kept).
     if differ and not force:
         raise ConfigError(
-            f"{exp.folder} already holds a different {', '.join(differ)}; pass --force to replace it "
-            "(a replaced split is backed up first), or choose another --out",
+            f"{exp.folder} already holds something else in: {'; '.join(differ)}. Nothing was written. "
+            "Pass --force to replace it (a split is backed up first, experiment.yaml to "
+            f"{EXPERIMENT_FILE}.bak), or choose another --out",
             files=differ,
         )
+    split_is, bundle_is, yaml_is = states.values()
     print_split(console, split, rows)
-    if states[f"{SPLIT_DIR}/{POOLS_FILE}"] is State.SAME:
+    if split_is is State.SAME:
         console.print(f"split: {split_dir} already holds this split (verified); kept")
     else:
         written = write_split(split, rows, exp.questions, split_dir, force=force, version=__version__)
         console.print(f"split: wrote {written.pools_path} and {written.manifest_path}")
-    if states[f"{BUNDLE_DIR}/"] is State.SAME:
+    if bundle_is is State.SAME:
         console.print(f"bundle: {bundle_dir} already holds the initial bundle; kept")
     else:
         bundle_init(out=bundle_dir, force=force)
-    text = experiment_yaml(exp, load_pools(split_dir / POOLS_FILE).sha256)
-    _write_yaml(console, exp, text, force=force)
-
-
-def _write_yaml(console: Console, exp: Experiment, text: str, *, force: bool) -> None:
-    state = yaml_file_state(exp, text)
-    if state is State.SAME:
-        console.print(f"{EXPERIMENT_FILE}: {exp.yaml_path} is unchanged; nothing written")
+    if yaml_is is State.SAME:
+        console.print(f"{EXPERIMENT_FILE}: {exp.yaml_path} is unchanged; kept")
+        if split_is is State.SAME and bundle_is is State.SAME:
+            console.print("nothing written: the experiment is already set up with these arguments")
         return
-    if state is State.DIFFERS:
-        if not force:
-            raise ConfigError(
-                f"{exp.yaml_path} already exists with other settings; pass --force to replace it "
-                f"(the old one is kept as {EXPERIMENT_FILE}.bak)",
-                file=str(exp.yaml_path),
-            )
+    if yaml_is is State.DIFFERS:
         shutil.copy2(exp.yaml_path, exp.yaml_path.with_name(EXPERIMENT_FILE + ".bak"))
     atomic_write_text(exp.yaml_path, text)
     console.print(f"{EXPERIMENT_FILE}: wrote {exp.yaml_path}")

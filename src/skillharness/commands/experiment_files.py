@@ -21,10 +21,7 @@ from typing import Any
 from skillharness.config_doc import commented_yaml
 from skillharness.data import (
     POOLS_FILE,
-    Pool,
-    Split,
     existing_artifacts,
-    load_pools,
     verify_split,
 )
 from skillharness.errors import SkillharnessError
@@ -32,6 +29,7 @@ from skillharness.eval import EvalConfig
 from skillharness.llm.config import CacheConfig
 from skillharness.skills import Bundle, initial_bundle
 from skillharness.train.config import TrainConfig
+from skillharness.util.atomic import sha256_file
 
 __all__ = [
     "BUNDLE_DIR",
@@ -145,16 +143,15 @@ def yaml_state(exp: Experiment, text: str) -> State:
         return State.DIFFERS
 
 
-def split_state(folder: Path, split: Split, questions: Path) -> State:
-    """Same when the frozen split holds exactly ``split``'s pools and verifies against ``questions``."""
+def split_state(folder: Path, pools_sha256: str, questions: Path) -> State:
+    """Same when the frozen split is the one whose pools.json hashes to ``pools_sha256`` and it
+    verifies against ``questions`` (hashes and counts as its manifest says)."""
     if not existing_artifacts(folder):
         return State.NEW
     try:
-        frozen = load_pools(folder / POOLS_FILE)
-    except SkillharnessError:
+        same = sha256_file(folder / POOLS_FILE) == pools_sha256
+    except OSError:
         return State.DIFFERS
-    wanted = {pool: tuple(q for u in split.pools[pool] for q in u.question_ids) for pool in Pool}
-    same = frozen.unit == split.params.unit and all(frozen.questions[p] == wanted[p] for p in Pool)
     return State.SAME if same and not verify_split(folder, questions) else State.DIFFERS
 
 

@@ -8,6 +8,7 @@ from skillharness.data.pools import (
     FrozenPools,
     existing_artifacts,
     load_pools,
+    pools_bytes,
     verify_split,
     write_split,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "load_pools",
     "load_questions",
     "make_split",
+    "pools_bytes",
     "select_pool",
     "slugify",
     "verify_split",

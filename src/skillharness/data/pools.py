@@ -34,6 +34,7 @@ __all__ = [
     "WriteResult",
     "existing_artifacts",
     "load_pools",
+    "pools_bytes",
     "verify_split",
     "write_split",
 ]
@@ -66,6 +67,11 @@ class WriteResult:
     manifest_path: Path
     pools_sha256: str
     backup_dir: Path | None
+
+
+def pools_bytes(split: Split) -> bytes:
+    """The exact bytes of ``pools.json`` for ``split`` (its sha256 is the split's identity)."""
+    return json.dumps(_pools_document(split), indent=2, sort_keys=True).encode() + b"\n"
 
 
 def _pools_document(split: Split) -> dict[str, Any]:
@@ -119,9 +125,9 @@ def write_split(
             files=[str(p) for p in existing],
         )
     backup = _backup(out_dir, existing) if existing else None
-    pools_bytes = json.dumps(_pools_document(split), indent=2, sort_keys=True).encode() + b"\n"
-    pools_sha = sha256_bytes(pools_bytes)
-    atomic_write_bytes(out_dir / POOLS_FILE, pools_bytes)
+    data = pools_bytes(split)
+    pools_sha = sha256_bytes(data)
+    atomic_write_bytes(out_dir / POOLS_FILE, data)
     atomic_write_json(
         out_dir / MANIFEST_FILE, _manifest(split, questions, source, sha256_file(source), pools_sha, version)
     )

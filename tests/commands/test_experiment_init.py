@@ -1,0 +1,158 @@
+"""``skillharness experiment init``: from the files on disk to an experiment ``train`` accepts."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from bench_support import Bench
+from cli_support import command_app, run_cli
+from net_support import free_port
+from skillharness.commands import experiment
+from skillharness.config import load_config
+from skillharness.data import DataConfig
+from skillharness.errors import ConfigError
+from skillharness.sim import SimServer
+from skillharness.train.checkpoint import Checkpoint, RunState
+from skillharness.train.training import run_folder
+
+_APP = command_app(experiment.register)
+
+
+def _args(bench: Bench, out: Path, base_url: str, model: str, *extra: str) -> list[str]:
+    return [
+        "experiment", "init",
+        "--questions", str(bench.questions),
+        "--videos", str(bench.root / "videos"),
+        "--subtitles", str(bench.root / "subtitles"),
+        "--endpoint", base_url,
+        "--model", model,
+        "--out", str(out),
+        "--sizes", "4,4,4",
+        "--min-val-per-class", "0",
+        "--seed", "3",
+        *extra,
+    ]  # fmt: skip
+
+
+def _cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return run_cli(*args, env={**os.environ, "COLUMNS": "160", **env})
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file init writes, with its bytes and mtime (the stores are the checks', not init's)."""
+    return {
+        str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.name.startswith(("runs.sqlite", "cache.sqlite"))
+    }
+
+
+# A short training run: one epoch, small gates, one candidate, a fixed small McNemar guard.
+_SHORT_TRAIN = {
+    "SKILLHARNESS_TRAIN__EPOCHS": "1",
+    "SKILLHARNESS_TRAIN__BATCH_SIZE": "4",
+    "SKILLHARNESS_TRAIN__GATE__N_MAX": "16",
+    "SKILLHARNESS_TRAIN__GATE__GUARD_DRAWS": "4",
+    "SKILLHARNESS_TRAIN__EVOLVE__CANDIDATES": "1",
+}
+
+
+@pytest.mark.slow
+def test_experiment_init_sets_up_an_experiment_that_train_runs_and_a_rerun_writes_nothing(
+    bench: Bench, sim: SimServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "exp"
+    frames = {"SKILLHARNESS_AGENT__FRAMES__CACHE_DIR": str(tmp_path / "frames")}
+    first = _cli(*_args(bench, out, sim.base_url, sim.model_name, "--holdout"), **frames)
+    assert first.returncode == 0, first.stderr[-3000:] + first.stdout[-3000:]
+    said = " ".join(first.stdout.split())
+    for needle in ("answers", "split: wrote", "preflight passed", "gate plan --manifest", "P(acc)"):
+        assert needle in said, needle
+    assert "skillharness train --config" in said and "--resume r1" in said
+    config_path = out / "experiment.yaml"
+    doc = yaml.safe_load(config_path.read_text())
+    assert doc["data"]["pools"] == "split/pools.json"
+    assert doc["agent"]["bundle"] == "bundle"
+    for key in ("questions", "videos_dir", "subtitles_dir"):
+        assert not Path(doc["data"][key]).is_absolute(), key
+    assert doc["store"]["url"] == "sqlite:///runs.sqlite"
+    assert doc["eval"]["run_holdout_eval"] is True
+    # The comments are the models' descriptions, not a copy that can drift.
+    text = config_path.read_text()
+    assert f"# {DataConfig.model_fields['questions'].description}\n  questions:" in text
+    config = load_config(config_path)
+    assert config.data.questions == bench.questions.resolve()
+    assert config.data.pools == out / "split" / "pools.json"
+    assert config.data.pools_sha256 is not None
+
+    before = _snapshot(out)
+    again = _cli(*_args(bench, out, sim.base_url, sim.model_name, "--holdout"), **frames)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "nothing written" in " ".join(again.stdout.split())
+    assert _snapshot(out) == before
+
+    trained = _cli("train", "--config", str(config_path), "--resume", "r1", **frames, **_SHORT_TRAIN)
+    assert trained.returncode == 0, trained.stderr[-3000:] + trained.stdout[-3000:]
+    assert Checkpoint.load(run_folder(out, "r1")).state is RunState.FINISHED
+    assert "holdout" in trained.stdout
+
+
+def test_experiment_init_refuses_to_replace_a_different_experiment_and_writes_nothing(
+    bench: Bench, shared_sim: SimServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "exp"
+    out.mkdir()
+    mine = "# my own experiment\neval: {run_holdout_eval: false}\n"
+    (out / "experiment.yaml").write_text(mine)
+    result = CliRunner().invoke(
+        _APP, _args(bench, out, shared_sim.base_url, shared_sim.model_name, "--holdout")
+    )
+    assert isinstance(result.exception, ConfigError), result.output
+    assert "experiment.yaml" in str(result.exception) and "--force" in str(result.exception)
+    assert (out / "experiment.yaml").read_text() == mine
+    assert sorted(p.name for p in out.iterdir()) == ["experiment.yaml"]  # no split, no bundle
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        ({"--questions": "missing.json"}, "--questions"),
+        ({"--videos": "no-such-folder"}, "--videos"),
+        ({"--subtitles": "no-such-folder"}, "--subtitles"),
+        ({"--holdout": None}, "decide the holdout"),
+    ],
+)
+def test_experiment_init_names_the_input_at_fault_before_writing(
+    bench: Bench, shared_sim: SimServer, tmp_path: Path, change: dict[str, str | None], needle: str
+) -> None:
+    args = _args(bench, tmp_path / "exp", shared_sim.base_url, shared_sim.model_name, "--holdout")
+    for flag, value in change.items():
+        at = args.index(flag)
+        if value is None:
+            del args[at]
+        else:
+            args[at + 1] = str(tmp_path / value)
+    result = CliRunner().invoke(_APP, args)
+    assert isinstance(result.exception, ConfigError), result.output
+    assert needle in str(result.exception)
+    assert not (tmp_path / "exp").exists()
+
+
+def test_experiment_init_names_an_endpoint_that_does_not_answer_after_its_retries(
+    bench: Bench, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SKILLHARNESS_LLM__RETRY__MAX_ATTEMPTS", "2")
+    monkeypatch.setenv("SKILLHARNESS_LLM__RETRY__BASE_DELAY_S", "0.01")
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    result = CliRunner().invoke(_APP, _args(bench, tmp_path / "exp", dead, "m", "--no-holdout"))
+    assert isinstance(result.exception, ConfigError), result.output
+    message = str(result.exception)
+    assert f"--endpoint {dead} does not answer" in message
+    assert "after 2 attempt(s)" in message
+    assert not (tmp_path / "exp" / "experiment.yaml").exists()
