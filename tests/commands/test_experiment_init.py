@@ -74,7 +74,8 @@ def test_experiment_init_sets_up_an_experiment_that_train_runs_and_a_rerun_write
     said = " ".join(first.stdout.split())
     for needle in ("answers", "split: wrote", "preflight passed", "gate plan --manifest", "P(acc)"):
         assert needle in said, needle
-    assert "skillharness train --config" in said and "--resume r1" in said
+    assert "skillharness train --config" in said
+    assert "--resume r1" in said
     config_path = out / "experiment.yaml"
     doc = yaml.safe_load(config_path.read_text())
     assert doc["data"]["pools"] == "split/pools.json"
@@ -114,7 +115,8 @@ def test_experiment_init_refuses_to_replace_a_different_experiment_and_writes_no
         _APP, _args(bench, out, shared_sim.base_url, shared_sim.model_name, "--holdout")
     )
     assert isinstance(result.exception, ConfigError), result.output
-    assert "experiment.yaml" in str(result.exception) and "--force" in str(result.exception)
+    assert "experiment.yaml" in str(result.exception)
+    assert "--force" in str(result.exception)
     assert (out / "experiment.yaml").read_text() == mine
     assert sorted(p.name for p in out.iterdir()) == ["experiment.yaml"]  # no split, no bundle
 
