@@ -118,8 +118,7 @@ def experiment_yaml(exp: Experiment, pools_sha256: str) -> str:
         "data.pools_sha256": "Written by `experiment init`: a changed pools.json stops every run.",
         "agent.sampling.temperature": "Set by --temperature. Above 0 each gate draws fresh samples "
         "with replacement (docs/gate.md).",
-        "cache.url": "Relative to this file: the experiment keeps its cache beside it.",
-        "store.url": "Relative to this file: the experiment keeps its runs beside it.",
+        "cache.url": "Relative to this file's folder, like every path here.",
         "train.gate.n_max": "`skillharness gate plan` shows the power this budget gives each class.",
         "train.task_types": "null: every class that is not micro (the split's report names them).",
         "train.budget": "null: no limit. A limit stops the run cleanly; raise it and --resume.",

@@ -12,7 +12,8 @@ class StoreConfig(StrictModel):
 
     url: str = Field(
         "sqlite:///.skillharness/runs.sqlite",
-        description="sqlite:///path (relative to the working directory) or postgresql://user@host/db. "
+        description="sqlite:///path (in a config file relative to its folder, else to the working directory) "
+        "or postgresql://user@host/db. "
         "Put a PostgreSQL password in PGPASSWORD or ~/.pgpass, not here.",
     )
     batch_size: int = Field(256, ge=1, description="Most records the writer commits in one transaction.")
