@@ -39,6 +39,7 @@ from skillharness.commands.split import print_split, split_params
 from skillharness.config import load_config
 from skillharness.data import (
     MANIFEST_FILE,
+    Pool,
     Question,
     Split,
     load_questions,
@@ -203,7 +204,7 @@ def _check(console: Console, exp: Experiment) -> None:
     console.rule("preflight")
     failed: ConfigError | None = None
     try:
-        preflight(config=config, pool="val", timeout=load_config(config).llm.timeouts.probe_s)
+        preflight(config=config, pool=Pool.VAL, timeout=load_config(config).llm.timeouts.probe_s)
     except ConfigError as exc:
         failed = exc
     console.rule("gate plan")
