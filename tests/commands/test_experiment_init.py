@@ -157,4 +157,4 @@ def test_experiment_init_names_an_endpoint_that_does_not_answer_after_its_retrie
     message = str(result.exception)
     assert f"--endpoint {dead} does not answer" in message
     assert "after 2 attempt(s)" in message
-    assert not (tmp_path / "exp" / "experiment.yaml").exists()
+    assert not (tmp_path / "exp").exists()

@@ -66,8 +66,7 @@ def init(
     holdout: bool | None = typer.Option(
         None,
         "--holdout/--no-holdout",
-        help="Required. --holdout: when training ends, final and initial bundle run once on the sealed "
-        "test pool. --no-holdout: training never reads it (`skillharness eval` can, later).",
+        help="Required: whether training ends with one read of the sealed test pool (eval.run_holdout_eval).",
     ),
     out: Path = typer.Option(Path("experiment"), "--out", help="The experiment folder."),
     api_key_env: str | None = typer.Option(
@@ -100,9 +99,18 @@ def init(
         )
     console = Console()
     rows = _check_inputs(questions, videos, subtitles)
-    folder = ensure_folder(out.resolve(), "--out")
+    params = split_params(
+        sizes,
+        None,  # the gate's alpha and bet cap: train.gate's defaults, which the YAML keeps
+        None,
+        unit=unit,
+        sample=sample,
+        min_val_per_class=min_val_per_class,
+        exclude_task_types=tuple(exclude_task_types),
+        seed=seed,
+    )
     exp = Experiment(
-        folder=folder,
+        folder=out.resolve(),
         questions=questions.resolve(),
         videos=videos.resolve(),
         subtitles=subtitles.resolve() if subtitles else None,
@@ -114,16 +122,7 @@ def init(
     )
     _probe(exp)
     console.print(f"endpoint {endpoint} answers")
-    params = split_params(
-        sizes,
-        None,  # the gate's alpha and bet cap: train.gate's defaults, which the YAML keeps
-        None,
-        unit=unit,
-        sample=sample,
-        min_val_per_class=min_val_per_class,
-        exclude_task_types=tuple(exclude_task_types),
-        seed=seed,
-    )
+    ensure_folder(exp.folder, "--out")
     split = make_split(rows, params)
     _write(console, exp, split, rows, force=force)
     _check(console, exp)
