@@ -5,7 +5,7 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint bench clean-venv mutation
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml scripts/bootstrap.sh
 	scripts/bootstrap.sh "$(PYTHON)"
 
 demo: $(STAMP)

@@ -2,8 +2,10 @@
 # The project's one test command (README, `make test`, `.ci/run`).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-# Re-install when pyproject.toml changed since the last install (a new pinned dependency).
-[ .venv/.installed -nt pyproject.toml ] || scripts/bootstrap.sh || exit 1
+# Re-install when pyproject.toml or the install script changed since the last install (a new
+# pinned dependency or extra).
+{ [ .venv/.installed -nt pyproject.toml ] && [ .venv/.installed -nt scripts/bootstrap.sh ]; } \
+  || scripts/bootstrap.sh || exit 1
 scripts/ensure-services.sh
 scripts/ensure-chromium.sh
 # Builds llama.cpp's server once (about 5 minutes) and caches it; prints LLAMA_SERVER=/LLAMA_MODEL=.

@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from skillharness.commands.fit_table import Col, FitTable
 from skillharness.data.questions import VIDEO_MME
 from skillharness.errors import SkillError
 from skillharness.skills.bundle import SKILLS_DIR, SYSTEM_FILE, TOOLS_FILE, Bundle, initial_bundle
@@ -59,14 +59,18 @@ def check(
     if missing and not partial:
         raise SkillError(f"{folder}: no skill document for {', '.join(missing)} (use --partial to allow)")
     console = Console()
-    table = Table(title=f"{folder}  ·  bundle {bundle.bundle_hash[:16]}")
-    table.add_column("skill")
-    table.add_column("body chars", justify="right")
-    table.add_column("momentum chars", justify="right")
-    table.add_column("relevant hash")
+    table = FitTable(
+        f"{folder}  ·  bundle {bundle.bundle_hash[:16]}",
+        [
+            Col("skill", "left", wrap=True),
+            Col("body chars"),
+            Col("momentum chars"),
+            Col("relevant hash", "left"),
+        ],
+    )
     for slug, doc in bundle.skills.items():
         table.add_row(slug, str(len(doc.body)), str(len(doc.momentum)), bundle.relevant_hash(slug)[:16])
-    console.print(table)
+    table.print(console)
     summary = f"ok: {len(bundle.skills)} skills, {len(bundle.tools)} tools"
     typer.echo(f"{summary}; bundle hash {bundle.bundle_hash}")
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from rich.console import Console
-from rich.table import Table
+from rich.markup import escape
 
+from skillharness.commands.fit_table import Col, FitTable
 from skillharness.config import Config
 from skillharness.data import Pool
 from skillharness.sim import SimServer
@@ -34,9 +35,10 @@ def print_demo_truth(
     ws = Workspace.open(outcome.workspace)
     initial, final = ws.load("v0000"), ws.load(outcome.checkpoint.version)
     best = sim.oracle.best_bundle(initial)
-    table = Table(title="simulator truth (the oracle's expected accuracy; a simulator, not a real model)")
-    for column in ("pool", "initial", "final", "oracle-best", "gap closed"):
-        table.add_column(column, justify="right")
+    table = FitTable(
+        "simulator truth (the oracle's expected accuracy; a simulator, not a real model)",
+        [Col(column) for column in ("pool", "initial", "final", "oracle-best", "gap closed")],
+    )
     truth: dict[str, dict[str, float]] = {}
     for pool in (Pool.VAL, Pool.TEST):
         ids = list(pools[pool])
@@ -50,7 +52,7 @@ def print_demo_truth(
         table.add_row(
             pool, f"{row['initial']:.1%}", f"{row['final']:.1%}", f"{row['best']:.1%}", f"{row['closed']:.0%}"
         )
-    console.print(table)
+    table.print(console)
     with RunReader(settings.store) as reader:
         decisions = reader.ledger(GateDecisionRow, train_run_id=outcome.run_id)
     accepted = [d for d in decisions if d.reason == "accept"]
@@ -58,15 +60,22 @@ def print_demo_truth(
     for d in decisions:
         counts[d.reason] = counts.get(d.reason, 0) + 1
     console.print("decisions: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    edits = Table(title=f"accepted edits ({len(accepted)})")
-    for column in ("version", "target", "evidence", "true effect on val"):
-        edits.add_column(column)
+    # The evidence is free text: it wraps at the console's width, whole (never cut mid-word).
+    edits = FitTable(
+        f"accepted edits ({len(accepted)})",
+        [
+            Col("version", "left"),
+            Col("target", "left", wrap=True),
+            Col("evidence", "left", wrap=True),
+            Col("true effect on val"),
+        ],
+    )
     for d in accepted:
         before = sim.oracle.expected_accuracy(ws.load(d.version_before), list(pools[Pool.VAL]))
         after = sim.oracle.expected_accuracy(
             ws.load(d.version_after or d.version_before), list(pools[Pool.VAL])
         )
         evidence = d.detail.removeprefix(f"{d.target}: ")
-        edits.add_row(d.version_after or "-", d.target, evidence[:70], f"{after - before:+.1%}")
-    console.print(edits)
+        edits.add_row(d.version_after or "-", d.target, escape(evidence), f"{after - before:+.1%}")
+    edits.print(console)
     return truth

@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import typer
 from rich.console import Console
-from rich.table import Table
 
+from skillharness.commands.fit_table import Col, FitTable
 from skillharness.config import Config, load_config
 from skillharness.errors import ConfigError
 from skillharness.skills import Bundle
@@ -102,11 +102,9 @@ def _truth(config: Config, bundle: Bundle, report: DiagnosisReport) -> dict[str,
     return None if missing is None else defect_confusion(report.diagnoses, missing).as_dict()
 
 
-def _table(run_id: str, rows: dict[str, dict[str, int]]) -> Table:
-    table = Table(title=f"diagnosis of {run_id}")
-    table.add_column("task type", no_wrap=True)
-    for title, _ in COLUMNS:
-        table.add_column(title, justify="right")
+def _table(run_id: str, rows: dict[str, dict[str, int]]) -> FitTable:
+    columns = [Col("task type", "left", wrap=True), *(Col(title) for title, _ in COLUMNS)]
+    table = FitTable(f"diagnosis of {run_id}", columns)
     for task_type, counts in rows.items():
         style = "bold" if task_type == "all" else None
         table.add_row(task_type, *(str(counts[key]) for _, key in COLUMNS), style=style)
@@ -120,7 +118,7 @@ def _percent(value: float | None) -> str:
 def _print(
     console: Console, run_id: str, report: DiagnosisReport, truth: dict[str, Any] | None, limit: float
 ) -> None:
-    console.print(_table(run_id, waterfall_table(report)))
+    _table(run_id, waterfall_table(report)).print(console)
     console.print(f"judge calls: {report.judge_calls}, fingerprint hits: {report.fingerprint_hits}")
     if report.judge_calls == 0 and report.fingerprint_hits:
         console.print("no judge call: every judged case was found under its fingerprint")

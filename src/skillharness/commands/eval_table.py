@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 
+from skillharness.commands.fit_table import Col, FitTable
 from skillharness.eval import GroupRow, HoldoutReport, ValHoldout
 
 __all__ = ["print_holdout"]
@@ -38,17 +38,20 @@ def _deff(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def _table(report: HoldoutReport, grouping: str, rows: list[GroupRow]) -> Table:
+def _table(report: HoldoutReport, grouping: str, rows: list[GroupRow]) -> FitTable:
+    """One row per group; at a narrow console the columns continue in a second table."""
     level = f"{100 * report.confidence:g}% CI"
-    table = Table(title=_TITLES[grouping], title_justify="left")
     columns = [grouping.replace("_", " "), "n", "videos", f"final % [{level} by video]"]
     columns += [f"baseline % [{level} by video]", f"gain pts [{level} by video]", "per question", "deff"]
     columns += ["+/-", "p by video", "McNemar p"]
     columns += ["Holm p"] if grouping == "task_type" else []
     columns += ["parse err % f/b"]
     columns += [f"{_TRUTH}: final / baseline / gain"] if report.simulator else []
-    for i, name in enumerate(columns):
-        table.add_column(name, justify="left" if i == 0 else "right")
+    table = FitTable(
+        _TITLES[grouping],
+        [Col(columns[0], justify="left", wrap=True), *(Col(name) for name in columns[1:])],
+        title_justify="left",
+    )
     for row in rows:
         f, b, d = row.final, row.baseline, row.paired
         cells = [row.label, str(d.n_pairs), "-" if d.n_videos is None else str(d.n_videos)]
@@ -89,7 +92,7 @@ def print_holdout(console: Console, report: HoldoutReport) -> None:
     for grouping in ("overall", "task_type", "duration"):
         rows = report.rows_of(grouping)  # type: ignore[arg-type]
         if rows:
-            console.print(_table(report, grouping, rows))
+            _table(report, grouping, rows).print(console)
     method = "question bootstrap" if report.samples > 1 else "Wilson; gain: Newcombe paired"
     console.print(
         "intervals by video (a video's questions are correlated): video bootstrap, never narrower than "

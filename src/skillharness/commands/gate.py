@@ -8,8 +8,8 @@ from pathlib import Path
 import typer
 from pydantic import ValidationError
 from rich.console import Console
-from rich.table import Table
 
+from skillharness.commands.fit_table import Col, FitTable
 from skillharness.errors import ConfigError, SplitError
 from skillharness.train import (
     ClassPlan,
@@ -157,7 +157,7 @@ def plan(
         f"temperature={temperature:g} ({mode})"
     )
     console = Console()
-    console.print(_plan_table(title, plans, distinct, deltas, min_distinct))
+    _plan_table(title, plans, distinct, deltas, min_distinct).print(console)
     console.print(
         "distinct = val questions the claim rests on; obs = the gate's budget "
         f"({'--budget' if temperature > 0 else 'min(distinct, --budget)'}); P(acc) = power at discordance "
@@ -180,18 +180,22 @@ def plan(
 def _print_guard(console: Console, guard: GuardPlan) -> None:
     """What the McNemar guard of a system or tool edit can and cannot see, and what it costs."""
     harm, power = f"{guard.harm:.0%}", f"{guard.power:g}"
-    table = Table(
-        title=f"McNemar guard after an accepted system or tool edit: {len(guard.classes)} classes, "
-        f"Holm (a lone harmed class must reach p <= {guard.level:.2g})"
+    table = FitTable(
+        f"McNemar guard after an accepted system or tool edit: {len(guard.classes)} classes, "
+        f"Holm (a lone harmed class must reach p <= {guard.level:.2g})",
+        [
+            Col("class", "left", wrap=True),
+            Col("guard draws"),
+            Col(f"P(flag a {harm} drop)"),
+            Col(f"drop flagged at P >= {power}"),
+        ],
     )
-    for column in ("class", "guard draws", f"P(flag a {harm} drop)", f"drop flagged at P >= {power}"):
-        table.add_column(column, justify="left" if column == "class" else "right")
     for c in guard.classes:
         seen = "none" if c.detectable is None else f"{c.detectable:.0%}"
         table.add_row(
             c.label, str(c.draws), f"{c.power:.2f}", seen if c.power >= guard.power else f"[red]{seen}[/red]"
         )
-    console.print(table)
+    table.print(console)
     if guard.fixed:
         size = f"fixed at {guard.per_class} draws per class (train.gate.guard_draws)"
     elif guard.sized is None:
@@ -225,13 +229,12 @@ def _plan_table(
     distinct: dict[str, int],
     deltas: tuple[float, ...],
     min_distinct: int,
-) -> Table:
+) -> FitTable:
     """One row per class: distinct questions (flagged when few), budget, reachability, power."""
-    table = Table(title=title)
-    for column in ("class", "distinct", "obs", "reachable", "min wins"):
-        table.add_column(column, justify="left" if column == "class" else "right")
-    for delta in deltas:
-        table.add_column(f"P(acc) Δ={delta:g}", justify="right")
+    columns = [Col("class", "left", wrap=True)]
+    columns += [Col(column) for column in ("distinct", "obs", "reachable", "min wins")]
+    columns += [Col(f"P(acc) Δ={delta:g}") for delta in deltas]
+    table = FitTable(title, columns)
     for p in plans:
         verdict = "yes" if p.reach.reachable else "[red]NO[/red]"
         table.add_row(
@@ -275,11 +278,11 @@ def simulate_cmd(
     rules: list[GateRule] = [EProcessGate(config)]
     if baselines:
         rules += [StrictlyBetterMinibatch(), FixedNStandardError(n=n_max)]
-    table = Table(
-        title=f"gate simulate: p+={p_plus:g}, p-={p_minus:g}, alpha={alpha:g}, n_max={n_max}, runs={runs}"
+    table = FitTable(
+        f"gate simulate: p+={p_plus:g}, p-={p_minus:g}, alpha={alpha:g}, n_max={n_max}, runs={runs}",
+        [Col("rule", "left", wrap=True)]
+        + [Col(column) for column in ("accept", "harm reject", "inertia", "mean observations")],
     )
-    for column in ("rule", "accept", "harm reject", "inertia", "mean observations"):
-        table.add_column(column, justify="left" if column == "rule" else "right")
     for rule in rules:
         s = simulate(rule, p_plus, p_minus, n=n_max, runs=runs, seed=seed)
         table.add_row(
@@ -289,7 +292,7 @@ def simulate_cmd(
             f"{s.inertia_rate:.4f}",
             f"{s.mean_observations:.1f}",
         )
-    Console().print(table)
+    table.print(Console())
 
 
 def register(app: typer.Typer) -> None:

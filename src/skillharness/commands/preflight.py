@@ -7,8 +7,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
+from skillharness.commands.fit_table import Col, FitTable
 from skillharness.config import load_config
 from skillharness.errors import ConfigError
 from skillharness.train.preflight import CheckStatus, PreflightReport, run_preflight
@@ -23,8 +23,8 @@ def preflight(
 ) -> None:
     """Check everything a training run needs; list every problem; exit 2 on any."""
     report = run_preflight(load_config(config), pool=pool, endpoint_timeout_s=timeout)
-    console = Console(width=max(Console().width, 120))
-    console.print(_table(report))
+    console = Console()
+    _table(report).print(console)
     if not report.ok:
         raise ConfigError(
             f"preflight found {len(report.problems)} problem(s); training would not start",
@@ -33,11 +33,9 @@ def preflight(
     console.print("[green]preflight passed[/]: training can start")
 
 
-def _table(report: PreflightReport) -> Table:
-    table = Table(title="preflight", show_lines=True)
-    table.add_column("check", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    table.add_column("message", overflow="fold")
+def _table(report: PreflightReport) -> FitTable:
+    columns = [Col("check", "left"), Col("status", "left"), Col("message", "left", wrap=True)]
+    table = FitTable("preflight", columns, show_lines=True)
     for row in report.rows():
         style = _STYLE[row.status]
         table.add_row(row.check, f"[{style}]{row.status.value}[/]", escape(row.message))

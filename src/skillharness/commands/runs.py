@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
+from skillharness.commands.fit_table import Col, FitTable
 from skillharness.config import load_config
 from skillharness.store import RunReader
 
@@ -25,10 +25,10 @@ def list_runs(
     """Every run with its kind, pool, status and prediction counts."""
     reader = _reader(store, config)
     try:
-        table = Table(title="runs")
-        table.add_column("run", no_wrap=True)
-        for column in ("kind", "pool", "status", "ok", "parse err", "infra err"):
-            table.add_column(column, justify="right" if column.endswith(("ok", "err")) else "left")
+        columns = [Col("run", "left")]  # a run id is whole: it is typed back into other commands
+        columns += [Col(column, "left") for column in ("kind", "pool", "status")]
+        columns += [Col(column) for column in ("ok", "parse err", "infra err")]
+        table = FitTable("runs", columns)
         for info in reader.runs():
             counts = {k.value: v for k, v in reader.status_counts(info.run_id).items()}
             table.add_row(
@@ -38,7 +38,7 @@ def list_runs(
                 info.status.value,
                 *(str(counts.get(key, 0)) for key in ("ok", "parse_error", "infra_error")),
             )
-        Console().print(table)
+        table.print(Console())
     finally:
         reader.close()
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 
+from skillharness.commands.fit_table import Col, FitTable
 from skillharness.infer import Parser, RunScores, parser_gap
 from skillharness.infer.summary import Cell
 
@@ -38,13 +38,10 @@ def print_scores(
     for grouping in _TITLES:
         if grouping not in ours:
             continue
-        table = Table(title=_TITLES[grouping], title_justify="left")
-        table.add_column(grouping.replace("_", " "))
-        table.add_column("n", justify="right")
-        for parser in Parser:
-            table.add_column(f"{_NAMES[parser]} % ({level})", justify="right")
-        for name in ("official n", "parse err %", "infra"):
-            table.add_column(name, justify="right")
+        columns = [Col(grouping.replace("_", " "), justify="left", wrap=True), Col("n")]
+        columns += [Col(f"{_NAMES[parser]} % ({level})") for parser in Parser]
+        columns += [Col(name) for name in ("official n", "parse err %", "infra")]
+        table = FitTable(_TITLES[grouping], columns, title_justify="left")
         rows = {parser: {c.label: c for c in scores.tables[parser][grouping]} for parser in Parser}
         for cell in ours[grouping]:
             official = rows[Parser.OFFICIAL][cell.label]
@@ -56,7 +53,7 @@ def print_scores(
                 _pct(cell.parse_rate),
                 str(cell.infra_errors),
             )
-        console.print(table)
+        table.print(console)
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
     console.print(
         f"predictions by status: {statuses}. ours: our strict normalizer, unparsed counts as wrong; "

@@ -144,16 +144,18 @@ def _print_oracle(result: dict[str, Any], as_json: bool) -> None:
         typer.echo(json.dumps(result, indent=2))
         return
     from rich.console import Console
-    from rich.table import Table
 
-    table = Table(title=f"Simulator oracle (seed {result['seed']}, {result['n']} questions)")
-    table.add_column("task type")
-    table.add_column("expected accuracy", justify="right")
+    from skillharness.commands.fit_table import Col, FitTable
+
+    table = FitTable(
+        f"Simulator oracle (seed {result['seed']}, {result['n']} questions)",
+        [Col("task type", "left", wrap=True), Col("expected accuracy")],
+    )
     for task_type, value in result["per_task_type"].items():
         table.add_row(task_type, f"{value:.4f}")
     table.add_row("[b]all[/b]", f"[b]{result['accuracy']:.4f}[/b]")
     console = Console()
-    console.print(table)
+    table.print(console)
     if "delta" in result:
         console.print(f"after: {result['after']:.4f}  true effect: {result['delta']:+.4f}")
 

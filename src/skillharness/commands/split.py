@@ -10,9 +10,9 @@ from typing import Any
 import typer
 from pydantic import ValidationError
 from rich.console import Console
-from rich.table import Table
 
 from skillharness import __version__
+from skillharness.commands.fit_table import Col, FitTable
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import verify_split, write_split
 from skillharness.data.questions import Question
@@ -126,10 +126,8 @@ def verify(
 
 def print_split(console: Console, result: Split, questions: Sequence[Question]) -> None:
     """The pool table (questions per task type and pool) and the micro-class report."""
-    table = Table(title=f"Pools ({result.params.unit} units, seed {result.params.seed})")
-    table.add_column("task type")
-    for pool in Pool:
-        table.add_column(pool, justify="right")
+    columns = [Col("task type", "left", wrap=True), *(Col(pool) for pool in Pool)]
+    table = FitTable(f"Pools ({result.params.unit} units, seed {result.params.seed})", columns)
     micro = {m.task_type for m in result.micro}
     cells = count_table(result, questions)
     counts = {
@@ -141,7 +139,7 @@ def print_split(console: Console, result: Split, questions: Sequence[Question]) 
     table.add_section()
     table.add_row("units", *(str(len(result.pools[p])) for p in Pool))
     table.add_row("questions", *(str(sum(counts[p].values())) for p in Pool))
-    console.print(table)
+    table.print(console)
     if result.micro:
         console.print(
             "[bold magenta]Micro classes[/] (exclude them from training, or name them in the config):"

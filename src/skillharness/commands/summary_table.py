@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 
+from skillharness.commands.fit_table import Col, FitTable
 from skillharness.infer.summary import Cell
 
 __all__ = ["print_summary"]
@@ -35,10 +35,9 @@ def print_summary(
     """
     console.print(f"[bold]{title}[/]")
     for grouping, cells in summary.items():
-        table = Table(title=_TITLES.get(grouping, grouping), title_justify="left")
-        table.add_column(grouping.replace("_", " "))
-        for name in ("n", "correct", "acc %", f"{100 * confidence:g}% CI", "parse err %", "infra"):
-            table.add_column(name, justify="right")
+        names = ("n", "correct", "acc %", f"{100 * confidence:g}% CI", "parse err %", "infra")
+        columns = [Col(grouping.replace("_", " "), justify="left", wrap=True), *(Col(n) for n in names)]
+        table = FitTable(_TITLES.get(grouping, grouping), columns, title_justify="left")
         for cell in cells:
             table.add_row(
                 cell.label,
@@ -49,7 +48,7 @@ def print_summary(
                 _pct(cell.parse_rate),
                 str(cell.infra_errors),
             )
-        console.print(table)
+        table.print(console)
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
     console.print(
         f"predictions by status: {statuses}. Unparsed answers count as wrong; infra errors are not "
