@@ -19,15 +19,14 @@ TWELVE = tuple(t.value for t in TaskType)
 
 
 def long_detail(reason: str, draws: int) -> str:
-    """A detail as long as the evolve step writes (it cuts at 600 characters), with unbroken tokens."""
+    """A detail as long as the evolve step writes (it cuts at 600 characters), unbroken tokens first."""
     return (
-        f"{reason} after {draws} draws at ladder stage 2 of 4: wealth stayed below 1/alpha while the "
-        "harm process grew; the candidate rewrote the section 'Counting repeated objects across cuts' "
-        "and dropped the rule about re-checking the last frame. Validation of the edit set reported: "
-        "edits[0].anchor=section:counting_repeated_objects_across_scene_cuts_and_camera_motion not "
-        "found in skill:counting_problem (bundle "
+        f"{reason}: edits[0].anchor=section:counting_repeated_objects_across_scene_cuts_and_camera_motion "
+        f"not found in skill:counting_problem after {draws} draws at ladder stage 2 of 4 (bundle "
         + "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-        + "); the next request would have been 48 draws, over the per-gate budget of 32."
+        + "); wealth stayed below 1/alpha while the harm process grew; the candidate rewrote the "
+        "section and dropped the rule about re-checking the last frame; the next request would have "
+        "been 48 draws, over the per-gate budget of 32."
     )
 
 
