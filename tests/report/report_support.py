@@ -8,6 +8,7 @@ diagnoses, run metrics) so the report can be checked against known values.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,17 +83,38 @@ class Written:
     store: RunStore | None = None
 
 
+def short_detail(reason: str, draws: int) -> str:
+    return f"{reason} after {draws} draws"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What varies between the built runs: the classes, the gates' detail text, the holdout metric."""
+
+    task_types: Sequence[str] = TASK_TYPES
+    detail: Callable[[str, int], str] = short_detail
+    holdout: Any = field(default_factory=lambda: HOLDOUT)
+
+
 class TrainingStoreBuilder:
     """Builds one training run's rows; ``finished=False`` stops half-way (an interrupted run)."""
 
-    def __init__(self, store: RunStore, run_id: str, val: list[tuple[str, str]], *, seed: int = 5) -> None:
-        self.store, self.run_id, self.val = store, run_id, val
+    def __init__(
+        self,
+        store: RunStore,
+        run_id: str,
+        val: list[tuple[str, str]],
+        *,
+        seed: int = 5,
+        shape: Shape = Shape(),
+    ) -> None:
+        self.store, self.run_id, self.val, self.shape = store, run_id, val, shape
         self.rng = random.Random(seed)
         self.written = Written(run_id=run_id, val_ids=[q for q, _ in val])
         self.records: list[LedgerRecord] = []
         self.gate_index = 0
         self.alpha_sum = 0.0
-        self.ema = {t: 0.4 for t in TASK_TYPES}
+        self.ema = {t: 0.4 for t in shape.task_types}
 
     async def start(self, status: RunStatus = RunStatus.FINISHED) -> None:
         self.train_log = await self.store.open_run(provenance(self.run_id, RunKind.TRAIN, None, None))
@@ -110,7 +132,11 @@ class TrainingStoreBuilder:
         self, epoch: int, step: int, bundle: Bundle | None, ws: Workspace | None, draws: int
     ) -> Bundle | None:
         roll = f"{self.run_id}.e{epoch}s{step}.roll"
-        batch = [(f"train-{epoch}-{step}-{i}", TASK_TYPES[i % 3], self.rng.random() < 0.5) for i in range(12)]
+        classes = self.shape.task_types
+        batch = [
+            (f"train-{epoch}-{step}-{i}", classes[i % len(classes)], self.rng.random() < 0.5)
+            for i in range(12)
+        ]
         await write_run(self.store, roll, RunKind.INFER, "train", self.run_id, batch)
         wrong = [b for b in batch if not b[2]]
         for q, t, _ in wrong:
@@ -129,7 +155,7 @@ class TrainingStoreBuilder:
             self.records.append(row)
             self.written.diagnoses.append(row)
         candidates = {}
-        for k, task_type in enumerate(TASK_TYPES):
+        for k, task_type in enumerate(self.shape.task_types):
             reason = REASONS[(self.gate_index + k) % len(REASONS)]
             bundle = await self._decide(epoch, step, task_type, reason, bundle, ws, draws)
             candidates[f"skill:{slugify(task_type)}"] = "rank"
@@ -190,7 +216,7 @@ class TrainingStoreBuilder:
             step=step,
             target=label,
             reason=reason,
-            detail=f"{reason} after {n} draws",
+            detail=self.shape.detail(reason, n),
             evidence=evidence,
             version_before=version_before,
             version_after=version_after,
@@ -308,7 +334,7 @@ class TrainingStoreBuilder:
         self.metric("usage", USAGE)
         answers = [(q, t, self.rng.random() < 0.55) for q, t in test]
         await write_run(self.store, f"{self.run_id}.holdout", RunKind.EVAL, "test", self.run_id, answers)
-        self.metric("holdout", HOLDOUT)
+        self.metric("holdout", self.shape.holdout)
 
     async def close(self, status: RunStatus) -> None:
         self.store.upsert(self.records)
@@ -330,10 +356,11 @@ async def build_training_store(
     status: RunStatus = RunStatus.FINISHED,
     workspace: Path | None = None,
     test: list[tuple[str, str]] | None = None,
+    shape: Shape = Shape(),
 ) -> Written:
-    """Write a training run of ``epochs`` x ``steps`` steps with 3 decisions each into the store."""
+    """Write a training run of ``epochs`` x ``steps`` steps, one decision per class each, into the store."""
     store = RunStore.open(store_url)
-    builder = TrainingStoreBuilder(store, run_id, val)
+    builder = TrainingStoreBuilder(store, run_id, val, shape=shape)
     ws = Workspace.create(workspace, initial_bundle()) if workspace is not None else None
     try:
         await builder.start()
@@ -362,5 +389,5 @@ async def finish_open(written: Written) -> None:
         written.store.close()
 
 
-def val_questions(n: int = 30) -> list[tuple[str, str]]:
-    return [(f"val-{i:03d}", TASK_TYPES[i % 3]) for i in range(n)]
+def val_questions(n: int = 30, task_types: Sequence[str] = TASK_TYPES) -> list[tuple[str, str]]:
+    return [(f"val-{i:03d}", task_types[i % len(task_types)]) for i in range(n)]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from report_browser import Browser, chromium_path, launch
 from report_support import build_training_store, val_questions
+from report_wide import TWELVE, WIDE
 
 from skillharness.eval.report import build_report
 from skillharness.train.config import GateConfig
@@ -66,3 +67,53 @@ async def test_the_page_works_offline_in_chromium(tmp_path: Path, browser: Brows
     assert len(top) > 50_000  # a blank or broken page compresses to a few kilobytes
     assert len(full) > len(top)
     print(f"screenshots: {tmp_path / 'report-top.png'} ({len(top)} B), {tmp_path / 'report-full.png'}")
+
+
+FITS = "document.documentElement.scrollWidth <= innerWidth"
+
+
+@pytest.mark.slow
+async def test_item_2_a_twelve_class_report_fits_1280_px(tmp_path: Path, browser: Browser) -> None:
+    """12 classes, 600-character gate details, a typed holdout: no sideways scroll at 1280 px."""
+    url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    val = val_questions(48, TWELVE)
+    await build_training_store(url, "train-wide", val, epochs=2, steps=1, draws=16, shape=WIDE)
+    files = build_report(url, "train-wide", tmp_path / "page" / "report.html", gate=GateConfig())
+    viewport = {"width": 1280, "height": 1000, "deviceScaleFactor": 1, "mobile": False}
+    browser.call("Emulation.setDeviceMetricsOverride", viewport, session=True)
+
+    browser.open(files.html.resolve().as_uri())
+
+    assert browser.evaluate("innerWidth") == 1280
+    assert browser.evaluate(FITS), browser.evaluate("document.documentElement.scrollWidth")
+    # the holdout's tables fit too, without their own scroll bar
+    widths = browser.evaluate(
+        "Array.from(document.querySelectorAll('#holdout .scroll')).map(s => [s.scrollWidth, s.clientWidth])"
+    )
+    assert len(widths) == 4  # overall, task type, duration, val against holdout
+    assert all(scroll <= client for scroll, client in widths), widths
+    # one learning-curve panel per class and one for all of val
+    assert browser.evaluate("document.querySelectorAll('#curves svg g[id^=\"axes_\"]').length") == 13
+    # a long detail is a one-line gist that opens to the full text, which still fits
+    row_height = browser.evaluate("document.getElementById('gate-row-0').getBoundingClientRect().height")
+    assert row_height < 40
+    opened = browser.evaluate(
+        "(() => { document.querySelectorAll('#gate-table details').forEach(d => { d.open = true; });"
+        " return document.querySelector('#gate-row-0 td.detail').innerText; })()"
+    )
+    assert "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" in opened
+    assert browser.evaluate(FITS)
+    browser.evaluate("document.querySelectorAll('#gate-table details').forEach(d => { d.open = false; })")
+    # the holdout's task types sort by gain (largest first on the second click)
+    best = browser.evaluate(
+        "(() => { const table = document.querySelectorAll('#holdout table.sortable')[1];"
+        " const th = Array.from(table.tHead.rows[0].cells).find(c => c.textContent.startsWith('gain'));"
+        " th.click(); th.click(); return table.tBodies[0].rows[0].cells[0].textContent; })()"
+    )
+    assert best == "Action Recognition"  # +5 of 18, the largest gain typed_holdout writes
+    assert browser.log.exceptions == []
+
+    top = browser.screenshot(tmp_path / "report-1280-top.png", full=False)
+    browser.screenshot(tmp_path / "report-1280-full.png", full=True)
+    assert len(top) > 50_000
+    print(f"screenshots: {tmp_path / 'report-1280-top.png'}, {tmp_path / 'report-1280-full.png'}")

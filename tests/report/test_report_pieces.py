@@ -188,3 +188,25 @@ async def test_the_report_logs_to_a_local_mlflow_file_store(
     assert {a.path for a in client.list_artifacts(run.info.run_id)} == {"report.html", "report.json"}
     page = Path(client.download_artifacts(run.info.run_id, "report.html", str(tmp_path / "back")))
     assert filecmp.cmp(page, files.html, shallow=False)
+
+
+def test_item_2_typed_holdout_rows_carry_intervals_by_video_per_question_and_design_effect() -> None:
+    from report_wide import TWELVE, typed_holdout
+
+    rows = holdout_rows(typed_holdout())
+    groups = {row.group: [r.label for r in rows if r.group == row.group] for row in rows}
+    assert list(groups) == ["test pool", "by task type", "by video duration", "val against holdout"]
+    assert groups["by task type"] == list(TWELVE)
+    overall = rows[0].cells
+    assert overall["questions (videos)"] == "216 (72)"
+    gain = overall["gain"]
+    assert gain["value"] == pytest.approx(16 / 216)
+    assert (gain["low"], gain["high"]) == pytest.approx((16 / 216 - 0.21, 16 / 216 + 0.19))  # by video
+    assert (gain["per_question_low"], gain["per_question_high"]) == pytest.approx(
+        (16 / 216 - 0.15, 16 / 216 + 0.14)
+    )
+    assert gain["design_effect"] == pytest.approx(2.04)
+    assert overall["baseline"]["value"] == pytest.approx(101 / 216)
+    assert "p Holm" not in overall  # Holm adjusts across task types only
+    assert rows[1].cells["p Holm"] == 1.0
+    assert rows[-1].cells["selection"] == "selected on val (optimistic)"

@@ -10,8 +10,11 @@ evaluation stored:
 - McNemar is the first key whose name contains ``mcnemar``, the paired difference the first of
   ``paired_difference``, ``difference``, ``diff``, ``gain``; the agreement flag the first key
   containing ``agree``;
-- every table of rows (an object of objects, or a list of objects) anywhere in the metric becomes
-  :class:`HoldoutRow` s with its scalar cells flattened (``baseline.accuracy``).
+- a typed :class:`HoldoutReport` (what ``skillharness eval`` stores) becomes one row per group
+  (overall, task type, video duration) with one cell per arm and one for the paired gain, each
+  carrying its interval by video, the per-question interval and the design effect; any other
+  shape: every table of rows (an object of objects, or a list of objects) anywhere in the metric
+  becomes :class:`HoldoutRow` s with its scalar cells flattened (``baseline.accuracy``).
 
 Nothing is dropped: the page also shows the stored value as JSON.
 """
@@ -24,7 +27,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from skillharness.data import Pool
-from skillharness.eval.holdout_report import ArmCell, HoldoutReport
+from skillharness.eval.holdout_report import ArmCell, GroupRow, HoldoutReport
 from skillharness.eval.report.model import Headline, HoldoutRow, Score
 from skillharness.infer import wilson
 
@@ -197,10 +200,61 @@ def _with_intervals(cells: dict[str, Any], confidence: float) -> dict[str, Any]:
     return out
 
 
+_GROUP_TITLES = {"overall": "test pool", "task_type": "by task type", "duration": "by video duration"}
+
+
+def _interval(value: float | None, cell: ArmCell | Any) -> dict[str, float | None]:
+    """One arm's (or the gain's) value with its interval by video, per question, and design effect."""
+    return {
+        "value": value,
+        "low": cell.low,
+        "high": cell.high,
+        "per_question_low": cell.per_question_low,
+        "per_question_high": cell.per_question_high,
+        "design_effect": cell.design_effect,
+    }
+
+
+def _typed_row(row: GroupRow) -> HoldoutRow:
+    paired = row.paired
+    cells: dict[str, Any] = {
+        "questions (videos)": f"{paired.n_pairs} ({paired.n_videos})"
+        if paired.n_videos is not None
+        else paired.n_pairs,
+        "baseline": _interval(row.baseline.accuracy, row.baseline),
+        "final": _interval(row.final.accuracy, row.final),
+        "gain": _interval(paired.gain, paired),
+        "wins/losses": f"{paired.wins}/{paired.losses}",
+        "p by video": paired.p_value,
+        "p per question": paired.p_per_question,
+    }
+    if row.grouping != "overall":
+        cells["p Holm"] = paired.p_holm
+    if row.truth is not None:
+        cells["sim truth gain"] = row.truth.gain
+    return HoldoutRow(group=_GROUP_TITLES[row.grouping], label=row.label, cells=cells)
+
+
+def _typed_rows(report: HoldoutReport) -> list[HoldoutRow]:
+    rows = [_typed_row(row) for row in report.rows]
+    if report.val is not None:
+        cells = _flatten(report.val.model_dump(mode="json"))
+        rows.append(HoldoutRow(group="val against holdout", label="val", cells=cells))
+    return rows
+
+
 def holdout_rows(
     value: Any, group: str = "holdout", depth: int = 0, confidence: float = 0.95
 ) -> list[HoldoutRow]:
-    """Every object with scalar fields in the metric, as a row (group, label, flattened cells)."""
+    """The metric's tables as rows (group, label, cells): typed when it is a :class:`HoldoutReport`.
+
+    Any other shape: every object with scalar fields, with its cells flattened.
+    """
+    if depth == 0 and isinstance(value, dict):
+        try:
+            return _typed_rows(HoldoutReport.model_validate(value))
+        except ValidationError:
+            pass  # another shape: read it by its keys below
     rows: list[HoldoutRow] = []
     if depth > _MAX_DEPTH:
         return rows

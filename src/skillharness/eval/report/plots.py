@@ -42,52 +42,72 @@ def _figure(width: float, height: float, **margins: float) -> Figure:
     return fig
 
 
-def learning_curves_svg(
-    points: Sequence[CurvePoint], ends: Sequence[EpochEnd], task_types: Sequence[str]
-) -> str:
-    """γ-EMA per class and dual_metric accuracies over decisions, epoch-end val scores, accepts."""
-    fig = _figure(9, 4.2, left=0.07, right=0.72, bottom=0.12, top=0.97)
-    ax = fig.add_subplot()
-    xs = [p.index for p in points]
-    colors = matplotlib.colormaps["tab10"]
-    for i, task_type in enumerate(task_types):
-        color = colors(i % 10)
-        ax.plot(xs, [p.ema.get(task_type, math.nan) for p in points], color=color, label=f"EMA {task_type}")
-        own = [
-            p for p in points if p.target == f"skill:{slugify(task_type)}" and p.target_accuracy is not None
-        ]
-        ax.scatter([p.index for p in own], [p.target_accuracy for p in own], color=color, s=12, marker="o")
+_ACCEPT = "#2a9d8f"
+_LINE = "#264653"
+_CURVE_COLS = 5  # 12 classes and the overall panel: 3 rows across the page
+
+
+def _overall_panel(ax: Axes, points: Sequence[CurvePoint], ends: Sequence[EpochEnd]) -> None:
+    """All of val after each decision (dashed), the epoch-end val scores, every accepted edit."""
     ax.plot(
-        xs,
+        [p.index for p in points],
         [p.val_accuracy if p.val_accuracy is not None else math.nan for p in points],
         color="black",
         linestyle="--",
-        label="val (all classes)",
+        linewidth=0.9,
     )
     for p in points:
         if p.accepted:
-            ax.axvline(p.index, color="#2a9d8f", alpha=0.35, linewidth=1.2)
+            ax.axvline(p.index, color=_ACCEPT, alpha=0.35, linewidth=1)
     last_of_epoch = {p.epoch: p.index for p in points}
     for end in ends:
-        x = last_of_epoch.get(end.epoch, len(points))
         err = None
         if end.low is not None and end.high is not None:
             err = [[max(0.0, end.accuracy - end.low)], [max(0.0, end.high - end.accuracy)]]
-        ax.errorbar(
-            [x],
-            [end.accuracy],
-            yerr=err,
-            fmt="D",
-            color="#e76f51",
-            capsize=3,
-            label="epoch-end val" if end is ends[0] else None,
-        )
-    ax.set_xlabel("decision (accepted edits marked by green lines)")
-    ax.set_ylabel("accuracy")
-    ax.set_ylim(-0.02, 1.02)
-    ax.grid(alpha=0.3)
-    if task_types or ends:
-        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=7)
+        x = last_of_epoch.get(end.epoch, len(points))
+        ax.errorbar([x], [end.accuracy], yerr=err, fmt="D", color="#e76f51", capsize=3, markersize=4)
+    ax.set_title("all of val; epoch-end val (diamonds)", fontsize=8)
+
+
+def _class_panel(ax: Axes, points: Sequence[CurvePoint], task_type: str) -> None:
+    """One class: its γ-EMA (line), its accuracy after each decision on it (dots), its accepts."""
+    target = f"skill:{slugify(task_type)}"
+    ax.plot([p.index for p in points], [p.ema.get(task_type, math.nan) for p in points], color=_LINE)
+    own = [p for p in points if p.target == target and p.target_accuracy is not None]
+    ax.scatter([p.index for p in own], [p.target_accuracy for p in own], color=_LINE, s=9, zorder=3)
+    for p in points:
+        if p.accepted and p.target == target:
+            ax.axvline(p.index, color=_ACCEPT, alpha=0.6, linewidth=1.2)
+    ax.set_title(task_type, fontsize=8)
+
+
+def learning_curves_svg(
+    points: Sequence[CurvePoint], ends: Sequence[EpochEnd], task_types: Sequence[str]
+) -> str:
+    """Small multiples: all of val first, then one panel per class, on shared axes.
+
+    One panel per class keeps 12 classes readable where 12 lines in one panel would overlap and
+    share one legend; each panel is named by its class, so no legend is needed.
+    """
+    panels = 1 + len(task_types)
+    cols = min(_CURVE_COLS, panels)
+    rows = math.ceil(panels / cols)
+    height = 1.7 * rows + 0.3
+    fig = _figure(2.3 * cols, height, left=0.05, right=0.99, bottom=0.5 / height, top=1 - 0.25 / height)
+    fig.subplots_adjust(hspace=0.55, wspace=0.15)
+    axes = fig.subplots(rows, cols, sharex=True, sharey=True, squeeze=False).flat
+    _overall_panel(next(axes), points, ends)
+    for ax, task_type in zip(axes, task_types, strict=False):
+        _class_panel(ax, points, task_type)
+    for i, ax in enumerate(fig.axes):
+        if i >= panels:
+            ax.set_visible(False)
+            continue
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+        ax.tick_params(labelsize=6, labelbottom=True)
+    fig.supxlabel("decision (accepted edits marked by green lines)", fontsize=8)
+    fig.supylabel("val accuracy", fontsize=8)
     return _svg(fig)
 
 

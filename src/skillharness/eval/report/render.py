@@ -31,6 +31,7 @@ SECTIONS = (
     ("holdout", "Holdout"),
     ("cost", "Cost"),
 )
+DETAIL_CHARS = 60  # a longer gate detail opens from a one-line gist (it may be 600 characters)
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,8 @@ def _context(data: ReportData) -> dict[str, Any]:
         "causes": causes,
         "verdicts": verdicts,
         "holdout_groups": _holdout_groups(data),
+        "holdout_typed": any(isinstance(r.cells.get("gain"), dict) for r in data.holdout_rows),
+        "detail_chars": DETAIL_CHARS,
         "draws_by_step": dict(draws_by_step),
         "total_draws": sum(g.draws for g in data.gates),
         "curves_svg": learning_curves_svg(data.curves, data.epoch_ends, data.task_types)
