@@ -1,7 +1,7 @@
 """Reference protocols against fixtures captured by running the references' own rules.
 
 ``fixtures/protocols/captured.json`` holds what the reference functions (lmms-eval's videomme
-utils and OpenAI wrapper, VLMEvalKit's Video-MME dataset, the official scorer's extractor) return
+utils and OpenAI wrapper, VLMEvalKit's Video-MME dataset, return
 for the question and ``sample.srt`` beside it; see docs/protocols.md for the sources.
 """
 
@@ -18,7 +18,7 @@ from agent_support import question, write_video
 from PIL import Image
 
 from skillharness.agent import Agent, AgentConfig, StepRole
-from skillharness.agent.protocols import ProtocolName, ReferenceOptions, build_turn, extract_reference_letter
+from skillharness.agent.protocols import ProtocolName, ReferenceOptions, build_turn
 from skillharness.agent.protocols.frames import (
     linspace_indices,
     openai_wrapper_indices,
@@ -128,11 +128,6 @@ def test_official_prompt_is_the_readme_example_shape() -> None:
     assert official_text(_question(), "hello").startswith(
         "This video's subtitles are listed below:\nhello\nSelect"
     )
-
-
-@pytest.mark.parametrize("response", sorted(CAPTURED["extract"]))
-def test_reference_extractor(response: str) -> None:
-    assert extract_reference_letter(response) == CAPTURED["extract"][response]
 
 
 @pytest.fixture(scope="module")
