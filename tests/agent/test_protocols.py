@@ -21,10 +21,11 @@ from skillharness.agent import Agent, AgentConfig, StepRole
 from skillharness.agent.protocols import ProtocolName, ReferenceOptions, build_turn
 from skillharness.agent.protocols.frames import (
     linspace_indices,
-    openai_wrapper_indices,
+    qwen_vl_indices,
     vlmevalkit_fps_indices,
     vlmevalkit_indices,
 )
+from skillharness.agent.protocols.images import qwen_vl_video_size
 from skillharness.agent.protocols.prompts import lmms_eval_text, official_text, vlmevalkit_texts
 from skillharness.agent.protocols.subtitles import (
     LMMS_EVAL_NO_SUBTITLES,
@@ -58,9 +59,45 @@ def _question(video: str = "cook") -> Question:
     )
 
 
-@pytest.mark.parametrize("total", sorted(CAPTURED["indices"]["openai_wrapper"], key=int))
-def test_openai_wrapper_indices_match_lmms_eval(total: str) -> None:
-    assert list(openai_wrapper_indices(int(total), 10)) == CAPTURED["indices"]["openai_wrapper"][total]
+# lmms-eval v0.7.2's chat wrapper through qwen-vl-utils 0.0.14 (decord/torchcodec readers):
+# torch.linspace(0, n - 1, 10).round(). With 10 frames the exact values (n - 1) * i / 9 are never
+# within 1/18 of a half, so these are their rounded rational values; numpy's int truncation (the
+# simple wrapper) gives 27 for 250 frames and drops frame 5 for 11.
+QWEN_VL_10 = {
+    10: (0, 1, 2, 3, 4, 5, 6, 7, 8, 9),
+    11: (0, 1, 2, 3, 4, 6, 7, 8, 9, 10),
+    250: (0, 28, 55, 83, 111, 138, 166, 194, 221, 249),
+    1799: (0, 200, 400, 599, 799, 999, 1199, 1398, 1598, 1798),
+    108000: (0, 12000, 24000, 36000, 48000, 59999, 71999, 83999, 95999, 107999),
+}
+
+
+@pytest.mark.parametrize("total", sorted(QWEN_VL_10))
+def test_item1_lmms_eval_frames_are_qwen_vl_rounded_linspace(total: int) -> None:
+    assert qwen_vl_indices(total, 10) == QWEN_VL_10[total]
+
+
+def test_item1_qwen_vl_frame_count_is_rounded_to_even_and_bounded() -> None:
+    assert len(qwen_vl_indices(100, 9)) == 8  # round(4.5) * 2: Python rounds half to even
+    assert len(qwen_vl_indices(100, 11)) == 12
+    assert qwen_vl_indices(100, 32)[:4] == (0, 3, 6, 10)  # 99 * 3 / 31 = 9.58 rounds up
+    with pytest.raises(DataError, match="cannot give them"):
+        qwen_vl_indices(5, 10)
+
+
+# fetch_video's smart_resize for video frames (factor 28, 128..768 tokens a frame, 90 % of a
+# 128000-token budget over the frames), worked by hand from qwen-vl-utils 0.0.14: (h, w, frames).
+QWEN_VL_SIZES = {
+    (720, 1280, 10): (560, 1008),  # over 768 tokens: scaled down, floored to 28
+    (360, 640, 10): (364, 644),  # inside the budget: rounded to 28
+    (64, 96, 10): (280, 392),  # under 128 tokens: scaled up, ceiled to 28
+    (720, 1280, 768): (336, 644),  # the total budget binds: 235200 pixels a frame
+}
+
+
+@pytest.mark.parametrize("key", sorted(QWEN_VL_SIZES))
+def test_item1_lmms_eval_frames_are_resized_to_the_qwen_vl_budget(key: tuple[int, int, int]) -> None:
+    assert qwen_vl_video_size(*key) == QWEN_VL_SIZES[key]
 
 
 @pytest.mark.parametrize("total", sorted(CAPTURED["indices"]["linspace32"], key=int))
@@ -156,16 +193,17 @@ def _decoded(url: str, mime: str) -> Image.Image:
     return Image.open(io.BytesIO(base64.b64decode(url[len(prefix) :])))
 
 
-async def test_lmms_eval_turn_is_the_reference_request(cook_media: Path, tmp_path: Path) -> None:
+async def test_item1_lmms_eval_turn_is_the_chat_wrapper_request(cook_media: Path, tmp_path: Path) -> None:
     turn = await build_turn(_question(), _source(cook_media, tmp_path), _options(ProtocolName.LMMS_EVAL))
     assert len(turn.messages) == 1
     assert turn.messages[0]["role"] == "user"
     content = turn.messages[0]["content"]
-    assert content[0] == {"type": "text", "text": CAPTURED["lmms_eval_text"]["sub"]}  # text first
-    assert list(turn.frame_indices) == list(openai_wrapper_indices(200, 10))
-    images = [part["image_url"]["url"] for part in content[1:]]
+    assert content[-1] == {"type": "text", "text": CAPTURED["lmms_eval_text"]["sub"]}  # frames first
+    assert turn.frame_indices == (0, 22, 44, 66, 88, 111, 133, 155, 177, 199)
+    images = [part["image_url"]["url"] for part in content[:-1]]
     assert len(images) == 10
-    assert all(_decoded(url, "image/png").size == (96, 64) for url in images)  # full resolution
+    # qwen-vl-utils' smart_resize: 96x64 is under 128 tokens of 28x28, so it grows to 392x280.
+    assert all(_decoded(url, "image/png").size == (392, 280) for url in images)
     assert turn.sampling.max_tokens == 16
     assert turn.sampling.temperature == 0.0
 
@@ -176,18 +214,21 @@ async def test_lmms_eval_turn_without_subtitles_and_with_a_bundle_slot(
     options = _options(ProtocolName.LMMS_EVAL, subtitles=False, system="evolving text")
     turn = await build_turn(_question(), _source(cook_media, tmp_path), options)
     assert turn.messages[0] == {"role": "system", "content": "evolving text"}
-    assert turn.messages[1]["content"][0]["text"] == CAPTURED["lmms_eval_text"]["nosub"]
+    assert turn.messages[1]["content"][-1]["text"] == CAPTURED["lmms_eval_text"]["nosub"]
 
 
-async def test_vlmevalkit_turn_puts_frames_between_its_texts(cook_media: Path, tmp_path: Path) -> None:
+async def test_item3_vlmevalkit_turn_sends_frames_then_its_texts(cook_media: Path, tmp_path: Path) -> None:
     turn = await build_turn(_question(), _source(cook_media, tmp_path), _options(ProtocolName.VLMEVALKIT))
     content = turn.messages[0]["content"]
     kinds = [part["type"] for part in content]
-    assert kinds == ["text"] + ["image_url"] * 8 + ["text", "text"]
-    assert [content[0]["text"], content[-2]["text"], content[-1]["text"]] == CAPTURED["vlmevalkit_texts"][
-        "sub"
-    ]
-    assert all(part["image_url"]["detail"] == "low" for part in content[1:9])
+    # VLMEvalKit main skips the empty SYS text part; its frames are not resized, only a shorter
+    # side under 100 px is scaled up (64 -> 100).
+    assert kinds == ["image_url"] * 8 + ["text", "text"]
+    system, *texts = CAPTURED["vlmevalkit_texts"]["sub"]
+    assert system == ""
+    assert [content[-2]["text"], content[-1]["text"]] == texts
+    assert all(part["image_url"]["detail"] == "low" for part in content[:8])
+    assert _decoded(content[0]["image_url"]["url"], "image/jpeg").size == (150, 100)
     assert turn.sampling.max_tokens == 2048
 
 

@@ -16,7 +16,7 @@ from infer_support import Bench, write_config
 from PIL import Image
 
 from cli_support import run_cli as cli
-from skillharness.agent.protocols.frames import openai_wrapper_indices
+from skillharness.agent.protocols.frames import qwen_vl_indices
 from skillharness.agent.protocols.prompts import lmms_eval_text
 from skillharness.agent.protocols.subtitles import lmms_eval_subtitles
 from skillharness.data.loader import load_questions
@@ -62,10 +62,10 @@ def test_infer_under_lmms_eval_protocol(tmp_path: Path, bench: Bench, sim: SimSe
         assert (body["max_tokens"], body["temperature"]) == (16, 0.0)
         (message,) = body["messages"]  # one turn, no system message
         assert message["role"] == "user"
-        text, *images = message["content"]
+        *images, text = message["content"]  # v0.7.2's chat wrapper: the frames, then the text
         question = by_text[text["text"]]  # byte for byte the text lmms-eval renders
         layout = frame_layout(locate_video(bench.root / "videos", question.videoID))
-        assert len(images) == len(openai_wrapper_indices(layout.total_frames, 10))
+        assert len(images) == len(qwen_vl_indices(layout.total_frames, 10))
         first = images[0]["image_url"]["url"]
         assert first.startswith("data:image/png;base64,")
         png = Image.open(io.BytesIO(base64.b64decode(first.split(",", 1)[1])))

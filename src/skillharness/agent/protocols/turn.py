@@ -15,8 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from skillharness.agent.protocols.frames import linspace_indices, openai_wrapper_indices, vlmevalkit_indices
-from skillharness.agent.protocols.images import jpeg_data_url, png_data_url, thumbnail_jpeg_data_url
+from skillharness.agent.protocols.frames import linspace_indices, qwen_vl_indices, vlmevalkit_indices
+from skillharness.agent.protocols.images import jpeg_data_url, qwen_vl_png_data_url, vlmevalkit_jpeg_data_url
 from skillharness.agent.protocols.prompts import lmms_eval_text, official_text, vlmevalkit_texts
 from skillharness.agent.protocols.subtitles import (
     lmms_eval_subtitles,
@@ -47,7 +47,7 @@ class ProtocolName(StrEnum):
 
 
 # (frames sent when agent.protocol_frames is unset, max_tokens): lmms-eval's OpenAI wrapper
-# default max_frames_num and task max_new_tokens; VLMEvalKit's Video-MME 8-frame setting and its
+# default max_frames_num (v0.7.2) and task max_new_tokens; VLMEvalKit's Video-MME 8-frame setting and its
 # API wrapper's max_tokens; the official README fixes neither (our choice, see docs/protocols.md).
 REFERENCE_DEFAULTS: dict[ProtocolName, tuple[int, int]] = {
     ProtocolName.LMMS_EVAL: (10, 16),
@@ -114,7 +114,7 @@ async def build_turn(question: Question, media: ReferenceMedia, options: Referen
     count = options.frames or count
     indices: tuple[int, ...]
     if options.protocol is ProtocolName.LMMS_EVAL:
-        indices = openai_wrapper_indices(layout.total_frames, count)
+        indices = qwen_vl_indices(layout.total_frames, count)
     elif options.protocol is ProtocolName.VLMEVALKIT:
         indices = vlmevalkit_indices(layout.total_frames, count)
     else:
@@ -164,12 +164,14 @@ def _content(
 ) -> tuple[list[dict[str, Any]], str]:
     """The user message's parts in the reference's order, and its text for the trace."""
     if options.protocol is ProtocolName.LMMS_EVAL:
+        # v0.7.2's chat wrapper: the video's frames (resized for their count), then the text.
         text = lmms_eval_text(question, subtitles)
-        return [_text(text), *(_image(png_data_url(p)) for p in pixels)], text  # text first
+        return [*(_image(qwen_vl_png_data_url(p, len(pixels))) for p in pixels), _text(text)], text
     if options.protocol is ProtocolName.VLMEVALKIT:
-        system, template, asked = vlmevalkit_texts(question, subtitles)
-        images = [_image(thumbnail_jpeg_data_url(p), detail="low") for p in pixels]
-        return [_text(system), *images, _text(template), _text(asked)], template + asked
+        # VLMEvalKit main's wrapper skips empty text parts: its empty SYS part is not sent.
+        _system, template, asked = vlmevalkit_texts(question, subtitles)
+        images = [_image(vlmevalkit_jpeg_data_url(p), detail="low") for p in pixels]
+        return [*images, _text(template), _text(asked)], template + asked
     text = official_text(question, subtitles)
     frames = options.frames_config
     images = [_image(jpeg_data_url(p, frames.longest_side, frames.jpeg_quality)) for p in pixels]
