@@ -22,6 +22,7 @@ from skillharness.agent.protocols import ProtocolName, ReferenceOptions, build_t
 from skillharness.agent.protocols.frames import (
     linspace_indices,
     qwen_vl_indices,
+    segment_middle_indices,
     vlmevalkit_fps_indices,
     vlmevalkit_indices,
 )
@@ -29,8 +30,8 @@ from skillharness.agent.protocols.images import qwen_vl_video_size
 from skillharness.agent.protocols.prompts import lmms_eval_text, official_text, vlmevalkit_texts
 from skillharness.agent.protocols.subtitles import (
     LMMS_EVAL_NO_SUBTITLES,
+    first_cue_subtitles,
     lmms_eval_subtitles,
-    vlmevalkit_subtitles,
 )
 from skillharness.agent.video import LocalVideos
 from skillharness.data.questions import Question
@@ -100,6 +101,58 @@ def test_item1_lmms_eval_frames_are_resized_to_the_qwen_vl_budget(key: tuple[int
     assert qwen_vl_video_size(*key) == QWEN_VL_SIZES[key]
 
 
+# tricky.srt: CRLF line ends, two cues with the same timing, HTML entities, a cue without the
+# font tag overlapping another, a two-line cue, a zero-length cue. What the pinned upstream code
+# returns for it (lmms-eval v0.7.2's whole subtitle prompt; VLMEvalKit main's subtitle text for
+# 8 frames; the linked slicer's frames and subtitles.txt for 32), captured by running it.
+TRICKY = json.loads((FIXTURES / "tricky_subtitles.json").read_text("utf-8"))
+TRICKY_SRT = FIXTURES / "tricky.srt"
+
+
+def _tricky_question() -> Question:
+    return Question(
+        video_id="1",
+        duration="short",
+        videoID="tricky",
+        question_id="1-1",
+        task_type="OCR Problems",
+        question="Q?",
+        options=("A. a", "B. b", "C. c", "D. d"),
+        answer="A",
+    )
+
+
+@pytest.mark.parametrize("key", sorted(TRICKY["lmms_eval"]))
+def test_tricky_srt_lmms_eval_prompt(key: str) -> None:
+    assert b"\r\n" in TRICKY_SRT.read_bytes()
+    fps, total = key.split(":")
+    subtitles = lmms_eval_subtitles(TRICKY_SRT, fps=float(fps), total_frames=int(total))
+    assert lmms_eval_text(_tricky_question(), subtitles) == TRICKY["lmms_eval"][key]
+
+
+@pytest.mark.parametrize("key", sorted(TRICKY["vlmevalkit"]))
+def test_tricky_srt_vlmevalkit_subtitles(key: str) -> None:
+    fps, total = key.split(":")
+    indices = vlmevalkit_indices(int(total), 8)
+    assert first_cue_subtitles(TRICKY_SRT, fps=float(fps), indices=indices) == TRICKY["vlmevalkit"][key]
+
+
+@pytest.mark.parametrize("key", sorted(TRICKY["official"]["indices"]))
+def test_item4_official_frames_are_the_linked_slicers_segment_middles(key: str) -> None:
+    total, count = key.split(":")
+    assert list(segment_middle_indices(int(total), int(count))) == TRICKY["official"]["indices"][key]
+
+
+@pytest.mark.parametrize("key", sorted(TRICKY["official"]["subtitles"]))
+def test_item4_official_subtitles_are_the_linked_slicers(key: str) -> None:
+    fps, total = key.split(":")
+    indices = segment_middle_indices(int(total), 32)
+    chosen = first_cue_subtitles(TRICKY_SRT, fps=float(fps), indices=indices)
+    assert chosen == TRICKY["official"]["subtitles"][key]
+    assert "&amp;" in chosen  # entities kept
+    assert len(chosen.split("\n")) > len(set(chosen.split("\n")))  # repeats kept
+
+
 @pytest.mark.parametrize("total", sorted(CAPTURED["indices"]["linspace32"], key=int))
 def test_linspace_indices_match_numpy_rule(total: str) -> None:
     assert list(linspace_indices(int(total), 32)) == CAPTURED["indices"]["linspace32"][total]
@@ -141,7 +194,7 @@ def test_lmms_eval_malformed_timing_names_the_file(tmp_path: Path) -> None:
 def test_vlmevalkit_subtitle_rule(key: str) -> None:
     fps, total = key.split(":")
     indices = vlmevalkit_indices(int(total), 8)
-    assert vlmevalkit_subtitles(SRT, fps=float(fps), indices=indices) == CAPTURED["vlmevalkit_subtitles"][key]
+    assert first_cue_subtitles(SRT, fps=float(fps), indices=indices) == CAPTURED["vlmevalkit_subtitles"][key]
 
 
 def test_rendered_prompts_match_the_references() -> None:
@@ -152,7 +205,7 @@ def test_rendered_prompts_match_the_references() -> None:
     assert lmms_eval_text(question, subs) == texts["sub"]
     assert lmms_eval_text(question, LMMS_EVAL_NO_SUBTITLES) == texts["missing"]
     assert list(vlmevalkit_texts(question, None)) == CAPTURED["vlmevalkit_texts"]["nosub"]
-    vsubs = vlmevalkit_subtitles(SRT, fps=10.0, indices=vlmevalkit_indices(200, 8))
+    vsubs = first_cue_subtitles(SRT, fps=10.0, indices=vlmevalkit_indices(200, 8))
     assert list(vlmevalkit_texts(question, vsubs)) == CAPTURED["vlmevalkit_texts"]["sub"]
 
 
@@ -236,6 +289,7 @@ async def test_official_turn_sends_frames_then_the_readme_prompt(cook_media: Pat
     turn = await build_turn(_question(), _source(cook_media, tmp_path), _options(ProtocolName.OFFICIAL))
     content = turn.messages[0]["content"]
     assert [part["type"] for part in content] == ["image_url"] * 32 + ["text"]
+    assert list(turn.frame_indices) == TRICKY["official"]["indices"]["200:32"]  # the slicer's frames
     assert max(_decoded(content[0]["image_url"]["url"], "image/jpeg").size) == 48
     assert content[-1]["text"].startswith("This video's subtitles are listed below:\nWelcome to the kitchen.")
 
@@ -287,7 +341,7 @@ async def test_agent_under_lmms_eval_sends_one_plain_turn(
 
 
 def test_vlmevalkit_with_subtitles_on_but_no_file_keeps_its_subtitle_template(tmp_path: Path) -> None:
-    assert vlmevalkit_subtitles(tmp_path / "none.srt", fps=25.0, indices=(1, 2)) == ""
+    assert first_cue_subtitles(tmp_path / "none.srt", fps=25.0, indices=(1, 2)) == ""
     _, template, _ = vlmevalkit_texts(_question(), "")
     assert template.startswith(
         "\nThese are the frames of a video. This video's subtitles are listed below:\n\n"

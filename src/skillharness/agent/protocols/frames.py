@@ -10,6 +10,9 @@ indices, exactly as the reference computes them; the indices are then decoded by
   ``torch.linspace(0, n - 1, k).round()`` in float32 (:func:`qwen_vl_indices`).
 - lmms-eval's subtitle selection (``lmms_eval/tasks/videomme/utils.py``): the same ``linspace``
   over ``frame_num`` (32) indices, without the append.
+- The frame tool the Video-MME README links (``look4u-ok/video-slicer`` ``slice_and_extract.py``,
+  ``get_seq_frames``): ``k`` segments of ``(n - 1) / k`` frames, the middle of each
+  (:func:`segment_middle_indices`).
 - VLMEvalKit (``vlmeval/dataset/videomme.py``, ``save_video_frames``): ``int(i * n / (k + 1))``
   for ``i = 1..k``; or, sampling by fps, ``int(i * native_fps / fps)`` for
   ``i < int(n / native_fps * fps)``.
@@ -25,6 +28,7 @@ __all__ = [
     "linspace_indices",
     "qwen_vl_frame_count",
     "qwen_vl_indices",
+    "segment_middle_indices",
     "vlmevalkit_fps_indices",
     "vlmevalkit_indices",
 ]
@@ -67,6 +71,14 @@ def qwen_vl_indices(total_frames: int, count: int) -> tuple[int, ...]:
         for i in range(steps)
     ]
     return tuple(int(v) for v in np.rint(np.array(values, dtype=np.float32)))
+
+
+def segment_middle_indices(total_frames: int, count: int) -> tuple[int, ...]:
+    """``(round(s * i) + round(s * (i + 1))) // 2`` for ``s = (total - 1) / count``, ``i < count``
+    (numpy rounding: half to even)."""
+    _check(total_frames, count)
+    size = (total_frames - 1) / count
+    return tuple((int(np.round(size * i)) + int(np.round(size * (i + 1)))) // 2 for i in range(count))
 
 
 def vlmevalkit_indices(total_frames: int, count: int) -> tuple[int, ...]:

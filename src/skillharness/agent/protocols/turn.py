@@ -15,17 +15,13 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from skillharness.agent.protocols.frames import linspace_indices, qwen_vl_indices, vlmevalkit_indices
+from skillharness.agent.protocols.frames import qwen_vl_indices, segment_middle_indices, vlmevalkit_indices
 from skillharness.agent.protocols.images import jpeg_data_url, qwen_vl_png_data_url, vlmevalkit_jpeg_data_url
 from skillharness.agent.protocols.prompts import lmms_eval_text, official_text, vlmevalkit_texts
-from skillharness.agent.protocols.subtitles import (
-    lmms_eval_subtitles,
-    official_subtitles,
-    vlmevalkit_subtitles,
-)
+from skillharness.agent.protocols.subtitles import first_cue_subtitles, lmms_eval_subtitles
 from skillharness.data.questions import Question
 from skillharness.llm.types import SamplingParams
-from skillharness.video import FrameLayout, FramesConfig, Subtitles
+from skillharness.video import FrameLayout, FramesConfig
 
 __all__ = [
     "REFERENCE_DEFAULTS",
@@ -67,8 +63,6 @@ class ReferenceMedia(Protocol):
     ) -> list[np.ndarray]: ...
 
     def subtitle_file(self, question: Question) -> Path | None: ...
-
-    async def subtitle_cues(self, question: Question) -> Subtitles: ...
 
 
 @dataclass(frozen=True)
@@ -118,10 +112,10 @@ async def build_turn(question: Question, media: ReferenceMedia, options: Referen
     elif options.protocol is ProtocolName.VLMEVALKIT:
         indices = vlmevalkit_indices(layout.total_frames, count)
     else:
-        indices = linspace_indices(layout.total_frames, count)
+        indices = segment_middle_indices(layout.total_frames, count)
     times = tuple(round((i + 0.5) / layout.fps, 6) for i in indices)
     pixels = await media.frames_at(question, indices, layout) if options.vision else []
-    subtitles = await _subtitles(question, media, options, layout, indices, times)
+    subtitles = _subtitles(question, media, options, layout, indices)
     content, text = _content(question, options, pixels, subtitles)
     messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
     if options.system:
@@ -137,13 +131,12 @@ async def build_turn(question: Question, media: ReferenceMedia, options: Referen
     )
 
 
-async def _subtitles(
+def _subtitles(
     question: Question,
     media: ReferenceMedia,
     options: ReferenceOptions,
     layout: FrameLayout,
     indices: tuple[int, ...],
-    times: tuple[float, ...],
 ) -> str | None:
     """The subtitle text of the prompt; None selects the reference's subtitle-free prompt."""
     if not options.subtitles:
@@ -154,9 +147,9 @@ async def _subtitles(
     if options.protocol is ProtocolName.LMMS_EVAL:
         return lmms_eval_subtitles(path, fps=layout.fps, total_frames=layout.total_frames)
     if options.protocol is ProtocolName.VLMEVALKIT:
-        return vlmevalkit_subtitles(path, fps=layout.fps, indices=indices)
-    cues = await media.subtitle_cues(question)
-    return official_subtitles(cues, times) if cues else None  # README: no subtitles, no block
+        return first_cue_subtitles(path, fps=layout.fps, indices=indices)
+    # Official: the linked tool's subtitles.txt for the sent frames; no file, no subtitle block.
+    return None if path is None else first_cue_subtitles(path, fps=layout.fps, indices=indices)
 
 
 def _content(
