@@ -163,3 +163,10 @@ def official_read(
                     answered += 1
                     correct += letter == question["answer"]
     return correct, answered
+
+
+def lmms_eval_overall(rows: list[tuple[str, str]]) -> float:
+    """``videomme_process_results`` + ``videomme_aggregate_results`` overall, for (reply, answer)
+    rows: every reply counts, its extracted letter compared with the answer, in percent."""
+    correct = sum(lmms_eval_extract(reply) == answer for reply, answer in rows)
+    return 100 * correct / len(rows) if rows else 0

@@ -24,7 +24,7 @@ from skillharness.data.questions import Question
 from skillharness.infer.scoring import Parser, score_run
 from skillharness.sim import LatencyConfig, SimConfig, SimServer
 from skillharness.video import frame_layout, locate_subtitles, locate_video
-from upstream_oracles import official_read
+from upstream_oracles import lmms_eval_overall, official_read
 
 # The simulator keeps every request body it answers, so a test can read what the agent sent.
 pytestmark = pytest.mark.sim_world(
@@ -94,6 +94,9 @@ def test_infer_under_lmms_eval_protocol(tmp_path: Path, bench: Bench, sim: SimSe
     assert (official.correct, official.n) == (correct, answered)
     assert official.dropped == len(questions) - answered
     assert scores.overall(Parser.LMMS_EVAL).n == len(questions)  # everything stays in its denominator
+    # The number lmms-eval v0.7.2's aggregation prints for the same replies (sample 0 each).
+    rows = [(q["response"], q["answer"]) for video in results for q in video["questions"]]
+    assert 100 * scores.overall(Parser.LMMS_EVAL).accuracy == pytest.approx(lmms_eval_overall(rows))
 
     # The protocol is part of the run's config hash: resuming under another one is refused.
     other = cli(

@@ -39,15 +39,16 @@ def test_each_scorer_reads_the_same_answers_its_own_way() -> None:
         _answer("002-1", "I really cannot tell what it says.", None, PredictionStatus.PARSE_ERROR),
         _answer("002-2", "Answer: B", "B"),  # every current reference strips or ranks "Answer:"
         _answer("003-1", "", None, PredictionStatus.INFRA_ERROR),  # each reference's failure rule
+        _answer("004-1", "<think>maybe A</think>B", "B"),  # only lmms-eval strips the reasoning
     ]
     scores = score_answers(answers)
     ours, lmms, vlm, official = (scores.overall(p) for p in Parser)
-    assert (ours.n, ours.correct, ours.parse_errors, ours.infra_errors) == (4, 3, 1, 1)
+    assert (ours.n, ours.correct, ours.parse_errors, ours.infra_errors) == (5, 4, 1, 1)
     # lmms-eval and VLMEvalKit keep the failed request in the denominator, read as D and A.
-    assert (lmms.n, lmms.correct, lmms.parse_errors) == (5, 2, 2)
-    assert (vlm.n, vlm.correct, vlm.parse_errors) == (5, 2, 2)
-    assert (official.n, official.correct, official.dropped) == (2, 2, 3)
-    assert official.accuracy == pytest.approx(1.0)
+    assert (lmms.n, lmms.correct, lmms.parse_errors) == (6, 3, 2)
+    assert (vlm.n, vlm.correct, vlm.parse_errors) == (6, 2, 2)
+    assert (official.n, official.correct, official.dropped) == (3, 2, 3)
+    assert official.accuracy == pytest.approx(2 / 3)
     assert [c.label for c in scores.tables[Parser.OURS]["domain"]] == ["Knowledge"]
     assert [c.label for c in scores.tables[Parser.OURS]["sub_category"]] == ["Law"]
 
