@@ -12,8 +12,9 @@ def test_public_surface_is_pinned() -> None:
     assert skillharness.agent.__all__ == sorted(skillharness.agent.__all__)
     assert set(skillharness.agent.__all__) == {
         "Agent", "AgentConfig", "BundleView", "FrameSource", "InvalidatingChatModel", "LocalVideos",
-        "Normalized", "Prediction", "PredictionStatus", "ProtocolName", "StepRole", "SubtitleSource",
-        "TraceSink", "TraceStep", "answer_all", "extract_reference_letter", "normalize_answer",
+        "Normalized", "Prediction", "PredictionStatus", "ProtocolName", "StepRole",
+        "SubtitleSource", "TraceSink", "TraceStep", "answer_all", "lmms_eval_letter",
+        "normalize_answer", "official_letter", "vlmevalkit_letter",
     }  # fmt: skip
 
 

@@ -1,5 +1,5 @@
 """Plain requests (no tools) about a known question get a text answer in real models' shapes,
-and the oracle's expectation under each of the three scorers matches what they read."""
+and the oracle's expectation under each of the four scorers matches what they read."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from skillharness.agent import extract_reference_letter, normalize_answer
+from skillharness.agent import lmms_eval_letter, normalize_answer, official_letter, vlmevalkit_letter
 from skillharness.agent.protocols.prompts import lmms_eval_text
 from skillharness.data.questions import Question
 from skillharness.sim import PlainShape, SimConfig
@@ -56,8 +56,9 @@ def test_shapes_and_how_each_scorer_reads_them() -> None:
         NO_LETTER_TEXT,
     ]
     assert normalize_answer("Bananas", q.letters, q.options).letter == "A"  # ours reads option text
-    assert extract_reference_letter("Bananas") == "B"  # the reference reads its first capital
-    assert extract_reference_letter(NO_LETTER_TEXT) == ""
+    for read in (lmms_eval_letter, vlmevalkit_letter, official_letter):
+        assert read("Bananas") == "B"  # the references read its capital
+        assert read(NO_LETTER_TEXT) == ""
     assert normalize_answer(NO_LETTER_TEXT, q.letters, q.options).letter is None
 
 
@@ -79,20 +80,26 @@ def test_the_oracle_predicts_each_scorer() -> None:
     config = SimConfig(seed=11)
     model = SimModel(config, questions)
     samples = 600
-    ours = lmms = official_right = official_counted = 0
+    ours = lmms = vlm = official_right = official_counted = 0
     for q in questions:
         for sample in range(samples):
             # Sampling: at temperature 0 every sample index would replay one reply.
             text = model.respond(_body(q, sample, temperature=0.7), None).content or ""
             ours += normalize_answer(text, q.letters, q.options).letter == q.answer
-            letter = extract_reference_letter(text)
-            lmms += letter == q.answer
+            lmms += lmms_eval_letter(text) == q.answer
+            vlm += vlmevalkit_letter(text) == q.answer
+            letter = official_letter(text)
             official_right += letter == q.answer
             official_counted += letter != ""
     n = samples * len(questions)
     texts = {q.question_id: lmms_eval_text(q, None) for q in questions}
     expected = model.oracle.plain_accuracy(texts, questions)
-    observed = {"ours": ours / n, "lmms_eval": lmms / n, "official": official_right / official_counted}
+    observed = {
+        "ours": ours / n,
+        "lmms_eval": lmms / n,
+        "vlmevalkit": vlm / n,
+        "official": official_right / official_counted,
+    }
     for name, value in observed.items():
         p = expected[name]
         assert value == pytest.approx(p, abs=4 * math.sqrt(p * (1 - p) / n) + 1e-9), name

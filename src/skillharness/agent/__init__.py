@@ -5,7 +5,12 @@ from skillharness.agent.config import AgentConfig
 from skillharness.agent.loop import Agent
 from skillharness.agent.normalize import Normalized, normalize_answer
 from skillharness.agent.ports import BundleView, FrameSource, InvalidatingChatModel, SubtitleSource, TraceSink
-from skillharness.agent.protocols import ProtocolName, extract_reference_letter
+from skillharness.agent.protocols import (
+    ProtocolName,
+    lmms_eval_letter,
+    official_letter,
+    vlmevalkit_letter,
+)
 from skillharness.agent.records import Prediction, PredictionStatus, StepRole, TraceStep
 from skillharness.agent.video import LocalVideos
 
@@ -25,6 +30,8 @@ __all__ = [
     "TraceSink",
     "TraceStep",
     "answer_all",
-    "extract_reference_letter",
+    "lmms_eval_letter",
     "normalize_answer",
+    "official_letter",
+    "vlmevalkit_letter",
 ]

@@ -122,9 +122,6 @@ class LocalVideos:
     def subtitle_file(self, question: Question) -> Path | None:
         return locate_subtitles(self._subtitles_dir, question.videoID)
 
-    async def subtitle_cues(self, question: Question) -> Subtitles:
-        return await self._lines(question)
-
     async def _lines(self, question: Question) -> Subtitles:
         key = question.videoID
         if key not in self._subtitles:

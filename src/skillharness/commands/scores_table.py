@@ -1,4 +1,4 @@
-"""The three scores of a run side by side, one table per grouping (``infer``'s report)."""
+"""The four scores of a run side by side, one table per grouping (``infer``'s report)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,12 @@ _TITLES = {
     "sub_category": "Per sub-category",
     "task_type": "Per task type",
 }
-_NAMES = {Parser.OURS: "ours", Parser.LMMS_EVAL: "lmms-eval", Parser.OFFICIAL: "official"}
+_NAMES = {
+    Parser.OURS: "ours",
+    Parser.LMMS_EVAL: "lmms-eval",
+    Parser.VLMEVALKIT: "vlmevalkit",
+    Parser.OFFICIAL: "official",
+}
 
 
 def _pct(value: float) -> str:
@@ -31,7 +36,7 @@ def _score(cell: Cell) -> str:
 def print_scores(
     console: Console, scores: RunScores, counts: dict[str, int], title: str, confidence: float = 0.95
 ) -> None:
-    """Ours (unparsed wrong), lmms-eval's (unparsed wrong) and the official (unparsed dropped)."""
+    """Ours, lmms-eval's and VLMEvalKit's (unparsed wrong) and the official (unparsed dropped)."""
     console.print(f"[bold]{title}[/]")
     ours = scores.tables[Parser.OURS]
     level = f"{100 * confidence:g}% CI"
@@ -56,10 +61,11 @@ def print_scores(
         table.print(console)
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
     console.print(
-        f"predictions by status: {statuses}. ours: our strict normalizer, unparsed counts as wrong; "
-        "lmms-eval: its extractor, unparsed counts as wrong; official: its extractor, unparsed "
-        "answers are dropped from the denominator ('official n'). Infra errors are not answers "
-        "(resume the run to retry them)."
+        f"predictions by status: {statuses}. ours: our strict normalizer, unparsed counts as wrong, "
+        "infra errors left out; lmms-eval and vlmevalkit: their extractors, unparsed counts as "
+        "wrong and a failed request is scored as they score it (its failure text); official: its "
+        "extractor, unparsed answers and infra errors are dropped from the denominator ('official "
+        "n'). Resume the run to retry infra errors."
     )
     if (gap := parser_gap(scores)) is not None:
         console.print(f"[yellow]note:[/] {gap}")

@@ -1,10 +1,13 @@
-"""Export a run in the official Video-MME results format, for ``eval_your_results.py`` unchanged.
+"""Export a run in the official Video-MME results format, for the linked ``eval_your_results.py``.
 
-The layout is that of the Video-MME repository's ``evaluation/output_test_template.json``: a
-list of videos, each with ``video_id``, ``duration_category``, ``video_category``,
-``video_subcategory`` and its ``questions`` (``question_id``, ``task_type``, ``question``,
-``choices``, ``answer``, ``response``). Each video also carries ``missing`` (true when none of its
-questions got a final answer), which the script reads when called with ``skip_missing=True``.
+The layout is that of ``evaluation/output_test_template.json`` in ``MME-Benchmarks/Video-MME``
+(last changed at ``e9f6a2d``, 2024-06-18): a list of videos, each with ``video_id``,
+``duration``, ``domain``, ``sub_category`` and its ``questions`` (``question_id``, ``task_type``,
+``question``, ``options``, ``answer``, ``response``). The script the README links
+(``thanku-all/parse_answer`` ``eval_your_results.py``) reads ``duration``, ``domain``,
+``sub_category``, ``questions`` and, per question, ``task_type``, ``answer`` and ``response``.
+Each video also carries ``missing`` (true when none of its questions got a final answer), which
+the script reads only when called with ``skip_missing=True``.
 
 ``response`` is the model's raw answer text (what the official extractor is meant to read), not
 our normalized letter. One response per question: sample 0. An infra error exports as an empty
@@ -37,9 +40,9 @@ def official_results(answers: Sequence[ScoredAnswer]) -> list[dict[str, Any]]:
             q.video_id,
             {
                 "video_id": q.video_id,
-                "duration_category": q.duration,
-                "video_category": q.domain,
-                "video_subcategory": q.sub_category,
+                "duration": q.duration,
+                "domain": q.domain,
+                "sub_category": q.sub_category,
                 "missing": True,
                 "questions": [],
             },
@@ -51,7 +54,7 @@ def official_results(answers: Sequence[ScoredAnswer]) -> list[dict[str, Any]]:
                 "question_id": q.question_id,
                 "task_type": q.task_type,
                 "question": q.question,
-                "choices": list(q.options),
+                "options": list(q.options),
                 "answer": q.answer,
                 "response": answer.raw if final else "",
             }

@@ -1,17 +1,22 @@
-"""Three scores for every run: ours, lmms-eval's and the official Video-MME scorer's.
+"""Four scores for every run: ours and the three reference scorers', each with its own rule.
 
-They read the same stored answers three ways:
+They read the same stored answers four ways (versions in docs/protocols.md):
 
-- **ours**: the strict normalizer's letter (``Prediction.answer``); unparsed counts as wrong.
-- **lmms_eval**: the reference extractor on the raw answer text; "" counts as wrong, every
-  answer stays in the denominator (``videomme_process_results`` / ``videomme_aggregate_results``).
-- **official**: the same extractor; "" is *dropped* from the denominator
-  (``eval_your_results.py`` counts only extractions that are not empty).
+- **ours**: the strict normalizer's letter (``Prediction.answer``); unparsed counts as wrong; an
+  infra error is no answer and is left out.
+- **lmms_eval**: lmms-eval's extractor (:func:`lmms_eval_letter`); "" counts as wrong and every
+  answer stays in the denominator. A failed request stays too: lmms-eval scores its failure text
+  (``[LMMS_EVAL_REQUEST_FAILED after 5 retries] <error>``), and so do we, with our error message.
+- **vlmevalkit**: VLMEvalKit's extractor under its default ``exact_matching`` (unread counts as
+  wrong). A failed request is its ``fail_msg`` ("Failed to obtain answer via API."), which its
+  extractor reads as ``A`` (from "API"); we score it the same way.
+- **official**: the linked script's extractor; "" is *dropped* from the denominator, and an infra
+  error exports as an empty response, so it is dropped too.
 
 The raw answer text is what the model wrote: a plain-text reply (the last assistant turn's
-content, as the trace keeps it) or the ``answer`` value of its ``submit_answer`` call. Infra
-errors are no answer under any parser. When the overall intervals of two scorers do not
-overlap, the parser, not the model, made the difference, and :func:`parser_gap` says so.
+content, as the trace keeps it) or the ``answer`` value of its ``submit_answer`` call. When the
+overall intervals of two scorers do not overlap, the parser, not the model, made the difference,
+and :func:`parser_gap` says so.
 """
 
 from __future__ import annotations
@@ -21,7 +26,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from skillharness.agent import PredictionStatus, StepRole, TraceStep, extract_reference_letter
+from skillharness.agent import (
+    PredictionStatus,
+    StepRole,
+    TraceStep,
+    lmms_eval_letter,
+    official_letter,
+    vlmevalkit_letter,
+)
 from skillharness.data.questions import Question
 from skillharness.infer.summary import Cell, Scored, summarize
 from skillharness.llm.roles import TOOL_SUBMIT_ANSWER
@@ -33,7 +45,14 @@ __all__ = ["Parser", "RunScores", "ScoredAnswer", "parser_gap", "raw_answers", "
 class Parser(StrEnum):
     OURS = "ours"
     LMMS_EVAL = "lmms_eval"
+    VLMEVALKIT = "vlmevalkit"
     OFFICIAL = "official"
+
+
+# What each reference scores in place of a reply when the request failed after its retries:
+# lmms-eval's chat wrapper (5 retries by default) and VLMEvalKit's API base class.
+LMMS_EVAL_FAILURE_TEXT = "[LMMS_EVAL_REQUEST_FAILED after 5 retries] {error}"
+VLMEVALKIT_FAIL_MSG = "Failed to obtain answer via API."
 
 
 @dataclass(frozen=True)
@@ -45,11 +64,24 @@ class ScoredAnswer:
     status: PredictionStatus
     ours: str | None  # the strict normalizer's letter
     raw: str  # the model's answer text ("" for none)
+    error: str = ""  # the infra error's message, for lmms-eval's failure text
 
-    @property
-    def reference_letter(self) -> str:
-        """What the lmms-eval / official extractor reads ("" when nothing)."""
-        return extract_reference_letter(self.raw)
+    def reference_letter(self, parser: Parser) -> str:
+        """What ``parser``'s extractor reads, on the text that reference scores ("" when nothing)."""
+        if parser is Parser.LMMS_EVAL:
+            return lmms_eval_letter(self._scored_text(parser))
+        if parser is Parser.VLMEVALKIT:
+            return vlmevalkit_letter(self._scored_text(parser))
+        return official_letter(self._scored_text(parser))
+
+    def _scored_text(self, parser: Parser) -> str:
+        if self.status is not PredictionStatus.INFRA_ERROR:
+            # VLMEvalKit's API wrapper turns an empty reply into its fail_msg as well.
+            return self.raw or (VLMEVALKIT_FAIL_MSG if parser is Parser.VLMEVALKIT else "")
+        if parser is Parser.LMMS_EVAL:
+            preview = self.error.replace("\n", " ")[:200]
+            return LMMS_EVAL_FAILURE_TEXT.format(error=preview)
+        return VLMEVALKIT_FAIL_MSG if parser is Parser.VLMEVALKIT else ""
 
 
 @dataclass(frozen=True)
@@ -88,10 +120,10 @@ def raw_answers(steps: Iterable[TraceStep]) -> dict[tuple[str, int], str]:
 def _scored(answer: ScoredAnswer, parser: Parser) -> Scored:
     q = answer.question
     status = answer.status.value
-    if parser is Parser.OURS or answer.status is PredictionStatus.INFRA_ERROR:
+    if parser is Parser.OURS:
         correct = answer.status is PredictionStatus.OK and answer.ours == q.answer
     else:
-        letter = answer.reference_letter
+        letter = answer.reference_letter(parser)
         correct = letter == q.answer
         unparsed = "dropped" if parser is Parser.OFFICIAL else "parse_error"
         status = "ok" if letter else unparsed
@@ -99,7 +131,7 @@ def _scored(answer: ScoredAnswer, parser: Parser) -> Scored:
 
 
 def score_answers(answers: Sequence[ScoredAnswer], confidence: float = 0.95) -> RunScores:
-    """The three parsers' tables over ``answers``."""
+    """Every parser's tables over ``answers``."""
     tables = {parser: summarize([_scored(a, parser) for a in answers], confidence) for parser in Parser}
     return RunScores(tables, tuple(answers))
 
@@ -107,7 +139,7 @@ def score_answers(answers: Sequence[ScoredAnswer], confidence: float = 0.95) -> 
 def score_run(
     store: StoreConfig | str, run_id: str, questions: Sequence[Question], confidence: float = 0.95
 ) -> RunScores:
-    """Read a stored run's predictions and traces and score them three ways (read-only)."""
+    """Read a stored run's predictions and traces and score them every way (read-only)."""
     by_id = {q.question_id: q for q in questions}
     with RunReader(store) as reader:
         predictions = reader.predictions(run_id)
@@ -119,6 +151,7 @@ def score_run(
             p.status,
             p.answer,
             raws.get((p.question_id, p.sample_idx), ""),
+            p.error_message or "",
         )
         for p in predictions
         if p.question_id in by_id

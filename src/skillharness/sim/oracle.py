@@ -167,19 +167,21 @@ class Oracle:
         """Expected accuracy of plain-text answers (requests without tools) under each scorer.
 
         ``text`` is the instruction text the requests carry (system + first user message), one for
-        all questions or one per question id. ``ours`` and ``lmms_eval`` count an unparsed answer
-        wrong; ``official`` leaves it out, so it is expected correct over expected counted.
+        all questions or one per question id. ``ours``, ``lmms_eval`` and ``vlmevalkit`` count an
+        unparsed answer wrong; ``official`` leaves it out, so it is expected correct over expected
+        counted. Each reference reads with its own extractor.
         """
         rows = [
             plain_expectation(self.world, q, text if isinstance(text, str) else text[q.question_id])
             for q in self._questions(questions)
         ]
         if not rows:
-            return {"ours": 0.0, "lmms_eval": 0.0, "official": 0.0}
+            return {"ours": 0.0, "lmms_eval": 0.0, "vlmevalkit": 0.0, "official": 0.0}
         answered = sum(r.official_answered for r in rows)
         return {
             "ours": sum(r.ours for r in rows) / len(rows),
             "lmms_eval": sum(r.lmms_eval for r in rows) / len(rows),
+            "vlmevalkit": sum(r.vlmevalkit for r in rows) / len(rows),
             "official": sum(r.official_correct for r in rows) / answered if answered else 0.0,
         }
 

@@ -4,7 +4,7 @@ The model intends the right letter with the world's probability for the request'
 text (system messages + first user message: a bundle given the system slot still helps), then
 writes its answer in one of the shapes real models give: ``"C"``, ``"C."``, ``"The best answer is
 C"``, the option's text (``"Berries"``) or a sentence that names no option. The three scorers
-read those shapes differently (the reference extractor reads ``"Berries"`` as ``B``, whatever the
+read those shapes differently (the reference extractors read ``"Berries"`` as ``B``, whatever the
 options say), and :func:`plain_expectation` gives each scorer's exact expected result.
 """
 
@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from skillharness.agent import extract_reference_letter, normalize_answer
+from skillharness.agent import lmms_eval_letter, normalize_answer, official_letter, vlmevalkit_letter
 from skillharness.data.questions import Question
 from skillharness.sim.config import PlainShape
 from skillharness.sim.draw import digest, rng_for, uniform, weighted_choice
@@ -48,15 +48,22 @@ class PlainExpectation:
 
     ours: float
     lmms_eval: float
+    vlmevalkit: float
     official_correct: float
     official_answered: float
 
 
-def _reads(question: Question, text: str) -> tuple[bool, bool, bool]:
-    """(ours right, reference right, reference read a letter) for one answer text."""
+def _reads(question: Question, text: str) -> tuple[bool, bool, bool, bool, bool]:
+    """(ours right, lmms-eval right, VLMEvalKit right, official right, official read a letter)."""
     ours = normalize_answer(text, question.letters, question.options).letter == question.answer
-    letter = extract_reference_letter(text)
-    return ours, letter == question.answer, letter != ""
+    official = official_letter(text)
+    return (
+        ours,
+        lmms_eval_letter(text) == question.answer,
+        vlmevalkit_letter(text) == question.answer,
+        official == question.answer,
+        official != "",
+    )
 
 
 def plain_expectation(world: World, question: Question, text: str) -> PlainExpectation:
@@ -65,14 +72,14 @@ def plain_expectation(world: World, question: Question, text: str) -> PlainExpec
     weights = world.config.agent.plain_shapes
     total = sum(weights.values())
     wrong = [x for x in question.letters if x != question.answer]
-    sums = [0.0, 0.0, 0.0]
+    sums = [0.0] * 5
     for shape, weight in weights.items():
         right = _reads(question, render_plain(question, question.answer, shape))
         others = [_reads(question, render_plain(question, x, shape)) for x in wrong]
-        for k in range(3):
+        for k in range(5):
             miss = sum(o[k] for o in others) / len(others) if others else 0.0
             sums[k] += weight / total * (p * right[k] + (1 - p) * miss)
-    return PlainExpectation(sums[0], sums[1], sums[1], sums[2])
+    return PlainExpectation(*sums)
 
 
 class PlainRole:

@@ -1,7 +1,12 @@
 """Reference protocols: send exactly the request lmms-eval, VLMEvalKit or the official Video-MME
 evaluation would send, and read answers the way their scorers do (docs/protocols.md)."""
 
-from skillharness.agent.protocols.extract import REFERENCE_PREFIXES, extract_reference_letter
+from skillharness.agent.protocols.extract import (
+    REFERENCE_EXTRACTORS,
+    lmms_eval_letter,
+    official_letter,
+    vlmevalkit_letter,
+)
 from skillharness.agent.protocols.turn import (
     REFERENCE_DEFAULTS,
     ProtocolName,
@@ -13,11 +18,13 @@ from skillharness.agent.protocols.turn import (
 
 __all__ = [
     "REFERENCE_DEFAULTS",
-    "REFERENCE_PREFIXES",
+    "REFERENCE_EXTRACTORS",
     "ProtocolName",
     "ReferenceMedia",
     "ReferenceOptions",
     "ReferenceTurn",
     "build_turn",
-    "extract_reference_letter",
+    "lmms_eval_letter",
+    "official_letter",
+    "vlmevalkit_letter",
 ]

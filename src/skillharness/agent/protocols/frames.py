@@ -4,11 +4,15 @@ Every rule maps a video's decoded frame count (and, for fps sampling, its frame 
 indices, exactly as the reference computes them; the indices are then decoded by position (see
 :func:`skillharness.video.frames_by_index`), never approximated by timestamps.
 
-- lmms-eval's OpenAI-compatible wrapper (``lmms_eval/models/simple/openai_compatible.py``,
-  ``encode_video``): ``numpy.linspace(0, n - 1, k, dtype=int)``, then the last frame appended
-  when it is missing (with ``linspace`` it never is, so this sends ``k`` frames).
+- lmms-eval v0.7.2's default OpenAI wrapper (the chat one, ``lmms_eval/protocol.py``
+  ``to_openai_messages``) hands the video to ``qwen_vl_utils.fetch_video`` with ``nframes=k``
+  (qwen-vl-utils 0.0.14): ``k`` rounded to an even count, then
+  ``torch.linspace(0, n - 1, k).round()`` in float32 (:func:`qwen_vl_indices`).
 - lmms-eval's subtitle selection (``lmms_eval/tasks/videomme/utils.py``): the same ``linspace``
   over ``frame_num`` (32) indices, without the append.
+- The frame tool the Video-MME README links (``look4u-ok/video-slicer`` ``slice_and_extract.py``,
+  ``get_seq_frames``): ``k`` segments of ``(n - 1) / k`` frames, the middle of each
+  (:func:`segment_middle_indices`).
 - VLMEvalKit (``vlmeval/dataset/videomme.py``, ``save_video_frames``): ``int(i * n / (k + 1))``
   for ``i = 1..k``; or, sampling by fps, ``int(i * native_fps / fps)`` for
   ``i < int(n / native_fps * fps)``.
@@ -20,7 +24,14 @@ import numpy as np
 
 from skillharness.errors import DataError
 
-__all__ = ["linspace_indices", "openai_wrapper_indices", "vlmevalkit_fps_indices", "vlmevalkit_indices"]
+__all__ = [
+    "linspace_indices",
+    "qwen_vl_frame_count",
+    "qwen_vl_indices",
+    "segment_middle_indices",
+    "vlmevalkit_fps_indices",
+    "vlmevalkit_indices",
+]
 
 
 def _check(total_frames: int, count: int) -> None:
@@ -36,12 +47,38 @@ def linspace_indices(total_frames: int, count: int) -> tuple[int, ...]:
     return tuple(int(i) for i in np.linspace(0, total_frames - 1, count, dtype=int))
 
 
-def openai_wrapper_indices(total_frames: int, count: int = 10) -> tuple[int, ...]:
-    """lmms-eval's OpenAI-compatible video rule: ``linspace`` indices plus the last frame if absent."""
-    indices = linspace_indices(total_frames, count)
-    if total_frames - 1 not in indices:
-        indices = (*indices, total_frames - 1)
-    return indices
+def qwen_vl_frame_count(count: int) -> int:
+    """``smart_nframes`` with ``nframes``: the count rounded to the nearest even number."""
+    return round(count / 2) * 2
+
+
+def qwen_vl_indices(total_frames: int, count: int) -> tuple[int, ...]:
+    """``torch.linspace(0, total - 1, nframes).round().long()`` as torch computes it: float32, the
+    first half counted up from the start and the second half down from the end, rounded half to
+    even. qwen_vl_utils refuses fewer than 2 or more than ``total_frames`` frames."""
+    _check(total_frames, count)
+    steps = qwen_vl_frame_count(count)
+    if not 2 <= steps <= total_frames:
+        raise DataError(
+            f"qwen_vl_utils samples {steps} frames (from {count}); a video of {total_frames} decoded "
+            "frames cannot give them",
+            total_frames=total_frames,
+        )
+    start, end = np.float32(0), np.float32(total_frames - 1)
+    step = (end - start) / np.float32(steps - 1)
+    values = [
+        start + step * np.float32(i) if i < steps // 2 else end - step * np.float32(steps - i - 1)
+        for i in range(steps)
+    ]
+    return tuple(int(v) for v in np.rint(np.array(values, dtype=np.float32)))
+
+
+def segment_middle_indices(total_frames: int, count: int) -> tuple[int, ...]:
+    """``(round(s * i) + round(s * (i + 1))) // 2`` for ``s = (total - 1) / count``, ``i < count``
+    (numpy rounding: half to even)."""
+    _check(total_frames, count)
+    size = (total_frames - 1) / count
+    return tuple((int(np.round(size * i)) + int(np.round(size * (i + 1)))) // 2 for i in range(count))
 
 
 def vlmevalkit_indices(total_frames: int, count: int) -> tuple[int, ...]:

@@ -7,7 +7,8 @@ Sources (read at the commits named in docs/protocols.md):
   choices directly."``, hence the blank line) and ``videomme_doc_to_text_subtitle``. Both say
   "based on the video and the subtitles", with or without subtitles.
 - VLMEvalKit ``vlmeval/dataset/videomme.py``: ``FRAMES_TMPL_NOSUB`` / ``FRAMES_TMPL_SUB`` and
-  ``"Question: {}\\nAnswer: "``; its message starts with an empty ``SYS`` text part.
+  ``"Question: {}\\nAnswer: "``; its message starts with an empty ``SYS`` text part, which the
+  API wrapper on main skips.
 - Video-MME README ("Evaluation Pipeline", the prompt examples).
 
 Options are the dataset's strings verbatim (``"A. ..."``), one per line, as every reference does.

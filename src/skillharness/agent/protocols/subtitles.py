@@ -8,13 +8,12 @@
   over cue positions), and each shows only the text inside its first
   ``<font color="white" size=".72c">`` tag; a cue without one is dropped. No file: the text
   "No subtitles available".
-- VLMEvalKit (``vlmeval/dataset/videomme.py``, ``build_prompt``): the file is read with pysubs2;
-  for each sampled frame the first cue with ``start < t < end`` (``t`` the frame's time in whole
-  milliseconds) gives its text with ``\\N`` as a space; frames without a cue add nothing; repeats
-  are kept. No file: no subtitle text at all.
-- Official (Video-MME README): "the subtitles" of the sampled frames, with no code to pin the
-  rule down; we show the cues on screen at the sent frames' times, tags removed, once each, in
-  time order (our own :meth:`skillharness.video.Subtitles.nearest`).
+- VLMEvalKit (``vlmeval/dataset/videomme.py``, ``build_prompt``) and the tool the Video-MME
+  README links (``look4u-ok/video-slicer`` ``slice_and_extract.py``) share one rule: the file is
+  read with pysubs2 (which drops the ``<font>`` tags and keeps HTML entities); for each sampled
+  frame the first cue with ``start < t < end`` (``t`` the frame's time in whole milliseconds)
+  gives its text with ``\\N`` as a space; frames without a cue add nothing; repeats are kept
+  (:func:`first_cue_subtitles`). No file: no subtitle text at all.
 """
 
 from __future__ import annotations
@@ -27,15 +26,13 @@ import pysubs2
 
 from skillharness.agent.protocols.frames import linspace_indices
 from skillharness.errors import DataError
-from skillharness.video import Subtitles
 
 __all__ = [
     "LMMS_EVAL_NO_SUBTITLES",
     "LMMS_EVAL_SUBTITLE_FRAMES",
+    "first_cue_subtitles",
     "lmms_eval_cues",
     "lmms_eval_subtitles",
-    "official_subtitles",
-    "vlmevalkit_subtitles",
 ]
 
 LMMS_EVAL_NO_SUBTITLES = "No subtitles available"
@@ -87,8 +84,9 @@ def lmms_eval_subtitles(
     return "\n".join(texts)
 
 
-def vlmevalkit_subtitles(path: Path | None, *, fps: float, indices: Sequence[int]) -> str:
-    """The subtitle text VLMEvalKit formats into its prompt ('' without a subtitle file)."""
+def first_cue_subtitles(path: Path | None, *, fps: float, indices: Sequence[int]) -> str:
+    """The subtitle text VLMEvalKit formats into its prompt, and the linked tool writes to its
+    ``subtitles.txt`` ('' without a subtitle file)."""
     if path is None or not path.is_file():
         return ""
     try:
@@ -102,8 +100,3 @@ def vlmevalkit_subtitles(path: Path | None, *, fps: float, indices: Sequence[int
         if text.strip():
             lines.append(text)
     return "\n".join(lines)
-
-
-def official_subtitles(subtitles: Subtitles, times_s: Sequence[float]) -> str:
-    """The cues on screen at the sent frames' times, once each, in time order."""
-    return "\n".join(line.text for line in subtitles.nearest(times_s))

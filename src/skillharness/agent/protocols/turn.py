@@ -15,17 +15,13 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from skillharness.agent.protocols.frames import linspace_indices, openai_wrapper_indices, vlmevalkit_indices
-from skillharness.agent.protocols.images import jpeg_data_url, png_data_url, thumbnail_jpeg_data_url
+from skillharness.agent.protocols.frames import qwen_vl_indices, segment_middle_indices, vlmevalkit_indices
+from skillharness.agent.protocols.images import jpeg_data_url, qwen_vl_png_data_url, vlmevalkit_jpeg_data_url
 from skillharness.agent.protocols.prompts import lmms_eval_text, official_text, vlmevalkit_texts
-from skillharness.agent.protocols.subtitles import (
-    lmms_eval_subtitles,
-    official_subtitles,
-    vlmevalkit_subtitles,
-)
+from skillharness.agent.protocols.subtitles import first_cue_subtitles, lmms_eval_subtitles
 from skillharness.data.questions import Question
 from skillharness.llm.types import SamplingParams
-from skillharness.video import FrameLayout, FramesConfig, Subtitles
+from skillharness.video import FrameLayout, FramesConfig
 
 __all__ = [
     "REFERENCE_DEFAULTS",
@@ -47,7 +43,7 @@ class ProtocolName(StrEnum):
 
 
 # (frames sent when agent.protocol_frames is unset, max_tokens): lmms-eval's OpenAI wrapper
-# default max_frames_num and task max_new_tokens; VLMEvalKit's Video-MME 8-frame setting and its
+# default max_frames_num (v0.7.2) and task max_new_tokens; VLMEvalKit's Video-MME 8-frame setting and its
 # API wrapper's max_tokens; the official README fixes neither (our choice, see docs/protocols.md).
 REFERENCE_DEFAULTS: dict[ProtocolName, tuple[int, int]] = {
     ProtocolName.LMMS_EVAL: (10, 16),
@@ -67,8 +63,6 @@ class ReferenceMedia(Protocol):
     ) -> list[np.ndarray]: ...
 
     def subtitle_file(self, question: Question) -> Path | None: ...
-
-    async def subtitle_cues(self, question: Question) -> Subtitles: ...
 
 
 @dataclass(frozen=True)
@@ -114,14 +108,14 @@ async def build_turn(question: Question, media: ReferenceMedia, options: Referen
     count = options.frames or count
     indices: tuple[int, ...]
     if options.protocol is ProtocolName.LMMS_EVAL:
-        indices = openai_wrapper_indices(layout.total_frames, count)
+        indices = qwen_vl_indices(layout.total_frames, count)
     elif options.protocol is ProtocolName.VLMEVALKIT:
         indices = vlmevalkit_indices(layout.total_frames, count)
     else:
-        indices = linspace_indices(layout.total_frames, count)
+        indices = segment_middle_indices(layout.total_frames, count)
     times = tuple(round((i + 0.5) / layout.fps, 6) for i in indices)
     pixels = await media.frames_at(question, indices, layout) if options.vision else []
-    subtitles = await _subtitles(question, media, options, layout, indices, times)
+    subtitles = _subtitles(question, media, options, layout, indices)
     content, text = _content(question, options, pixels, subtitles)
     messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
     if options.system:
@@ -137,13 +131,12 @@ async def build_turn(question: Question, media: ReferenceMedia, options: Referen
     )
 
 
-async def _subtitles(
+def _subtitles(
     question: Question,
     media: ReferenceMedia,
     options: ReferenceOptions,
     layout: FrameLayout,
     indices: tuple[int, ...],
-    times: tuple[float, ...],
 ) -> str | None:
     """The subtitle text of the prompt; None selects the reference's subtitle-free prompt."""
     if not options.subtitles:
@@ -154,9 +147,9 @@ async def _subtitles(
     if options.protocol is ProtocolName.LMMS_EVAL:
         return lmms_eval_subtitles(path, fps=layout.fps, total_frames=layout.total_frames)
     if options.protocol is ProtocolName.VLMEVALKIT:
-        return vlmevalkit_subtitles(path, fps=layout.fps, indices=indices)
-    cues = await media.subtitle_cues(question)
-    return official_subtitles(cues, times) if cues else None  # README: no subtitles, no block
+        return first_cue_subtitles(path, fps=layout.fps, indices=indices)
+    # Official: the linked tool's subtitles.txt for the sent frames; no file, no subtitle block.
+    return None if path is None else first_cue_subtitles(path, fps=layout.fps, indices=indices)
 
 
 def _content(
@@ -164,12 +157,14 @@ def _content(
 ) -> tuple[list[dict[str, Any]], str]:
     """The user message's parts in the reference's order, and its text for the trace."""
     if options.protocol is ProtocolName.LMMS_EVAL:
+        # v0.7.2's chat wrapper: the video's frames (resized for their count), then the text.
         text = lmms_eval_text(question, subtitles)
-        return [_text(text), *(_image(png_data_url(p)) for p in pixels)], text  # text first
+        return [*(_image(qwen_vl_png_data_url(p, len(pixels))) for p in pixels), _text(text)], text
     if options.protocol is ProtocolName.VLMEVALKIT:
-        system, template, asked = vlmevalkit_texts(question, subtitles)
-        images = [_image(thumbnail_jpeg_data_url(p), detail="low") for p in pixels]
-        return [_text(system), *images, _text(template), _text(asked)], template + asked
+        # VLMEvalKit main's wrapper skips empty text parts: its empty SYS part is not sent.
+        _system, template, asked = vlmevalkit_texts(question, subtitles)
+        images = [_image(vlmevalkit_jpeg_data_url(p), detail="low") for p in pixels]
+        return [*images, _text(template), _text(asked)], template + asked
     text = official_text(question, subtitles)
     frames = options.frames_config
     images = [_image(jpeg_data_url(p, frames.longest_side, frames.jpeg_quality)) for p in pixels]
