@@ -1,13 +1,15 @@
 """The training loop, as SPEC section 4 says it, on one screen.
 
-    for each epoch:
+    for each epoch (until the last, or patience in epochs runs out):
         for each step (train units shuffled from the seed):
-            rollout → diagnose → case packs → evolve and rank → for each target: apply, gate, record
-            checkpoint after every decision
+            rollout → diagnose → case packs → evolve and rank → open a test per candidate
+            evidence round: each open test one more stage, strongest first; decided ones close
+            checkpoint after every opening and every stage
         epoch end: slow momentum, consolidate_system, the val score, patience in epochs
+    while tests are open (and the budget lasts): evidence rounds, no new proposals
 
-Every step is a module of its own (step, decide, epoch_end, validate, evolve, diagnose); this
-module only sequences them and saves the checkpoint between them.
+Every step is a module of its own (step, open_gates, rounds, decide, epoch_end, validate, evolve,
+diagnose); this module only sequences them and saves the checkpoint between them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from skillharness.train.batches import plan_steps
 from skillharness.train.checkpoint import Checkpoint, RunState
 from skillharness.train.context import TrainContext
 from skillharness.train.epoch_end import end_epoch
+from skillharness.train.rounds import evidence_round
 from skillharness.train.step import run_step
 
 __all__ = ["LoopObserver", "train_epochs"]
@@ -42,7 +45,8 @@ async def train_epochs(
     check_stop: Callable[[], None],
     observer: LoopObserver,
 ) -> Checkpoint:
-    """Run from ``ckpt``'s cursor to the last epoch or an early stop; return the final checkpoint.
+    """Run from ``ckpt``'s cursor to the last epoch or an early stop, then until no test is open;
+    return the final checkpoint.
 
     ``check_stop`` raises to stop cleanly (budget, stop file); it is called before every step and
     every decision, where the saved checkpoint is exactly resumable.
@@ -52,7 +56,7 @@ async def train_epochs(
         save(state)
         observer.on_checkpoint(state)
 
-    while ckpt.state is RunState.RUNNING and ckpt.epoch <= ctx.config.epochs:
+    while ckpt.state is RunState.RUNNING and ckpt.epoch <= ctx.config.epochs and not _patience_out(ctx, ckpt):
         steps = plan_steps(ctx.train_units, ctx.config.batch_size, seed=ctx.config.seed, epoch=ckpt.epoch)
         while ckpt.step < len(steps):
             check_stop()
@@ -62,10 +66,30 @@ async def train_epochs(
         if ckpt.epoch_end_done < ckpt.epoch:
             ckpt = await end_epoch(ctx, ws, ckpt, save=saved)
             saved(ckpt)
-        if ckpt.state is RunState.RUNNING:
+        if not _patience_out(ctx, ckpt):
             ckpt = ckpt.model_copy(update={"epoch": ckpt.epoch + 1, "step": 0, "accepted_this_epoch": {}})
             saved(ckpt)
+    while ckpt.state is RunState.RUNNING and ckpt.open:  # the budget drives the run: no evidence left behind
+        check_stop()
+        ckpt = await evidence_round(
+            ctx, ws, ckpt, cursor=_drain_cursor(ctx, ckpt), save=saved, before_decision=check_stop
+        )
+        ckpt = ckpt.model_copy(update={"drain_rounds": ckpt.drain_rounds + 1})
+        saved(ckpt)
     if ckpt.state is RunState.RUNNING:
-        ckpt = ckpt.model_copy(update={"state": RunState.FINISHED})
+        ckpt = ckpt.model_copy(
+            update={"state": RunState.STOPPED_EARLY if _patience_out(ctx, ckpt) else RunState.FINISHED}
+        )
         saved(ckpt)
     return ckpt
+
+
+def _patience_out(ctx: TrainContext, ckpt: Checkpoint) -> bool:
+    return ckpt.epochs_without_improvement >= ctx.config.early_stop_patience
+
+
+def _drain_cursor(ctx: TrainContext, ckpt: Checkpoint) -> dict[str, int]:
+    """After the epochs, rounds count on as steps of the last epoch run (past its planned steps)."""
+    epoch = ckpt.epoch_end_done
+    steps = plan_steps(ctx.train_units, ctx.config.batch_size, seed=ctx.config.seed, epoch=epoch)
+    return {"epoch": epoch, "step": len(steps) + ckpt.drain_rounds}
