@@ -21,12 +21,22 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["DISCORDANCE_PRIOR", "kelly_growth", "measured_discordance", "plausibly_futile", "sized_draws"]
+__all__ = [
+    "DISCORDANCE_PRIOR",
+    "MIN_FUTILITY_N",
+    "kelly_growth",
+    "measured_discordance",
+    "plausibly_futile",
+    "sized_draws",
+]
 
 # A prior of 0.5 discordance (independent draws at accuracies 0.3–0.7 disagree about half the
 # time), worth this many observations, until the run has measured its own.
 DISCORDANCE_PRIOR = (0.5, 32)
 _SIZE_FACTOR = 2.0
+# Below this many observations the normal approximation of the plausible effect is too rough:
+# a real +0.1 edit shows 1 win and 4 losses in its first 8 draws often enough to lose it there.
+MIN_FUTILITY_N = 32
 
 
 def measured_discordance(discordant: int, observed: int) -> float:
@@ -58,8 +68,10 @@ def plausibly_futile(
 ) -> bool:
     """True when even an effect ``z`` standard errors above the estimate cannot reach ``threshold``
     in the ``budget - n`` observations left (at its Kelly growth, which no bet strategy beats)."""
-    if n <= 0 or wealth <= 0:
-        return wealth <= 0
+    if wealth <= 0:
+        return True
+    if n < MIN_FUTILITY_N:
+        return False
     left = budget - n
     r = (wins + losses) / n
     mean = (wins - losses) / n
