@@ -36,7 +36,7 @@ DISCORDANCE_PRIOR = (0.5, 32)
 _SIZE_FACTOR = 2.0
 # Below this many observations the normal approximation of the plausible effect is too rough:
 # a real +0.1 edit shows 1 win and 4 losses in its first 8 draws often enough to lose it there.
-MIN_FUTILITY_N = 32
+MIN_FUTILITY_N = 16
 
 
 def measured_discordance(discordant: int, observed: int) -> float:
