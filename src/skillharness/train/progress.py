@@ -18,7 +18,7 @@ __all__ = ["TrainProgress"]
 
 
 class TrainProgress:
-    """A rich live table: epoch and step, decisions by reason, open candidates, val EMA, calls by role, ETA."""
+    """A rich live table: epoch and step, decisions, open candidates, val EMA, calls by role, ETA."""
 
     def __init__(self, console: Console, *, run_id: str, epochs: int) -> None:
         self.console = console
