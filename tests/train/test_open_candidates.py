@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ from skillharness.sim import SimServer, decisive_world
 from skillharness.skills import Bundle, EditRecord, EditTarget, VersionReason, Workspace
 from skillharness.store import GateDecisionRow, GateObservationRow, RunReader, TrainStepRow
 from skillharness.train.budget import TrainingStopped
-from skillharness.train.checkpoint import Checkpoint, RunState
+from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
 from skillharness.train.gate import AGrapa, wealth_paths
 from skillharness.train.open_gates import candidate_of, is_stale, open_candidate, rebase
 from skillharness.train.training import run_folder
@@ -91,9 +92,9 @@ async def test_a_budget_stop_with_open_candidates_resumes_to_the_same_decisions(
         budgeted = loop_config(experiment / "cut", train_bench, sim, epochs=1, budget={"max_calls": 700})
         with pytest.raises(TrainingStopped, match="call budget"):
             await train_once(budgeted, "t-cut")
-        stopped = Checkpoint.load(run_folder(budgeted.parent, "t-cut"))
-        assert stopped.open, "the stop must come while tests are open"
-        assert any(o.observed for o in stopped.open)
+        saved = json.loads((run_folder(budgeted.parent, "t-cut") / CHECKPOINT_FILE).read_text())
+        assert saved["open"], "the stop must come while tests are open"
+        assert any(o["observed"] for o in saved["open"])
         resumed_config = loop_config(experiment / "cut", train_bench, sim, epochs=1)
         resumed = await train_once(resumed_config, "t-cut", resume=True)
     final_whole = Workspace.open(whole.workspace).load(whole.checkpoint.version).bundle_hash
