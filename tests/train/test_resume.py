@@ -119,7 +119,6 @@ _MOMENTUM_CHILD = textwrap.dedent(
     import asyncio, os, signal, sys
     from pathlib import Path
     from skillharness.config import load_config
-from skillharness.errors import ConfigError
     from skillharness.train import checkpoint as ckpt_mod
     from skillharness.train.training import TrainRequest, run_folder, run_training
 
