@@ -36,7 +36,7 @@ def test_kelly_growth_is_zero_without_an_edge_and_grows_with_it() -> None:
         (64, 64, 256, 0.6, True),  # no edge after 256 draws: even +1.5 SE cannot reach 20 in 344 more
         (80, 50, 256, 3.0, False),  # a real edge: keep drawing
         (2, 2, 8, 1.0, False),  # too early to tell
-        (1, 4, 8, 0.42, False),  # a real +0.1 edit starts like this often enough: below 16, never
+        (0, 4, 4, 0.24, False),  # four losses in four: below the first stage, never judged
         (20, 80, 200, 0.01, True),  # harmful-looking
     ],
 )

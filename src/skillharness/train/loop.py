@@ -5,8 +5,9 @@
             rollout → diagnose → case packs → evolve and rank → open a test per candidate
             evidence round: each open test one more stage, strongest first; decided ones close
             checkpoint after every opening and every stage
+        last epoch: evidence rounds, no new proposals, until no test is open (or the budget ends)
         epoch end: slow momentum, consolidate_system, the val score, patience in epochs
-    while tests are open (and the budget lasts): evidence rounds, no new proposals
+    after patience ran out: the same rounds until no test is open
 
 Every step is a module of its own (step, open_gates, rounds, decide, epoch_end, validate, evolve,
 diagnose); this module only sequences them and saves the checkpoint between them.
@@ -63,19 +64,15 @@ async def train_epochs(
             observer.on_step(ckpt, len(steps))
             ckpt = await run_step(ctx, ws, ckpt, steps[ckpt.step], save=saved, before_decision=check_stop)
             saved(ckpt)
+        if ckpt.epoch == ctx.config.epochs:  # the last epoch's accepts get its momentum and score
+            ckpt = await _drain(ctx, ws, ckpt, saved, check_stop)
         if ckpt.epoch_end_done < ckpt.epoch:
             ckpt = await end_epoch(ctx, ws, ckpt, save=saved)
             saved(ckpt)
         if not _patience_out(ctx, ckpt):
             ckpt = ckpt.model_copy(update={"epoch": ckpt.epoch + 1, "step": 0, "accepted_this_epoch": {}})
             saved(ckpt)
-    while ckpt.state is RunState.RUNNING and ckpt.open:  # the budget drives the run: no evidence left behind
-        check_stop()
-        ckpt = await evidence_round(
-            ctx, ws, ckpt, cursor=_drain_cursor(ctx, ckpt), save=saved, before_decision=check_stop
-        )
-        ckpt = ckpt.model_copy(update={"drain_rounds": ckpt.drain_rounds + 1})
-        saved(ckpt)
+    ckpt = await _drain(ctx, ws, ckpt, saved, check_stop)  # after patience ran out
     if ckpt.state is RunState.RUNNING:
         ckpt = ckpt.model_copy(
             update={"state": RunState.STOPPED_EARLY if _patience_out(ctx, ckpt) else RunState.FINISHED}
@@ -88,8 +85,25 @@ def _patience_out(ctx: TrainContext, ckpt: Checkpoint) -> bool:
     return ckpt.epochs_without_improvement >= ctx.config.early_stop_patience
 
 
+async def _drain(
+    ctx: TrainContext,
+    ws: Workspace,
+    ckpt: Checkpoint,
+    saved: Callable[[Checkpoint], None],
+    check_stop: Callable[[], None],
+) -> Checkpoint:
+    """Evidence rounds, no new proposals, until no test is open: the budget drives the run."""
+    while ckpt.open:
+        check_stop()
+        cursor = _drain_cursor(ctx, ckpt)
+        ckpt = await evidence_round(ctx, ws, ckpt, cursor=cursor, save=saved, before_decision=check_stop)
+        ckpt = ckpt.model_copy(update={"drain_rounds": ckpt.drain_rounds + 1})
+        saved(ckpt)
+    return ckpt
+
+
 def _drain_cursor(ctx: TrainContext, ckpt: Checkpoint) -> dict[str, int]:
-    """After the epochs, rounds count on as steps of the last epoch run (past its planned steps)."""
-    epoch = ckpt.epoch_end_done
+    """Rounds after the steps count on as steps of the last epoch run (past its planned steps)."""
+    epoch = min(ckpt.epoch, ctx.config.epochs)
     steps = plan_steps(ctx.train_units, ctx.config.batch_size, seed=ctx.config.seed, epoch=epoch)
     return {"epoch": epoch, "step": len(steps) + ckpt.drain_rounds}
