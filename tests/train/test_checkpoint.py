@@ -109,3 +109,46 @@ def test_a_missing_checkpoint_says_there_is_nothing_to_resume(tmp_path: Path) ->
     with pytest.raises(ConfigError, match="nothing to resume"):
         Checkpoint.load(tmp_path)
     assert RunState.INTERRUPTED.value == "interrupted"
+
+
+# A checkpoint as schema 1 wrote it (before open candidates): every field it had, none it lacked.
+_SCHEMA_1 = {
+    "schema_version": 1,
+    "run_id": "r",
+    "baseline_run_id": "r.baseline",
+    "state": "interrupted",
+    "epoch": 2,
+    "step": 3,
+    "target_index": 1,
+    "decision_index": 7,
+    "gates_run": 6,
+    "next_sample": 40,
+    "version": "v0003",
+    "step_version": "v0002",
+    "step_gates_run": 5,
+    "retired": {},
+    "rejected": {"skill:ocr_problems": [{"rationale": "r", "edits_json": "{}", "outcome": "reject_inertia"}]},
+    "accepted_this_epoch": {},
+    "ema": {"OCR Problems": 0.4},
+    "best_score": 0.4,
+    "epochs_without_improvement": 0,
+    "momentum_done": [],
+    "epoch_end_done": 1,
+    "alpha_spent": 0.3,
+    "stop_reason": "call budget reached",
+}
+
+
+def test_a_schema_1_checkpoint_is_upgraded_with_no_open_candidates(tmp_path: Path) -> None:
+    """A run interrupted before open candidates existed resumes: its cursor and memory kept, none open."""
+    (tmp_path / CHECKPOINT_FILE).write_text(json.dumps(_SCHEMA_1))
+    ckpt = Checkpoint.load(tmp_path)
+    assert ckpt.schema_version == 2
+    assert (ckpt.epoch, ckpt.step, ckpt.target_index, ckpt.decision_index) == (2, 3, 1, 7)
+    assert (ckpt.next_sample, ckpt.version, ckpt.alpha_spent) == (40, "v0003", 0.3)
+    assert ckpt.rejected["skill:ocr_problems"][0].outcome == "reject_inertia"
+    assert ckpt.open == []
+    assert ckpt.round_fed == []
+    assert ckpt.drain_rounds == 0
+    ckpt.save(tmp_path)
+    assert json.loads((tmp_path / CHECKPOINT_FILE).read_text())["schema_version"] == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import signal
@@ -17,6 +18,7 @@ from loop_support import decisions, loop_config, train_once
 
 from bench_support import Bench
 from skillharness.config import load_config
+from skillharness.errors import ConfigError
 from skillharness.sim import FaultConfig, FaultKind, SimServer, decisive_world
 from skillharness.skills import VersionReason, Workspace
 from skillharness.store import GateDecisionRow, RunReader
@@ -75,6 +77,7 @@ def test_kill_minus_9_twenty_times_resumes_exactly(train_bench: Bench, experimen
         killed = loop_config(experiment / "kill", train_bench, sim, epochs=1)
         rng = random.Random(20)
         kills = 0
+        held_open = False  # some kill left tests open in the checkpoint: their resume is exercised
         resume = False
         for _ in range(40):  # bounded: each attempt either is killed or finishes
             child = subprocess.Popen(
@@ -95,6 +98,9 @@ def test_kill_minus_9_twenty_times_resumes_exactly(train_bench: Bench, experimen
                     os.kill(child.pid, signal.SIGKILL)
                     child.wait()
                     kills += 1
+                    with contextlib.suppress(ConfigError):  # killed before its first checkpoint
+                        saved = Checkpoint.load(run_folder(killed.parent, "t-kill"))
+                        held_open = held_open or bool(saved.open)
                     continue
             else:
                 child.wait(timeout=600)
@@ -102,6 +108,7 @@ def test_kill_minus_9_twenty_times_resumes_exactly(train_bench: Bench, experimen
             break
         assert Checkpoint.load(run_folder(killed.parent, "t-kill")).state is RunState.FINISHED
     assert kills >= 10  # most attempts were cut short: the test exercised resume
+    assert held_open
     assert _final_hash(killed, "t-kill") == _final_hash(reference, "t-ref")
     assert [r[1:] for r in decisions(killed, "t-kill")] == [r[1:] for r in decisions(reference, "t-ref")]
     _no_duplicates(killed)

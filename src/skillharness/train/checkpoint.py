@@ -6,6 +6,11 @@ whose checkpoint is one decision behind adopts that version instead of making it
 random choice is derived from ``(seed, epoch, step, gate index)``, so no RNG state is kept. The one
 counter besides the cursor is ``next_sample``: a resumed gate starts at the same sample index as
 the gate it replays, because the checkpoint moves it only after the decision.
+
+The open candidates (:class:`OpenCandidate`) are tests kept across steps: each holds its edit
+set, the version it is tested against, its level and every observation so far, so a resume
+rebuilds its e-process by replaying them. Schema 1 (before open candidates) is read and upgraded:
+it had none open.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
@@ -28,12 +33,14 @@ __all__ = [
     "CHECKPOINT_SCHEMA_VERSION",
     "AcceptedEdit",
     "Checkpoint",
+    "OpenCandidate",
     "RetiredTarget",
     "RunState",
 ]
 
 CHECKPOINT_FILE = "checkpoint.json"
-CHECKPOINT_SCHEMA_VERSION = 1
+CHECKPOINT_SCHEMA_VERSION = 2
+_UPGRADABLE = (1,)  # schema 1: no open candidates, no round state; the defaults are its meaning
 
 
 class RunState(StrEnum):
@@ -67,10 +74,44 @@ class RetiredTarget(StrictModel):
     detail: str
 
 
+class OpenCandidate(StrictModel):
+    """A candidate whose test is still open: enough to rebuild its bundle and its e-process exactly.
+
+    The bundle is ``base_version`` with ``edit_set`` applied to ``target`` (checked against
+    ``bundle_hash``); the test is of that bundle against ``base_version``, at level ``alpha``,
+    on the draw plan of gate ``key`` from sample ``first_sample`` with ``n_max`` observations.
+    ``observed`` holds every observation (``d``) and ``stage_ends`` the counts after each feed,
+    so replaying them through a fresh ladder gives back its exact state.
+    """
+
+    key: int  # the gate index: draw plan, child runs g<key>.*, the decision row
+    target: str
+    edit_set: dict[str, Any]
+    evidence_ids: list[str] = Field(default_factory=list)
+    choice: str = "only"
+    choice_detail: str = ""
+    base_version: str
+    base_hash: str  # what the scope's classes saw in base_version: a change means a rebase
+    bundle_hash: str
+    alpha: float
+    n_max: int = Field(ge=1)
+    first_sample: int
+    cursor: int = 0  # plan draws consumed
+    observed: list[int] = Field(default_factory=list)
+    stage_ends: list[int] = Field(default_factory=list)
+    infra: int = 0
+    wealth: float = 1.0
+    harm_wealth: float = 1.0
+    opened: tuple[int, int]  # (epoch, step) it was first opened at
+    rounds: int = 0  # stages fed (continuations)
+    rebased_from: list[int] = Field(default_factory=list)  # earlier gate indices of this edit set
+    invalid: str = ""  # a rebase whose re-apply was refused: closes as reject_invalid
+
+
 class Checkpoint(StrictModel):
     """Where the loop is and what it remembers. Epochs are 1-based; epoch 0 is the baseline."""
 
-    schema_version: Literal[1] = CHECKPOINT_SCHEMA_VERSION
+    schema_version: Literal[2] = CHECKPOINT_SCHEMA_VERSION
     run_id: str
     baseline_run_id: str
     state: RunState = RunState.RUNNING
@@ -96,6 +137,16 @@ class Checkpoint(StrictModel):
     epoch_end_done: int = 0  # last epoch whose end (momentum, consolidate, score) completed
     alpha_spent: float = 0.0
     stop_reason: str = ""
+    # Open candidates (tests kept across steps, in opening order) and the current evidence round:
+    # the gate indices already fed and the targets already decided in it (one decision per target
+    # and round, so each decision has its own dual_metric row).
+    open: list[OpenCandidate] = Field(default_factory=list)
+    round_fed: list[int] = Field(default_factory=list)
+    round_closed: list[str] = Field(default_factory=list)
+    step_busy: list[str] | None = None  # targets with train.gate.max_open open at the step's start
+    drain_rounds: int = 0  # evidence rounds run after the epochs ended
+    # Paired observations per class: [discordant, observed], the discordance each test is sized by.
+    discordance: dict[str, list[int]] = Field(default_factory=dict)
 
     def save(self, folder: Path) -> None:
         """Write atomically (temp file, fsync, replace): a crash leaves the previous one (P1-7)."""
@@ -111,7 +162,9 @@ class Checkpoint(StrictModel):
         except (OSError, ValueError) as exc:
             raise ConfigError(f"{path}: unreadable checkpoint: {exc}", file=str(path)) from exc
         version = data.get("schema_version") if isinstance(data, dict) else None
-        if version != CHECKPOINT_SCHEMA_VERSION:
+        if version in _UPGRADABLE:
+            data = {**data, "schema_version": CHECKPOINT_SCHEMA_VERSION}
+        elif version != CHECKPOINT_SCHEMA_VERSION:
             raise ConfigError(
                 f"{path}: checkpoint schema version {version!r}; this skillharness reads "
                 f"{CHECKPOINT_SCHEMA_VERSION}",

@@ -23,7 +23,31 @@ class GateConfig(StrictModel):
         description="Bets stay in [0, bet_cap], so a win multiplies wealth by at most 1 + bet_cap.",
     )
     n_max: int = Field(
-        64, ge=1, description="Largest number of paired observations (ties included) per gate."
+        1024,
+        ge=1,
+        description="Largest number of paired observations (ties included) per gate: the cap on the "
+        "size min_effect gives each test.",
+    )
+    min_effect: float | None = Field(
+        0.1,
+        gt=0,
+        le=1,
+        description="Smallest accuracy gain a test is sized to detect (about 3/4 power): its observations "
+        "are 4 log(n_candidates / alpha) r / min_effect^2 for the class's measured discordance r, capped "
+        "at n_max. None: every test gets n_max.",
+    )
+    futility_z: float | None = Field(
+        1.5,
+        gt=0,
+        description="A test stops as reject_inertia at a stage end when even the effect futility_z "
+        "standard errors above its estimate could not reach the threshold in the observations it has "
+        "left. None: only the sure stop (all wins at the cap).",
+    )
+    max_open: int = Field(
+        2,
+        ge=1,
+        description="Open candidates (tests kept across steps) per target; a target with this many open "
+        "is not evolved until one closes.",
     )
     bet_strategy: Literal["agrapa", "ons"] = Field(
         "agrapa",

@@ -1,4 +1,4 @@
-"""One target's decision: validate its candidate, commit or revert, and record what happened.
+"""A candidate's decision: commit or revert, and record what happened (and the one-shot gate).
 
 The order is the audit's: decide, then commit the workspace version, then write the decision and
 the ``dual_metric`` rows of the version that stands (P2-5), and only then the checkpoint. A
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from skillharness.skills import Bundle, EditRecord, EditTarget, Refusal, VersionReason, Workspace
@@ -17,12 +18,15 @@ from skillharness.train.checkpoint import AcceptedEdit, Checkpoint
 from skillharness.train.context import TrainContext
 from skillharness.train.evolve import remember_refusal, remember_rejection
 from skillharness.train.evolve_prompts import edit_limits
-from skillharness.train.gate import gate_alpha
+from skillharness.train.gate import gate_alpha, min_wins
+from skillharness.train.gate.power import measured_discordance, sized_draws
+from skillharness.train.gate.reachability import threshold
 from skillharness.train.records import Candidate, GateOutcome, GateReason, Refused
+from skillharness.train.scope import gate_scope
 from skillharness.train.scoring import val_score
 from skillharness.train.validate import validate
 
-__all__ = ["commit_or_adopt", "decide", "task_type_of_target"]
+__all__ = ["commit_or_adopt", "decide", "record_decision", "sized_n_max", "task_type_of_target"]
 
 
 def task_type_of_target(ctx: TrainContext, target: EditTarget) -> str | None:
@@ -79,10 +83,13 @@ async def decide(
     *,
     cursor: dict[str, Any],
 ) -> Checkpoint:
-    """Gate ``proposal`` against the incumbent and return the checkpoint after its decision."""
+    """Gate ``proposal`` against the incumbent at once (one whole test) and record its decision.
+
+    For what is decided on the spot: refusals, and the epoch end's whole updates. A step's
+    candidates are opened instead (:mod:`skillharness.train.open_gates`) and decided over rounds.
+    """
     incumbent = ws.load(ckpt.version)
     proposal = _rebase(ctx, incumbent, proposal)
-    label = proposal.target.label()
     alpha = 0.0
     if isinstance(proposal, Refused):
         outcome = GateOutcome(GateReason.REJECT_INVALID, f"{proposal.reason}: {proposal.detail}"[:300])
@@ -96,7 +103,50 @@ async def decide(
             gate_index=ckpt.decision_index,
             alpha=alpha,
             first_sample=ckpt.next_sample,
+            n_max=sized_n_max(ctx, ckpt, gate_scope(ctx, proposal.target).classes),
         )
+    drew = outcome.decision is not None
+    gate_index = ckpt.decision_index
+    ckpt = ckpt.model_copy(
+        update={
+            "decision_index": ckpt.decision_index + 1,
+            "gates_run": ckpt.gates_run + int(drew),
+            "alpha_spent": ckpt.alpha_spent + (alpha if drew else 0.0),
+            "next_sample": max(ckpt.next_sample, outcome.next_sample or 0),
+        }
+    )
+    return await record_decision(ctx, ws, ckpt, proposal, outcome, cursor=cursor, gate_index=gate_index)
+
+
+def sized_n_max(ctx: TrainContext, ckpt: Checkpoint, classes: Sequence[str]) -> int:
+    """A test's observations: sized from ``gate.min_effect`` and the classes' measured discordance
+    (:func:`~skillharness.train.gate.power.sized_draws`), capped at ``gate.n_max``."""
+    gate = ctx.config.gate
+    if gate.min_effect is None or gate.rule != "eprocess":  # the baseline rules look at n_max draws
+        return gate.n_max
+    counts = [ckpt.discordance.get(t, [0, 0]) for t in classes]
+    r = measured_discordance(sum(c[0] for c in counts), sum(c[1] for c in counts))
+    thr = threshold(gate_alpha(gate.alpha, gate.alpha_spending, ckpt.gates_run + 1), gate.n_candidates)
+    floor = max(gate.first_stage, min_wins(thr, gate.bet_cap))
+    return min(gate.n_max, max(floor, sized_draws(thr, r, gate.min_effect)))
+
+
+async def record_decision(
+    ctx: TrainContext,
+    ws: Workspace,
+    ckpt: Checkpoint,
+    proposal: Candidate | Refused,
+    outcome: GateOutcome,
+    *,
+    cursor: dict[str, Any],
+    gate_index: int,
+) -> Checkpoint:
+    """Commit an accepted candidate (re-applied to the incumbent of the moment), write the decision
+    row, remember the edit (accepted for momentum, or rejected for the next proposal) and write
+    the ``dual_metric`` row of the version that stands (P2-5)."""
+    if outcome.accepted and isinstance(proposal, Candidate):
+        proposal = _rebase(ctx, ws.load(ckpt.version), proposal)
+    label = proposal.target.label()
     version_after = None
     if outcome.accepted and isinstance(proposal, Candidate):
         record = EditRecord(
@@ -106,8 +156,8 @@ async def decide(
             edit_set=proposal.edit_set,
         )
         version_after = commit_or_adopt(ws, proposal.bundle, ckpt.version, cursor, record)
-    drew = outcome.decision is not None
-    await ctx.store.aupsert([_decision_row(ctx, ckpt, proposal, outcome, cursor, version_after)])
+    row = _decision_row(ctx, ckpt, proposal, outcome, cursor, version_after, gate_index)
+    await ctx.store.aupsert([row])
     edits_json = _edits_json(proposal)
     rationale = proposal.edit_set.rationale if proposal.edit_set is not None else ""
     if version_after is not None:
@@ -121,15 +171,7 @@ async def decide(
             else remember_rejection(proposal, outcome)
         )
         ckpt = ckpt.remember_rejection(label, memo, ctx.config.evolve.rejected_memory)
-    ckpt = ckpt.model_copy(
-        update={
-            "version": version_after or ckpt.version,
-            "decision_index": ckpt.decision_index + 1,
-            "gates_run": ckpt.gates_run + int(drew),
-            "alpha_spent": ckpt.alpha_spent + (alpha if drew else 0.0),
-            "next_sample": max(ckpt.next_sample, outcome.next_sample or 0),
-        }
-    )
+    ckpt = ckpt.model_copy(update={"version": version_after or ckpt.version})
     return await record_dual_metric(ctx, ws, ckpt, proposal.target, cursor)
 
 
@@ -178,6 +220,7 @@ def _decision_row(
     outcome: GateOutcome,
     cursor: dict[str, Any],
     version_after: str | None,
+    gate_index: int,
 ) -> GateDecisionRow:
     evidence: dict[str, Any] = {**outcome.evidence, "alpha": outcome.alpha, "guard": outcome.guard}
     if outcome.decision is not None:
@@ -186,7 +229,7 @@ def _decision_row(
         evidence["choice"] = proposal.choice
     return GateDecisionRow(
         train_run_id=ctx.run_id,
-        gate_index=ckpt.decision_index,
+        gate_index=gate_index,
         epoch=cursor["epoch"],
         step=cursor.get("step", -1),
         target=proposal.target.label(),

@@ -21,7 +21,7 @@ from skillharness.skills import (
     Workspace,
 )
 from skillharness.store import RunMetric
-from skillharness.train.checkpoint import Checkpoint, RunState
+from skillharness.train.checkpoint import Checkpoint
 from skillharness.train.context import TrainContext
 from skillharness.train.decide import commit_or_adopt, decide, task_type_of_target
 from skillharness.train.records import Candidate, Refused
@@ -34,7 +34,8 @@ __all__ = ["end_epoch"]
 async def end_epoch(
     ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, *, save: Callable[[Checkpoint], None]
 ) -> Checkpoint:
-    """Run the end of ``ckpt.epoch``; the returned checkpoint says whether training goes on."""
+    """Run the end of ``ckpt.epoch``; the returned checkpoint's patience count says whether the
+    epochs go on (the loop then closes the open tests before it ends the run as ``stopped_early``)."""
     epoch = ckpt.epoch
     if ctx.config.momentum.enabled:
         for label in sorted(ckpt.accepted_this_epoch):
@@ -76,7 +77,6 @@ async def end_epoch(
             "best_score": score.accuracy if improved else ckpt.best_score,
             "epochs_without_improvement": waiting,
             "epoch_end_done": epoch,
-            "state": RunState.STOPPED_EARLY if stop else ckpt.state,
             "stop_reason": f"no val improvement for {waiting} epoch(s)" if stop else ckpt.stop_reason,
         }
     )

@@ -18,7 +18,7 @@ __all__ = ["TrainProgress"]
 
 
 class TrainProgress:
-    """A rich live table: epoch and step, decisions by reason, val EMA, calls by role, ETA."""
+    """A rich live table: epoch and step, decisions, open candidates, val EMA, calls by role, ETA."""
 
     def __init__(self, console: Console, *, run_id: str, epochs: int) -> None:
         self.console = console
@@ -60,6 +60,16 @@ class TrainProgress:
             counts[row.reason] = counts.get(row.reason, 0) + 1
         return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none yet"
 
+    @staticmethod
+    def _open(ckpt: Checkpoint) -> str:
+        """Each open test: target, observations of its size, wealth (the strongest first)."""
+        if not ckpt.open:
+            return "none"
+        ranked = sorted(ckpt.open, key=lambda o: (-o.wealth, o.key))
+        shown = [f"{o.target} {len(o.observed)}/{o.n_max} w {o.wealth:.2g}" for o in ranked[:4]]
+        more = f" (+{len(ranked) - 4} more)" if len(ranked) > 4 else ""
+        return f"{len(ranked)}: " + "; ".join(shown) + more
+
     def _render(self) -> Table:
         table = Table(title=f"training {self.run_id}", show_header=False, expand=False)
         ckpt = self._ckpt
@@ -67,7 +77,8 @@ class TrainProgress:
             table.add_row("epoch / step", f"{ckpt.epoch}/{self.epochs} · step {ckpt.step + 1}/{self._steps}")
             table.add_row("incumbent", ckpt.version)
             table.add_row("decisions", self._reasons())
-            table.add_row("alpha spent", f"{ckpt.alpha_spent:.3f} over {ckpt.gates_run} gate(s)")
+            table.add_row("alpha spent", f"{ckpt.alpha_spent:.3f} over {ckpt.gates_run} test(s) opened")
+            table.add_row("open candidates", self._open(ckpt))
             ema = ", ".join(f"{t[:18]} {v:.2f}" for t, v in sorted(ckpt.ema.items()))
             table.add_row("val EMA", ema or "-")
         if self.session is not None:

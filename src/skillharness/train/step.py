@@ -1,4 +1,8 @@
-"""One training step (SPEC 4.3): rollout → diagnose → case packs → evolve → per target, decide.
+"""One training step (SPEC 4.3): rollout → diagnose → case packs → evolve → open → evidence round.
+
+Each valid proposal opens a test (:mod:`skillharness.train.open_gates`); a refusal is decided at
+once. The step ends with an evidence round (:mod:`skillharness.train.rounds`): every open test,
+this step's and earlier steps', gets one more ladder stage, and those that reach a decision close.
 
 Before the evolve calls, the packs are screened (:mod:`skillharness.train.reach`): a target
 whose gate could not accept at the level it would get is not evolved, and one that can never
@@ -23,8 +27,10 @@ from skillharness.train.context import TrainContext
 from skillharness.train.decide import decide
 from skillharness.train.diagnose import diagnose
 from skillharness.train.evolve import evolve_all
+from skillharness.train.open_gates import open_candidate
 from skillharness.train.reach import screen_packs
 from skillharness.train.records import Candidate
+from skillharness.train.rounds import evidence_round
 
 __all__ = ["run_step"]
 
@@ -41,7 +47,13 @@ async def run_step(
     """Run the step at ``ckpt``'s cursor; ``save`` is called after every decision."""
     epoch, step = ckpt.epoch, ckpt.step
     if ckpt.step_version is None:
-        ckpt = ckpt.model_copy(update={"step_version": ckpt.version, "step_gates_run": ckpt.gates_run})
+        busy = sorted(
+            label
+            for label in {o.target for o in ckpt.open}
+            if sum(o.target == label for o in ckpt.open) >= ctx.config.gate.max_open
+        )
+        update = {"step_version": ckpt.version, "step_gates_run": ckpt.gates_run, "step_busy": busy}
+        ckpt = ckpt.model_copy(update=update)
         save(ckpt)
     start = ws.load(ckpt.step_version or ckpt.version)
     sample = epoch - 1 if ctx.temperature > 0 else 0  # a fresh sample per epoch when sampling
@@ -58,6 +70,8 @@ async def run_step(
     )
     trained = {EditTarget.skill(t).label() for t in ctx.task_types}
     packs = [p for p in packs if p.target.kind != "skill" or p.target.label() in trained]
+    # A target with train.gate.max_open tests open (at the step's start) waits for one to close.
+    packs = [p for p in packs if p.target.label() not in (ckpt.step_busy or [])]
     # The step's screen rests on gates_run at its start, so a resumed step keeps the same packs.
     gates_run = ckpt.gates_run if ckpt.step_gates_run is None else ckpt.step_gates_run
     screened = screen_packs(ctx, packs, gates_run=gates_run, retired=ckpt.retired)
@@ -71,9 +85,17 @@ async def run_step(
     for index in range(ckpt.target_index, len(proposals)):
         before_decision()
         cursor = {"epoch": epoch, "step": step, "target": index}
-        ckpt = await decide(ctx, ws, ckpt, proposals[index], cursor=cursor)
+        proposal = proposals[index]
+        if isinstance(proposal, Candidate) and ctx.config.gate.rule == "eprocess":
+            ckpt, _ = await open_candidate(ctx, ws, ckpt, proposal, cursor=cursor)
+        else:  # a refusal (or a baseline rule's one look) is decided at once: its target's decision here
+            ckpt = await decide(ctx, ws, ckpt, proposal, cursor=cursor)
+            ckpt = ckpt.model_copy(update={"round_closed": [*ckpt.round_closed, proposal.target.label()]})
         ckpt = ckpt.model_copy(update={"target_index": index + 1})
         save(ckpt)
+    ckpt = await evidence_round(
+        ctx, ws, ckpt, cursor={"epoch": epoch, "step": step}, save=save, before_decision=before_decision
+    )
     summary = {
         "rollout_run": f"{ctx.run_id}.{suffix}",
         "questions": len(batch),
@@ -90,8 +112,17 @@ async def run_step(
             for p in proposals
         },
         "version_after": ckpt.version,
+        # The tests still open after the step's evidence round: gate index, target, observations, wealth.
+        "open": [[o.key, o.target, len(o.observed), round(o.wealth, 4)] for o in ckpt.open],
+        "busy": ckpt.step_busy or [],
     }
     await ctx.store.aupsert([TrainStepRow(train_run_id=ctx.run_id, epoch=epoch, step=step, summary=summary)])
     return ckpt.model_copy(
-        update={"step": step + 1, "target_index": 0, "step_version": None, "step_gates_run": None}
+        update={
+            "step": step + 1,
+            "target_index": 0,
+            "step_version": None,
+            "step_gates_run": None,
+            "step_busy": None,
+        }
     )

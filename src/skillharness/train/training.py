@@ -271,6 +271,7 @@ def _final_metrics(
             "stop_reason": ckpt.stop_reason,
             "baseline_run": ckpt.baseline_run_id,
             "val_runs": scored.runs,  # the runs the val gain pairs (fresh samples)
+            "open_candidates": len(ckpt.open),  # tests still open at the end (a budget stop leaves some)
         },
         "val_gain": scored.gain,
         "val_scores": {
@@ -280,9 +281,11 @@ def _final_metrics(
         "alpha_spent": {
             "sum": ckpt.alpha_spent,
             "gates": ckpt.gates_run,
+            # Each opened test (a rebase opens a new one) spends its level once, however many
+            # rounds it is continued over.
             "bound": "run-wide: P(any false accept) <= alpha"
             if spending != "none"
-            else "per gate: expected false accepts <= sum of alpha",
+            else "per test: expected false accepts <= sum of alpha over the opened tests",
         },
         "usage": ctx.session.usage(),
     }

@@ -62,6 +62,7 @@ __all__ = [
     "GUARD_DRAW_BASE",
     "draw_plan",
     "gate_alpha_for",
+    "guard_size",
     "paired_outcomes",
     "validate",
 ]
@@ -130,20 +131,25 @@ class _Arms:
 
 
 def draw_plan(
-    ctx: TrainContext, candidate: Candidate, gate_index: int, *, first_sample: int
+    ctx: TrainContext, candidate: Candidate, gate_index: int, *, first_sample: int, n_max: int | None = None
 ) -> tuple[GateScope, DrawPlan]:
     """The scope and the deterministic draw plan of ``candidate``'s gate number ``gate_index``,
-    its sample indices counting from ``first_sample``."""
+    its sample indices counting from ``first_sample`` (``n_max``: the gate's size, default the config's)."""
     scope = gate_scope(ctx, candidate.target)
     plan = plan_draws(
         scope_pool(ctx, scope.classes, candidate.evidence_ids),
         seed=ctx.config.seed,
         gate_index=gate_index,
         temperature=draw_temperature(ctx.session.agent_config.sampling),
-        n_max=ctx.config.gate.n_max,
+        n_max=ctx.config.gate.n_max if n_max is None else n_max,
         first_sample=first_sample,
     )
     return scope, plan
+
+
+def guard_size(config: GateConfig, scope: GateScope) -> int:
+    """Guard draws per class this scope's gate may use (0: no guard): the room its samples need."""
+    return guard_draws_per_class(config, len(scope.guard_classes))[0] if scope.guard_classes else 0
 
 
 async def paired_outcomes(
@@ -314,18 +320,20 @@ async def validate(
     gate_index: int,
     alpha: float,
     first_sample: int,
+    n_max: int | None = None,
 ) -> GateOutcome:
-    """Test ``candidate`` against ``incumbent`` at level ``alpha`` (the loop's spent level).
+    """Test ``candidate`` against ``incumbent`` at level ``alpha`` (the loop's spent level), with
+    at most ``n_max`` observations (default ``gate.n_max``).
 
     The gate's sample indices start at ``first_sample``; ``GateOutcome.next_sample`` is where the
     next gate's start.
     """
-    gate_config = ctx.config.gate.model_copy(update={"alpha": alpha, "alpha_spending": "none"})
-    scope, plan = draw_plan(ctx, candidate, gate_index, first_sample=first_sample)
-    # The guard's draws per class, as _guard sizes them: the gate's sample range must cover them.
-    guard_draws = (
-        guard_draws_per_class(gate_config, len(scope.guard_classes))[0] if scope.guard_classes else 0
-    )
+    update: dict[str, Any] = {"alpha": alpha, "alpha_spending": "none"}
+    if n_max is not None:
+        update["n_max"] = n_max
+    gate_config = ctx.config.gate.model_copy(update=update)
+    scope, plan = draw_plan(ctx, candidate, gate_index, first_sample=first_sample, n_max=gate_config.n_max)
+    guard_draws = guard_size(gate_config, scope)
     evidence: dict[str, Any] = {
         "classes": list(scope.classes),
         "distinct_questions": plan.distinct,

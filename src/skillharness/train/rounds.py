@@ -1,0 +1,245 @@
+"""Evidence rounds: every open candidate's test gets one more ladder stage, the strongest first.
+
+A round picks, again and again, the open candidate with the most wealth among those not fed yet
+in this round and whose target has no decision in it yet (one decision per target and round, so
+each decision has its own ``dual_metric`` row). A pick whose incumbent has changed is rebased
+first (:func:`~skillharness.train.open_gates.rebase`). The candidate's ladder is rebuilt by
+replaying its observations, fed one stage of fresh paired draws from its plan, and it closes when
+the ladder decides (``accept`` then the McNemar guard for system and tool edits,
+``reject_evidence``, ``reject_inertia`` at its size or when its futility is plausible). The next
+pick is a pure function of the checkpoint, which is saved after each one: a resume continues the
+round exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from skillharness.infer import Draw
+from skillharness.skills import Workspace
+from skillharness.train.checkpoint import Checkpoint, OpenCandidate
+from skillharness.train.context import TrainContext
+from skillharness.train.decide import record_decision
+from skillharness.train.gate import (
+    Decision,
+    DecisionKind,
+    Ladder,
+    PairedOutcome,
+    WithoutReplacement,
+    make_bet_strategy,
+)
+from skillharness.train.gate.power import plausibly_futile
+from skillharness.train.open_gates import candidate_of, is_stale, rebase
+from skillharness.train.outage import InfraOutage
+from skillharness.train.records import Candidate, GateOutcome, GateReason
+from skillharness.train.validate import _REASONS, _Arms, _guard, _rows, _wealth_after, draw_plan, guard_size
+
+__all__ = ["evidence_round", "next_pick"]
+
+
+def next_pick(ckpt: Checkpoint) -> OpenCandidate | None:
+    """The round's next candidate: most wealth first, the older test on a tie (None: the round is done)."""
+    waiting = [o for o in ckpt.open if o.key not in ckpt.round_fed and o.target not in ckpt.round_closed]
+    return max(waiting, key=lambda o: (o.wealth, -o.key), default=None)
+
+
+async def evidence_round(
+    ctx: TrainContext,
+    ws: Workspace,
+    ckpt: Checkpoint,
+    *,
+    cursor: dict[str, Any],
+    save: Callable[[Checkpoint], None],
+    before_decision: Callable[[], None],
+) -> Checkpoint:
+    """Feed each open candidate one stage (see the module doc); ``save`` after each."""
+    while (oc := next_pick(ckpt)) is not None:
+        before_decision()
+        if is_stale(ctx, ws, ckpt, oc):
+            ckpt = rebase(ctx, ws, ckpt, oc)
+            old = oc.key
+            oc = next(o for o in ckpt.open if o.key == old or o.rebased_from[-1:] == [old])
+        ckpt = await _advance(ctx, ws, ckpt, oc, cursor)
+        save(ckpt)
+    return ckpt.model_copy(update={"round_fed": [], "round_closed": []})
+
+
+def _ladder(ctx: TrainContext, oc: OpenCandidate, budget: int, with_replacement: bool, label: str) -> Ladder:
+    """A fresh ladder brought to ``oc``'s state by replaying its observations feed by feed."""
+    config = ctx.config.gate.model_copy(
+        update={"alpha": oc.alpha, "alpha_spending": "none", "n_max": oc.n_max}
+    )
+    strategy = make_bet_strategy(config.bet_strategy, config.bet_cap)
+    if not with_replacement:
+        strategy = WithoutReplacement(strategy)
+    ladder = Ladder(config, budget, label=label, strategy=strategy)
+    if oc.infra:
+        ladder.feed([None] * oc.infra)
+    start = 0
+    for end in oc.stage_ends:
+        ladder.feed(oc.observed[start:end])
+        start = end
+    return ladder
+
+
+def _discordance(ckpt: Checkpoint, draws: Sequence[Draw], outcomes: Sequence[PairedOutcome]) -> Checkpoint:
+    counts = {t: list(v) for t, v in ckpt.discordance.items()}
+    for (q, _), o in zip(draws, outcomes, strict=True):
+        if o.d is not None:
+            c = counts.setdefault(q.task_type, [0, 0])
+            c[0] += int(o.d != 0)
+            c[1] += 1
+    return ckpt.model_copy(update={"discordance": counts})
+
+
+async def _advance(
+    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, oc: OpenCandidate, cursor: dict[str, Any]
+) -> Checkpoint:
+    """One stage of ``oc``'s test, then its decision if the ladder (or plausible futility) reached one."""
+    if oc.invalid:
+        outcome = GateOutcome(GateReason.REJECT_INVALID, oc.invalid, alpha=0.0, evidence=_evidence(oc))
+        return await _close(ctx, ws, ckpt, oc, candidate_of(ctx, ws, oc), outcome, cursor)
+    candidate = candidate_of(ctx, ws, oc)
+    scope, plan = draw_plan(ctx, candidate, oc.key, first_sample=oc.first_sample, n_max=oc.n_max)
+    ladder = _ladder(ctx, oc, plan.budget, plan.with_replacement, scope.label)
+    arms = _Arms(ctx, ws.load(oc.base_version), candidate.bundle, oc.key)
+    observed, ends, infra, at = list(oc.observed), list(oc.stage_ends), oc.infra, oc.cursor
+    decision = ladder.decision
+    while ladder.next_request > 0 and at < len(plan.draws):
+        stage = plan.draws[at : at + ladder.next_request]
+        outcomes = await arms.outcomes(stage)
+        before = len(observed)
+        decision = ladder.feed(outcomes)
+        fresh = [o.d for o in outcomes if o.d is not None]
+        observed += fresh
+        infra += len(outcomes) - len(fresh)
+        if fresh:
+            ends.append(len(observed))
+        wealth = _wealth_after(ladder, outcomes, before)
+        await ctx.store.aupsert(_rows(ctx, oc.key, at, stage, outcomes, wealth, "target"))
+        ckpt = _discordance(ckpt, stage, outcomes)
+        at += len(stage)
+        if decision.terminal or len(observed) in ladder.plan:
+            break
+    if decision is None:
+        raise InfraOutage(
+            f"{scope.label}: the gate's plan has no draw left", reason="infra_outage", what=f"gate {oc.key}"
+        )
+    if decision.kind is DecisionKind.CONTINUE and _futile(ctx, oc, decision, plan.budget):
+        decision = replace(decision, kind=DecisionKind.REJECT_INERTIA, next_request=0)
+    oc = oc.model_copy(
+        update={
+            "cursor": at,
+            "observed": observed,
+            "stage_ends": ends,
+            "infra": infra,
+            "wealth": decision.wealth,
+            "harm_wealth": decision.harm_wealth,
+            "rounds": oc.rounds + 1,
+        }
+    )
+    ckpt = ckpt.model_copy(
+        update={
+            "open": [oc if o.key == oc.key else o for o in ckpt.open],
+            "round_fed": [*ckpt.round_fed, oc.key],
+        }
+    )
+    if not decision.terminal:
+        if at >= len(plan.draws):  # the plan ran out: only INFRA can make that happen
+            raise InfraOutage(
+                f"{scope.label}: the gate's draws ran out with {decision.infra} INFRA outcome(s) skipped; "
+                "no decision is recorded, and a resume runs this gate again",
+                reason="infra_outage",
+                what=f"gate {oc.key}",
+                failed=decision.infra,
+                asked=at,
+            )
+        return ckpt
+    outcome = await _outcome(ctx, arms, scope, candidate, plan, oc, decision)
+    return await _close(ctx, ws, ckpt, oc, candidate, outcome, cursor)
+
+
+def _futile(ctx: TrainContext, oc: OpenCandidate, decision: Decision, budget: int) -> bool:
+    z = ctx.config.gate.futility_z
+    if z is None:
+        return False
+    return plausibly_futile(
+        wins=decision.wins,
+        losses=decision.losses,
+        n=decision.n,
+        wealth=decision.wealth,
+        budget=budget,
+        threshold=decision.threshold,
+        z=z,
+    )
+
+
+def _evidence(oc: OpenCandidate) -> dict[str, Any]:
+    return {
+        "opened": list(oc.opened),
+        "rounds": oc.rounds,
+        "observations": len(oc.observed),
+        "n_max": oc.n_max,
+        "rebased_from": oc.rebased_from,
+        "samples_first": oc.first_sample,
+    }
+
+
+async def _outcome(
+    ctx: TrainContext,
+    arms: _Arms,
+    scope: Any,
+    candidate: Candidate,
+    plan: Any,
+    oc: OpenCandidate,
+    decision: Decision,
+) -> GateOutcome:
+    """The closed test's verdict: the ladder's, then the McNemar guard after an accept."""
+    reason = _REASONS[decision.kind]
+    plausible = decision.n < plan.budget and decision.kind is DecisionKind.REJECT_INERTIA
+    detail = (
+        f"{scope.label}: {reason.value} after {decision.n} observations over {oc.rounds} round(s) "
+        f"({decision.wins} wins, {decision.losses} losses, {decision.ties} ties, {decision.infra} INFRA); "
+        f"wealth {decision.wealth:.3g}, harm wealth {decision.harm_wealth:.3g}, "
+        f"threshold {decision.threshold:.3g}" + ("; futility plausible" if plausible else "")
+    )
+    guard_draws = guard_size(ctx.config.gate, scope)
+    evidence = {
+        **_evidence(oc),
+        "classes": list(scope.classes),
+        "distinct_questions": plan.distinct,
+        "budget": plan.budget,
+        "with_replacement": plan.with_replacement,
+        "samples": [plan.first_sample, plan.samples_end(guard_draws)],
+        "draws": oc.cursor,
+    }
+    guard = None
+    if reason is GateReason.ACCEPT and scope.guard_classes:
+        guard = await _guard(ctx, arms, scope, candidate, plan, oc.key, decision)
+        if guard["harmed"]:
+            reason = GateReason.REJECT_GUARD
+            detail += f"; the McNemar guard found harm on {', '.join(guard['harmed'])}"
+    return GateOutcome(reason, detail, decision, alpha=oc.alpha, guard=guard, evidence=evidence)
+
+
+async def _close(
+    ctx: TrainContext,
+    ws: Workspace,
+    ckpt: Checkpoint,
+    oc: OpenCandidate,
+    candidate: Candidate,
+    outcome: GateOutcome,
+    cursor: dict[str, Any],
+) -> Checkpoint:
+    """Write the closed test's decision (once) and drop it from the open candidates."""
+    ckpt = ckpt.model_copy(
+        update={
+            "open": [o for o in ckpt.open if o.key != oc.key],
+            "round_fed": [*ckpt.round_fed, oc.key],
+            "round_closed": [*ckpt.round_closed, oc.target],
+        }
+    )
+    cursor = {**cursor, "gate": oc.key}  # the cursor an accepted version records: one per test
+    return await record_decision(ctx, ws, ckpt, candidate, outcome, cursor=cursor, gate_index=oc.key)
