@@ -89,7 +89,7 @@ async def test_a_budget_stop_with_open_candidates_resumes_to_the_same_decisions(
     with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
         reference = loop_config(experiment / "ref", train_bench, sim, epochs=1)
         whole = await train_once(reference, "t-whole")
-        budgeted = loop_config(experiment / "cut", train_bench, sim, epochs=1, budget={"max_calls": 400})
+        budgeted = loop_config(experiment / "cut", train_bench, sim, epochs=1, budget={"max_calls": 250})
         with pytest.raises(TrainingStopped, match="call budget"):
             await train_once(budgeted, "t-cut")
         saved = json.loads((run_folder(budgeted.parent, "t-cut") / CHECKPOINT_FILE).read_text())
