@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from skillharness.agent.records import Prediction
 from skillharness.data import Pool
 from skillharness.data.questions import Question
 from skillharness.skills import EditTarget, Workspace
@@ -25,11 +26,11 @@ from skillharness.train.casepack import build_case_packs
 from skillharness.train.checkpoint import Checkpoint, RetiredTarget
 from skillharness.train.context import TrainContext
 from skillharness.train.decide import decide
-from skillharness.train.diagnose import diagnose
+from skillharness.train.diagnose import DiagnosisReport, diagnose
 from skillharness.train.evolve import evolve_all
 from skillharness.train.open_gates import open_candidate
 from skillharness.train.reach import screen_packs
-from skillharness.train.records import Candidate
+from skillharness.train.records import Candidate, CasePack, Refused
 from skillharness.train.rounds import evidence_round
 
 __all__ = ["run_step"]
@@ -47,13 +48,7 @@ async def run_step(
     """Run the step at ``ckpt``'s cursor; ``save`` is called after every decision."""
     epoch, step = ckpt.epoch, ckpt.step
     if ckpt.step_version is None:
-        busy = sorted(
-            label
-            for label in {o.target for o in ckpt.open}
-            if sum(o.target == label for o in ckpt.open) >= ctx.config.gate.max_open
-        )
-        update = {"step_version": ckpt.version, "step_gates_run": ckpt.gates_run, "step_busy": busy}
-        ckpt = ckpt.model_copy(update=update)
+        ckpt = _begin(ctx, ckpt)
         save(ckpt)
     start = ws.load(ckpt.step_version or ckpt.version)
     sample = epoch - 1 if ctx.temperature > 0 else 0  # a fresh sample per epoch when sampling
@@ -96,26 +91,7 @@ async def run_step(
     ckpt = await evidence_round(
         ctx, ws, ckpt, cursor={"epoch": epoch, "step": step}, save=save, before_decision=before_decision
     )
-    summary = {
-        "rollout_run": f"{ctx.run_id}.{suffix}",
-        "questions": len(batch),
-        "correct": sum(1 for p in predictions if p.correct),
-        "waterfall": report.counts,
-        "judge_calls": report.judge_calls,
-        "fingerprint_hits": report.fingerprint_hits,
-        "packs": {p.target.label(): len(p.cases) for p in packs},
-        # Reported once: the targets this step found unreachable for good (never evolved again).
-        "retired": {k: v.detail for k, v in ckpt.retired.items() if (v.epoch, v.step) == (epoch, step)},
-        "deferred": screened.deferred,
-        "candidates": {
-            p.target.label(): (p.choice if isinstance(p, Candidate) else f"refused: {p.reason}")
-            for p in proposals
-        },
-        "version_after": ckpt.version,
-        # The tests still open after the step's evidence round: gate index, target, observations, wealth.
-        "open": [[o.key, o.target, len(o.observed), round(o.wealth, 4)] for o in ckpt.open],
-        "busy": ckpt.step_busy or [],
-    }
+    summary = _summary(ctx, ckpt, predictions, suffix, report, packs, proposals, screened.deferred)
     await ctx.store.aupsert([TrainStepRow(train_run_id=ctx.run_id, epoch=epoch, step=step, summary=summary)])
     return ckpt.model_copy(
         update={
@@ -126,3 +102,49 @@ async def run_step(
             "step_busy": None,
         }
     )
+
+
+def _begin(ctx: TrainContext, ckpt: Checkpoint) -> Checkpoint:
+    """The step's start, saved before anything is asked: the bundle it proposes against, the gates
+    run so far (its reachability screen) and the targets whose open tests fill ``max_open``."""
+    busy = sorted(
+        label
+        for label in {o.target for o in ckpt.open}
+        if sum(o.target == label for o in ckpt.open) >= ctx.config.gate.max_open
+    )
+    update = {"step_version": ckpt.version, "step_gates_run": ckpt.gates_run, "step_busy": busy}
+    return ckpt.model_copy(update=update)
+
+
+def _summary(
+    ctx: TrainContext,
+    ckpt: Checkpoint,
+    predictions: list[Prediction],
+    suffix: str,
+    report: DiagnosisReport,
+    packs: list[CasePack],
+    proposals: list[Candidate | Refused],
+    deferred: object,
+) -> dict[str, object]:
+    """The step's ``train_steps`` row."""
+    epoch, step = ckpt.epoch, ckpt.step
+    return {
+        "rollout_run": f"{ctx.run_id}.{suffix}",
+        "questions": len(predictions),  # one per question of the batch
+        "correct": sum(1 for p in predictions if p.correct),
+        "waterfall": report.counts,
+        "judge_calls": report.judge_calls,
+        "fingerprint_hits": report.fingerprint_hits,
+        "packs": {p.target.label(): len(p.cases) for p in packs},
+        # Reported once: the targets this step found unreachable for good (never evolved again).
+        "retired": {k: v.detail for k, v in ckpt.retired.items() if (v.epoch, v.step) == (epoch, step)},
+        "deferred": deferred,
+        "candidates": {
+            p.target.label(): (p.choice if isinstance(p, Candidate) else f"refused: {p.reason}")
+            for p in proposals
+        },
+        "version_after": ckpt.version,
+        # The tests still open after the step's evidence round: gate index, target, observations, wealth.
+        "open": [[o.key, o.target, len(o.observed), round(o.wealth, 4)] for o in ckpt.open],
+        "busy": ckpt.step_busy or [],
+    }
