@@ -25,7 +25,7 @@ from test_resume import _final_hash, _no_duplicates
 from bench_support import Bench
 from proc_support import Proc, descendants, end, survivors
 from skillharness.sim import FaultConfig, FaultKind, SimServer, decisive_world
-from skillharness.train.checkpoint import Checkpoint, RunState
+from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
 from skillharness.train.training import run_folder
 
 pytestmark = pytest.mark.slow
@@ -66,23 +66,43 @@ def _config(folder: Path, bench: Bench, sim: SimServer) -> Path:
     return path
 
 
-def _run_to_end(config: Path, run_id: str) -> None:
+def _run_to_end(config: Path, run_id: str) -> float:
+    """Run to the end without interruption; returns the wall time it took."""
+    start = time.monotonic()
     done = subprocess.run(_command(config, run_id), capture_output=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr.decode()[-3000:]
+    return time.monotonic() - start
 
 
-def _killed_until_done(config: Path, run_id: str, kills: int, seed: int) -> tuple[int, set[Proc]]:
-    """Start the run, SIGKILL it at random moments ``kills`` times (the first during start-up),
-    requeue the same line after each, then let it finish; returns the kills and every process seen."""
+def _checkpoint_bytes(config: Path, run_id: str) -> bytes:
+    path = run_folder(config.parent, run_id) / CHECKPOINT_FILE
+    return path.read_bytes() if path.exists() else b""
+
+
+def _killed_until_done(
+    config: Path, run_id: str, kills: int, seed: int, span: float
+) -> tuple[int, set[Proc]]:
+    """Start the run, SIGKILL it ``kills`` times (the first during start-up), requeue the same
+    line after each, then let it finish; returns the kills and every process seen.
+
+    After the first, each kill waits until the restarted run has checkpointed new progress, then
+    a random further moment (a fraction of ``span``, the uninterrupted run's wall time). So on a
+    fast machine and a loaded one alike the kills land inside the run, between and during steps."""
     rng = random.Random(seed)
     seen: set[Proc] = set()
     done = 0
     for attempt in range(kills + 1):
+        before = _checkpoint_bytes(config, run_id)
         child = subprocess.Popen(_command(config, run_id), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         if attempt < kills:
-            deadline = time.monotonic() + (0.5 if attempt == 0 else rng.uniform(1.0, 6.0))
-            while time.monotonic() < deadline and child.poll() is None:
+            extra = rng.uniform(0.0, 0.1) * span
+            deadline = time.monotonic() + 0.5 if attempt == 0 else None
+            while child.poll() is None:
                 seen |= descendants(child.pid)
+                if deadline is None and _checkpoint_bytes(config, run_id) != before:
+                    deadline = time.monotonic() + extra
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
                 time.sleep(0.05)
             if child.poll() is None:
                 os.kill(child.pid, signal.SIGKILL)
@@ -104,10 +124,10 @@ def test_training_through_a_hostile_endpoint_and_repeated_sigkill_ends_like_the_
     world = decisive_world(5).model_copy(update={"faults": HOSTILE})
     with SimServer(world, questions=train_bench.questions) as sim:
         hostile = _config(experiment / "hostile", train_bench, sim)
-        _run_to_end(hostile, "t-hostile")
+        span = _run_to_end(hostile, "t-hostile")
         faults_hostile = dict(sim.stats()["faults"])
         killed = _config(experiment / "killed", train_bench, sim)
-        kills, seen = _killed_until_done(killed, "t-killed", kills=6, seed=27)
+        kills, seen = _killed_until_done(killed, "t-killed", kills=6, seed=27, span=span)
         faults_total = dict(sim.stats()["faults"])
     assert set(faults_hostile) == {k.value for k in _KINDS}, faults_hostile  # every kind happened
     assert sum(faults_total.values()) > sum(faults_hostile.values())
