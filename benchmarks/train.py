@@ -46,6 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from simlab.efficiency import BUDGETS, EPOCHS, SETUPS, plan_jobs, run_jobs
 from simlab.report import section, write_results
 from simlab.world import (
@@ -336,6 +338,21 @@ def ablations(args: argparse.Namespace, argv: list[str]) -> str:
     return text
 
 
+def train_settings(items: list[str]) -> dict[str, Any]:
+    """``--set gate.merge_open=false`` ... as the nested train settings they name."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            sys.exit(f"--set {item!r}: expected KEY=VALUE, e.g. gate.merge_open=false")
+        *parents, leaf = key.split(".")
+        node = out
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = yaml.safe_load(value)
+    return out
+
+
 def efficiency(args: argparse.Namespace, argv: list[str]) -> str:
     """The efficiency setups (``simlab.efficiency``); the section's text."""
     rows = args.rows or [FULL_LOOP]
@@ -355,13 +372,15 @@ def efficiency(args: argparse.Namespace, argv: list[str]) -> str:
             folder=folder,
             max_minutes=args.max_minutes,
             epochs=args.epochs,
-            train=ROWS[rows[0]],
+            train=merge(ROWS[rows[0]], train_settings(args.set)),
         )
         records = run_jobs(jobs, args.jobs)
     elapsed = time.perf_counter() - start
     title = f"SimLab: the efficiency setups ({', '.join(args.dataset)}), {world} world"
     if rows[0] != FULL_LOOP:
         title += f", {rows[0]}"
+    if args.set:
+        title += ", " + ", ".join(f"train.{item}" for item in args.set)
     top = max(args.budgets)
     mode = (
         "one run per seed and budget"
@@ -428,6 +447,13 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--results", type=Path, help="Per-seed records (JSON).")
     out.add_argument("--workdir", type=Path, help="An empty folder to keep the runs in.")
     out.add_argument("--no-write", action="store_true", help="Print only (docs, default results).")
+    out.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="A train setting of the setups' runs, e.g. gate.merge_open=false (YAML value; repeatable).",
+    )
     return out
 
 

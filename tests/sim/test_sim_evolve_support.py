@@ -14,7 +14,7 @@ from skillharness.sim.evolve_role import pack_support, useful_rate
 from skillharness.sim.insights import normalize_text
 from skillharness.sim.model import SimModel
 from skillharness.skills.markers import APPENDIX_MARKER, MOMENTUM_MARKER
-from skillharness.train.prompt_specs import TEMPLATE_SPECS, CaseView
+from skillharness.train.prompt_specs import TEMPLATE_SPECS, CaseView, EditSetView
 from skillharness.train.templates import load_templates
 
 TASK = "Counting Problem"
@@ -58,16 +58,23 @@ def _view(question: Question) -> CaseView:
     )
 
 
-def _prompt(document: str, cases: list[Question]) -> list[dict[str, str]]:
+def _prompt(
+    document: str, cases: list[Question], under_test: list[EditSetView] | None = None
+) -> list[dict[str, str]]:
     """The evolve_skill prompt the training loop would send (the real template)."""
     variables = TEMPLATE_SPECS["evolve_skill"].sample()
-    variables.update(task_type=TASK, document=document, cases=[_view(q) for q in cases], rejected=[])
+    cases_shown = [_view(q) for q in cases]
+    variables.update(
+        task_type=TASK, document=document, cases=cases_shown, rejected=[], under_test=under_test or []
+    )
     return list(load_templates().render("evolve_skill", **variables).messages())
 
 
-def _useful_share(model: SimModel, document: str, cases: list[Question]) -> float:
+def _useful_share(
+    model: SimModel, document: str, cases: list[Question], under_test: list[EditSetView] | None = None
+) -> float:
     """Share of sampled proposals that state an insight of the task the document lacked."""
-    messages = _prompt(document, cases)
+    messages = _prompt(document, cases, under_test)
     lacking = [r for r in model.world.insights_for(TASK) if not r.present_in(normalize_text(document))]
     useful = 0
     for sample_idx in range(SAMPLES):
@@ -119,3 +126,21 @@ def test_i6_evolve_support_is_read_from_the_prompt_and_stays_deterministic_at_te
     assert pack_support(model.world, document, model.world.index.find_all(messages[1]["content"])) == 1.0
     lapse_text = _prompt(document, lapses[:PACK])[1]["content"]
     assert pack_support(model.world, document, model.world.index.find_all(lapse_text)) == 0.0
+
+
+def test_lever4_an_insight_listed_under_test_is_not_proposed_again(model: SimModel) -> None:
+    """The prompt lists the open tests' edit sets; the simulated proposer, like one that reads the
+    instruction not to repeat them, then states another insight (or filler) instead."""
+    document = _document(model)
+    _, defects = _split(model, document)
+    third = model.world.insights_for(TASK)[2]
+    edits = {
+        "skill_update_mode": "patch",
+        "edits": [{"op": "insert_after", "anchor": "x", "text": f"\n- {third.canonical}"}],
+    }
+    listed = [
+        EditSetView(rationale="open", edits_json=json.dumps({**edits, "body": None, "rationale": "open"}))
+    ]
+    assert "<under_test>" in _prompt(document, defects[:PACK], listed)[1]["content"]
+    assert _useful_share(model, document, defects[:PACK]) > 0.35  # the third insight is what is missing
+    assert _useful_share(model, document, defects[:PACK], listed) == 0.0

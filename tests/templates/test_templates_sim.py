@@ -80,6 +80,7 @@ async def test_evolve_skill_prompt_round_trips_to_an_applicable_edit_set(
         document=bundle.skill(TASK).render(),
         cases=[_case(q) for q in QUESTIONS[:3]],
         rejected=[],
+        under_test=[],
         skill_update_mode="patch",
         max_edits=4,
         max_body_chars=8000,

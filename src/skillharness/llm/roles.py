@@ -19,6 +19,8 @@ __all__ = [
     "TOOL_GET_SUBTITLES",
     "TOOL_PARAMETERS",
     "TOOL_SUBMIT_ANSWER",
+    "UNDER_TEST_CLOSE",
+    "UNDER_TEST_OPEN",
     "Role",
     "response_format",
     "role_of_request",
@@ -152,6 +154,10 @@ def role_of_request(body: dict[str, Any]) -> Role | None:
 # server (the simulator, or a human reading a trace) can find it without guessing.
 DOCUMENT_OPEN = "<current_document>"
 DOCUMENT_CLOSE = "</current_document>"
+# An evolve prompt lists the target's edit sets that are under test now between these tags, so a
+# proposer (and the simulator) can tell them from the document and from rejected edits.
+UNDER_TEST_OPEN = "<under_test>"
+UNDER_TEST_CLOSE = "</under_test>"
 
 # Top-level request-body key carrying ChatRequest.sample_idx to the server (send it through the
 # OpenAI client's ``extra_body``). Real servers ignore unknown keys; the simulator draws a fresh

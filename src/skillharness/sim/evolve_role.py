@@ -94,13 +94,17 @@ def _edit_text(
 
 
 def propose_edits(
-    world: World, document: str, cases: tuple[Question, ...], rng: random.Random
+    world: World, document: str, cases: tuple[Question, ...], rng: random.Random, under_test: str = ""
 ) -> dict[str, Any]:
-    """A response object valid against ``RESPONSE_SCHEMAS[Role.EVOLVE]``."""
+    """A response object valid against ``RESPONSE_SCHEMAS[Role.EVOLVE]``.
+
+    ``under_test`` is the text of the edit sets the prompt lists as under test: an insight stated
+    there is not missing (a proposer told not to repeat them states another, or filler).
+    """
     cfg = world.config.evolve
     useful = useful_rate(cfg, pack_support(world, document, cases))
     task_type = cases_task_type(cases)
-    missing = _missing(world, document, cases, task_type)
+    missing = _missing(world, f"{document}\n{under_test}" if under_test else document, cases, task_type)
     anchors = unique_body_lines(document)
     harmful_lines = [line for line in anchors if world.harmful_present(line)]
     edits: list[dict[str, str]] = []

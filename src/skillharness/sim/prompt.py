@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
-from skillharness.llm.roles import DOCUMENT_CLOSE, DOCUMENT_OPEN, SAMPLE_IDX_KEY
+from skillharness.llm.roles import (
+    DOCUMENT_CLOSE,
+    DOCUMENT_OPEN,
+    SAMPLE_IDX_KEY,
+    UNDER_TEST_CLOSE,
+    UNDER_TEST_OPEN,
+)
 from skillharness.sim.wire import estimate_tokens
 from skillharness.skills.markers import MOMENTUM_MARKER
 
@@ -14,12 +22,15 @@ __all__ = [
     "document_body",
     "draw_index",
     "extract_document",
+    "extract_under_test",
     "first_user_text",
     "instruction_text",
     "message_text",
     "prompt_tokens",
     "tool_descriptions",
 ]
+
+_JSON_BLOCK = re.compile(r"```json\n(.*?)\n```", re.S)
 
 IMAGE_TOKENS = 256  # prompt tokens charged per image part (order of a small VL model's cost)
 
@@ -85,6 +96,31 @@ def extract_document(text: str) -> str | None:
     end = text.find(DOCUMENT_CLOSE, start)
     inner = text[start + len(DOCUMENT_OPEN) : end if end >= 0 else len(text)]
     return inner.strip("\n")
+
+
+def extract_under_test(text: str) -> str:
+    """The text the edit sets listed between UNDER_TEST_OPEN and UNDER_TEST_CLOSE would add ("" if none).
+
+    Each set is a fenced JSON block; its edits' texts (or its body) are what a proposer told "do
+    not repeat these" would avoid. A block that is not JSON counts as its raw text.
+    """
+    start = text.rfind(UNDER_TEST_OPEN)
+    if start < 0:
+        return ""
+    end = text.find(UNDER_TEST_CLOSE, start)
+    inner = text[start + len(UNDER_TEST_OPEN) : end if end >= 0 else len(text)]
+    parts: list[str] = []
+    for block in _JSON_BLOCK.findall(inner):
+        try:
+            data = json.loads(block)
+        except ValueError:
+            parts.append(block)
+            continue
+        edits = data.get("edits") if isinstance(data, dict) else None
+        parts += [str(e.get("text", "")) for e in edits or [] if isinstance(e, dict)]
+        if isinstance(data, dict) and isinstance(data.get("body"), str):
+            parts.append(data["body"])
+    return "\n".join(parts)
 
 
 def document_body(document: str) -> str:

@@ -17,7 +17,14 @@ from skillharness.llm.roles import DOCUMENT_OPEN, Role
 from skillharness.sim.draw import digest, rng_for, uniform
 from skillharness.sim.evolve_role import propose_edits
 from skillharness.sim.insights import normalize_text
-from skillharness.sim.prompt import all_text, document_body, draw_index, extract_document, prompt_tokens
+from skillharness.sim.prompt import (
+    all_text,
+    document_body,
+    draw_index,
+    extract_document,
+    extract_under_test,
+    prompt_tokens,
+)
 from skillharness.sim.wire import Reply, estimate_tokens
 from skillharness.sim.world import World
 
@@ -83,7 +90,7 @@ class RoleBehaviours:
     def _evolve(self, text: str, key: tuple[Any, ...]) -> dict[str, Any]:
         document = extract_document(text) or ""
         cases = self.world.index.find_all(text)
-        return propose_edits(self.world, document, cases, rng_for(*key, "evolve"))
+        return propose_edits(self.world, document, cases, rng_for(*key, "evolve"), extract_under_test(text))
 
     # --- rank -----------------------------------------------------------------------------
     def _rank(self, text: str, key: tuple[Any, ...]) -> dict[str, Any]:

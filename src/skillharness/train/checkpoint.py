@@ -106,6 +106,7 @@ class OpenCandidate(StrictModel):
     rounds: int = 0  # stages fed (continuations)
     rebased_from: list[int] = Field(default_factory=list)  # earlier gate indices of this edit set
     invalid: str = ""  # a rebase whose re-apply was refused: closes as reject_invalid
+    merged_with: list[int] = Field(default_factory=list)  # open tests whose edits this set carries too
 
 
 class Checkpoint(StrictModel):

@@ -49,6 +49,13 @@ class GateConfig(StrictModel):
         description="Open candidates (tests kept across steps) per target; a target with this many open "
         "is not evolved until one closes.",
     )
+    merge_open: bool = Field(
+        True,
+        description="A target's new proposal is tested together with the edits of its strongest open "
+        "test (wealth at least 1) when both apply as one patch set: two real insights double the "
+        "effect, so the merged test needs about a quarter of the draws. False: every proposal is tested "
+        "alone.",
+    )
     bet_strategy: Literal["agrapa", "ons"] = Field(
         "agrapa",
         description="Predictable bet rule: 'agrapa' (plug-in Kelly bet) or 'ons' (online Newton step).",

@@ -71,7 +71,11 @@ class _Failed:
 
 
 async def evolve(
-    ctx: TrainContext, bundle: Bundle, pack: CasePack, rejected: Sequence[RejectedEdit]
+    ctx: TrainContext,
+    bundle: Bundle,
+    pack: CasePack,
+    rejected: Sequence[RejectedEdit],
+    under_test: Sequence[EditSetView] = (),
 ) -> Candidate | Refused:
     """Propose, apply and choose one edit set for ``pack.target``.
 
@@ -80,6 +84,7 @@ async def evolve(
         bundle: the incumbent bundle.
         pack: the target's case pack (its cases are shown; their questions are the evidence).
         rejected: the target's earlier rejected edit sets (the last ``rejected_memory`` are shown).
+        under_test: the target's edit sets whose tests are open (shown, so as not to be repeated).
 
     Returns:
         The chosen :class:`Candidate`, or :class:`Refused` with the most common refusal reason.
@@ -87,7 +92,7 @@ async def evolve(
     Raises:
         SkillError: the bundle has no such target (a caller's mistake; checked before any call).
     """
-    variables = await evolve_variables(ctx, bundle, pack, rejected)
+    variables = await evolve_variables(ctx, bundle, pack, rejected, under_test)
     before = variables["document"]
     template = evolve_template(pack.target)
     calls = distinct_samples(ctx.config.evolve.candidates, ctx.caller.sampling_for(Role.EVOLVE))
@@ -114,15 +119,21 @@ async def evolve_all(
     bundle: Bundle,
     packs: Sequence[CasePack],
     rejected_by_target: Mapping[str, Sequence[RejectedEdit]] | None = None,
+    under_test_by_target: Mapping[str, Sequence[EditSetView]] | None = None,
 ) -> list[Candidate | Refused]:
     """:func:`evolve` for every pack at once (the role's concurrency limits the calls), in pack order.
 
-    ``rejected_by_target`` maps a target label (``EditTarget.label()``) to its rejected edit sets.
+    ``rejected_by_target`` maps a target label (``EditTarget.label()``) to its rejected edit sets,
+    ``under_test_by_target`` to its edit sets under test.
     """
-    rejected_by_target = rejected_by_target or {}
+    rejected, under_test = rejected_by_target or {}, under_test_by_target or {}
     return list(
         await asyncio.gather(
-            *(evolve(ctx, bundle, pack, rejected_by_target.get(pack.target.label(), ())) for pack in packs)
+            *(
+                evolve(ctx, bundle, pack, rejected.get(label, ()), under_test.get(label, ()))
+                for pack in packs
+                for label in [pack.target.label()]
+            )
         )
     )
 

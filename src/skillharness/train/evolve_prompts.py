@@ -18,7 +18,7 @@ from skillharness.llm.roles import TOOL_PARAMETERS
 from skillharness.skills import Bundle, EditLimits, EditTarget
 from skillharness.train.context import TrainContext
 from skillharness.train.diagnose import case_view
-from skillharness.train.prompt_specs import CaseView
+from skillharness.train.prompt_specs import CaseView, EditSetView
 from skillharness.train.records import CasePack, Diagnosis, RejectedEdit
 from skillharness.train.templates import RenderedPrompt
 
@@ -88,7 +88,11 @@ async def case_views(ctx: TrainContext, pack: CasePack) -> list[CaseView]:
 
 
 async def evolve_variables(
-    ctx: TrainContext, bundle: Bundle, pack: CasePack, rejected: Sequence[RejectedEdit]
+    ctx: TrainContext,
+    bundle: Bundle,
+    pack: CasePack,
+    rejected: Sequence[RejectedEdit],
+    under_test: Sequence[EditSetView] = (),
 ) -> dict[str, Any]:
     """Exactly the variables the target's evolve template declares."""
     limits = edit_limits(ctx)
@@ -97,6 +101,7 @@ async def evolve_variables(
         "document": target_text(bundle, pack.target),
         "cases": await case_views(ctx, pack),
         "rejected": [r.view() for r in list(rejected)[-memory:]] if memory else [],
+        "under_test": list(under_test),
         "skill_update_mode": ctx.config.skill_update_mode,
         "max_edits": limits.max_edits,
         "max_body_chars": limits.max_body_chars,

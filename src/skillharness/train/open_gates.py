@@ -23,6 +23,7 @@ from skillharness.train.context import TrainContext
 from skillharness.train.decide import record_decision, sized_n_max
 from skillharness.train.evolve_prompts import edit_limits
 from skillharness.train.gate import gate_alpha, reachability
+from skillharness.train.merge import merge_partner, merged_proposal, without_landed
 from skillharness.train.records import Candidate, GateOutcome, GateReason
 from skillharness.train.scope import gate_scope
 from skillharness.train.validate import draw_plan, guard_size
@@ -108,6 +109,9 @@ async def open_candidate(
     """
     incumbent = ws.load(ckpt.version)
     label = proposal.target.label()
+    partner = merge_partner(ctx, ckpt, proposal)
+    merged = merged_proposal(ctx, incumbent, partner, proposal) if partner else None
+    proposal = merged or proposal
     applied = incumbent.apply(proposal.target, proposal.edit_set, edit_limits(ctx))
     if isinstance(applied, Refusal) or applied.text_of(proposal.target) == incumbent.text_of(proposal.target):
         reason = applied.reason if isinstance(applied, Refusal) else "no_change"
@@ -138,6 +142,7 @@ async def open_candidate(
         choice_detail=candidate.choice_detail,
         base_hash=scope_hash(ctx, incumbent, candidate.target),
         opened=(cursor["epoch"], cursor.get("step", -1)),
+        merged_with=[partner.key] if merged and partner else [],
         **{k: fields[k] for k in _TEST_FIELDS},
     )
     return _spend(ckpt, fields).model_copy(update={"open": [*ckpt.open, oc]}), "opened"
@@ -177,7 +182,10 @@ def rebase(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, oc: OpenCandidate
     """
     incumbent = ws.load(ckpt.version)
     target = EditTarget.parse(oc.target)
-    edit_set = EditSet.model_validate_json(json.dumps(oc.edit_set))
+    edit_set = without_landed(EditSet.model_validate_json(json.dumps(oc.edit_set)), incumbent.text_of(target))
+    if not edit_set.edits and edit_set.skill_update_mode == "patch":
+        invalid = oc.model_copy(update={"invalid": f"rebased onto {ckpt.version}: its edits already landed"})
+        return _replace(ckpt, oc, invalid)
     applied = incumbent.apply(target, edit_set, edit_limits(ctx))
     if isinstance(applied, Refusal) or applied.text_of(target) == incumbent.text_of(target):
         why = (
@@ -203,6 +211,7 @@ def rebase(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, oc: OpenCandidate
     restarted = oc.model_copy(
         update={
             **{k: fields[k] for k in _TEST_FIELDS},
+            "edit_set": json.loads(edit_set.model_dump_json()),
             "base_hash": scope_hash(ctx, incumbent, target),
             "cursor": 0,
             "observed": [],

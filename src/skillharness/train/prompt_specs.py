@@ -142,6 +142,7 @@ def _evolve_sample(document: str) -> dict[str, Any]:
             ),
             _edit_set("reject_invalid: anchor_absent: edit 0: no such text", "invalid"),
         ],
+        "under_test": [_edit_set("", "", "")],
         "skill_update_mode": "patch",
         "max_edits": 4,
         "max_body_chars": 8000,
@@ -157,6 +158,8 @@ _EVOLVE_VARS = {
     "cases": "list[CaseView]: the case pack of this target (defects only).",
     "rejected": "list[EditSetView]: earlier rejected edit sets of this target, oldest first; each one's "
     "standing says whether it was shown harmful, is unproven or was refused by the patcher.",
+    "under_test": "list[EditSetView]: this target's edit sets whose tests are open now (as the step "
+    "began); a new proposal is tested together with the strongest of them (train.gate.merge_open).",
     "skill_update_mode": '"patch" or "rewrite" (train.skill_update_mode).',
     "max_edits": "int: most edits in one patch set (EditLimits.max_edits).",
     "max_body_chars": "int: longest body an edit may produce (EditLimits.max_body_chars).",

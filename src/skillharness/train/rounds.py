@@ -183,6 +183,7 @@ def _evidence(oc: OpenCandidate) -> dict[str, Any]:
         "observations": len(oc.observed),
         "n_max": oc.n_max,
         "rebased_from": oc.rebased_from,
+        "merged_with": oc.merged_with,
         "samples_first": oc.first_sample,
     }
 

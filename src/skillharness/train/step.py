@@ -28,6 +28,7 @@ from skillharness.train.context import TrainContext
 from skillharness.train.decide import decide
 from skillharness.train.diagnose import DiagnosisReport, diagnose
 from skillharness.train.evolve import evolve_all
+from skillharness.train.merge import under_test
 from skillharness.train.open_gates import open_candidate
 from skillharness.train.reach import screen_packs
 from skillharness.train.records import Candidate, CasePack, Refused
@@ -76,7 +77,7 @@ async def run_step(
         save(ckpt)
     packs = list(screened.packs)
     rejected = {label: tuple(memo) for label, memo in ckpt.rejected.items()}
-    proposals = await evolve_all(ctx, start, packs, rejected)
+    proposals = await evolve_all(ctx, start, packs, rejected, under_test(ckpt))
     for index in range(ckpt.target_index, len(proposals)):
         before_decision()
         cursor = {"epoch": epoch, "step": step, "target": index}

@@ -31,6 +31,8 @@ from skillharness.llm.roles import (
     TOOL_GET_FRAMES,
     TOOL_GET_SUBTITLES,
     TOOL_SUBMIT_ANSWER,
+    UNDER_TEST_CLOSE,
+    UNDER_TEST_OPEN,
     Role,
     response_format,
 )
@@ -60,6 +62,8 @@ def candidate_heading(index: int) -> str:
 _GLOBALS: dict[str, Any] = {
     "DOCUMENT_OPEN": DOCUMENT_OPEN,
     "DOCUMENT_CLOSE": DOCUMENT_CLOSE,
+    "UNDER_TEST_OPEN": UNDER_TEST_OPEN,
+    "UNDER_TEST_CLOSE": UNDER_TEST_CLOSE,
     "MOMENTUM_MARKER": MOMENTUM_MARKER,
     "APPENDIX_MARKER": APPENDIX_MARKER,
     "TOOL_GET_FRAMES": TOOL_GET_FRAMES,

@@ -1,0 +1,192 @@
+"""Lever 4 of the efficiency issue: a target's new proposal is tested with its open test's edits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from loop_support import decisions, loop_config, train_once
+from train_support import train_context
+from validate_support import document
+
+from bench_support import Bench
+from skillharness.config import load_config
+from skillharness.sim import SimServer, decisive_world
+from skillharness.skills import (
+    Bundle,
+    Edit,
+    EditOp,
+    EditRecord,
+    EditSet,
+    EditTarget,
+    Refusal,
+    VersionReason,
+    Workspace,
+)
+from skillharness.store import GateDecisionRow, RunReader
+from skillharness.train.checkpoint import Checkpoint
+from skillharness.train.merge import without_landed
+from skillharness.train.open_gates import candidate_of, open_candidate, rebase
+from skillharness.train.records import Candidate
+from skillharness.train.rounds import _advance
+
+COUNTING = EditTarget.skill("Counting Problem")
+
+
+def _anchor(bundle: Bundle, target: EditTarget) -> str:
+    """A line of the target's body that occurs once: the anchor every edit below inserts after."""
+    lines = [line for line in document(bundle, target).splitlines() if line.strip()]
+    return next(line for line in lines if document(bundle, target).count(line) == 1)
+
+
+def _patch(bundle: Bundle, target: EditTarget, *edits: Edit) -> Candidate:
+    edit_set = EditSet(skill_update_mode="patch", edits=edits, rationale="test")
+    applied = bundle.apply(target, edit_set)
+    assert not isinstance(applied, Refusal), applied
+    return Candidate(
+        target, edit_set, applied, document(bundle, target), document(applied, target), choice="only"
+    )
+
+
+def _insert(bundle: Bundle, target: EditTarget, line: str) -> Candidate:
+    return _patch(
+        bundle, target, Edit(op=EditOp.INSERT_AFTER, anchor=_anchor(bundle, target), text=f"\n- {line}")
+    )
+
+
+async def _open_two(
+    experiment: Path,
+    bench: Bench,
+    sim: SimServer,
+    second: Candidate | None = None,
+    *,
+    wealth: float = 1.0,
+    **gate: object,
+) -> tuple[Checkpoint, list[str], Workspace, Bundle]:
+    """Open a counting test, give it ``wealth``, then propose a second counting edit."""
+    config_path = loop_config(experiment, bench, sim, gate={"n_max": 48, "first_stage": 8, **gate})
+    async with train_context(config_path, run_id="t-merge") as ctx:
+        initial = Bundle.load(load_config(config_path).agent.bundle)
+        ws = Workspace.create(experiment / "ws", initial, reason="initial bundle")
+        ckpt = Checkpoint(run_id="t-merge", baseline_run_id="t-merge.baseline")
+        cursor = {"epoch": 1, "step": 0, "target": 0}
+        ckpt, first = await open_candidate(
+            ctx, ws, ckpt, _insert(initial, COUNTING, "Count every object twice."), cursor=cursor
+        )
+        ckpt = ckpt.model_copy(update={"open": [ckpt.open[0].model_copy(update={"wealth": wealth})]})
+        proposal = second or _insert(initial, COUNTING, "Count slowly, frame by frame.")
+        ckpt, status = await open_candidate(ctx, ws, ckpt, proposal, cursor={**cursor, "step": 1})
+    return ckpt, [first, status], ws, initial
+
+
+async def test_lever4_a_second_proposal_is_tested_with_the_open_edits_of_its_target(
+    train_bench: Bench, experiment: Path
+) -> None:
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        ckpt, statuses, _, _ = await _open_two(experiment, train_bench, sim)
+    assert statuses == ["opened", "opened"]
+    partner, merged = ckpt.open
+    assert merged.merged_with == [partner.key]
+    assert partner.merged_with == []
+    texts = [e["text"] for e in merged.edit_set["edits"]]
+    # Both insert after one anchor: one insertion, the open test's line first.
+    assert texts == ["\n- Count every object twice.\n- Count slowly, frame by frame."]
+    assert merged.first_sample >= partner.first_sample  # its own test: fresh samples, its own level
+    assert ckpt.gates_run == 2
+
+
+@pytest.mark.parametrize(
+    ("gate", "wealth"),
+    [({"merge_open": False}, 1.0), ({}, 0.5)],
+    ids=["merge_off", "partner_leans_against"],
+)
+async def test_lever4_no_merge_when_off_or_when_the_open_test_leans_against(
+    train_bench: Bench, experiment: Path, gate: dict[str, object], wealth: float
+) -> None:
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        ckpt, statuses, _, _ = await _open_two(experiment, train_bench, sim, wealth=wealth, **gate)
+    assert statuses == ["opened", "opened"]
+    second = ckpt.open[1]
+    assert second.merged_with == []
+    assert [e["text"] for e in second.edit_set["edits"]] == ["\n- Count slowly, frame by frame."]
+
+
+async def test_lever4_a_proposal_that_conflicts_with_the_open_edits_is_tested_alone(
+    train_bench: Bench, experiment: Path
+) -> None:
+    """Replacing a span that holds the open test's insertion point cannot be joined to it (the
+    patch set refuses overlapping spans), so the proposal opens on its own."""
+    initial = Bundle.load(train_bench.bundle)
+    body = document(initial, COUNTING)
+    anchor = _anchor(initial, COUNTING)
+    end = body.index(anchor) + len(anchor)
+    spanning = body[
+        body.index(anchor) : end + 1 + body[end + 1 :].index("\n")
+    ]  # the anchor and the next line
+    deleting = _patch(initial, COUNTING, Edit(op=EditOp.REPLACE, anchor=spanning, text="Count with care."))
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        ckpt, statuses, _, _ = await _open_two(experiment, train_bench, sim, deleting)
+    assert statuses == ["opened", "opened"]
+    assert ckpt.open[1].merged_with == []
+    assert [e["op"] for e in ckpt.open[1].edit_set["edits"]] == ["replace"]
+
+
+async def test_lever4_when_the_merged_set_lands_its_partner_closes_without_a_retest(
+    train_bench: Bench, experiment: Path
+) -> None:
+    """The partner's lines are in the new incumbent: its rebase finds nothing left to test and it
+    closes as reject_invalid at its next pick, drawing nothing; a proposal's landed line is dropped."""
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        ckpt, _, ws, _ = await _open_two(experiment, train_bench, sim)
+        config_path = experiment / "experiment.yaml"
+        async with train_context(config_path, run_id="t-merge") as ctx:
+            partner, merged = ckpt.open
+            landed = candidate_of(ctx, ws, merged)
+            record = EditRecord(target=COUNTING, reason=VersionReason.ACCEPTED, detail="test")
+            version = ws.commit(landed.bundle, "v0000", record)
+            ckpt = ckpt.model_copy(update={"version": version, "open": [partner]})
+            ckpt = rebase(ctx, ws, ckpt, partner)
+            (closing,) = ckpt.open
+            assert closing.invalid.endswith("its edits already landed")
+            ckpt = await _advance(ctx, ws, ckpt, closing, {"epoch": 1, "step": 2})
+        assert ckpt.open == []
+    rows = decisions(config_path, "t-merge")
+    assert [(r[0], r[2]) for r in rows] == [(partner.key, "reject_invalid")]
+    kept = without_landed(EditSet.model_validate_json(json.dumps(merged.edit_set)), landed.document_after)
+    assert kept.edits == ()
+
+
+async def test_lever4_merged_tests_run_end_to_end_and_name_their_partner(
+    train_bench: Bench, experiment: Path
+) -> None:
+    """The real loop on the decisive world merges at least one proposal into an open test, and its
+    decision's evidence names the partner."""
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        config_path = loop_config(experiment, train_bench, sim, epochs=2)
+        await train_once(config_path, "t-merge-loop")
+    with RunReader(load_config(config_path).store) as reader:
+        rows = reader.ledger(GateDecisionRow, train_run_id="t-merge-loop")
+    merged = [r for r in rows if r.evidence.get("merged_with")]
+    assert merged, [(r.gate_index, r.target, r.reason, r.evidence.get("rounds")) for r in rows]
+    keys = {r.gate_index for r in rows}
+    assert all(set(r.evidence["merged_with"]) <= keys for r in merged)  # each partner has its own row
+
+
+def test_lever4_without_landed_drops_only_insertions_the_text_holds() -> None:
+    edits = (
+        Edit(op=EditOp.INSERT_AFTER, anchor="a", text="\n- kept line"),
+        Edit(op=EditOp.INSERT_BEFORE, anchor="b", text="- landed line\n"),
+        Edit(op=EditOp.REPLACE, anchor="c", text="landed line"),
+    )
+    edit_set = EditSet(skill_update_mode="patch", edits=edits, rationale="r")
+    kept = without_landed(edit_set, "body\n- landed line\nmore")
+    assert kept.edits == (edits[0], edits[2])
+    joined = EditSet(
+        skill_update_mode="patch",
+        edits=(Edit(op=EditOp.INSERT_AFTER, anchor="a", text="\n- landed line\n- new line"),),
+        rationale="r",
+    )
+    (left,) = without_landed(joined, "body\n- landed line\nmore").edits
+    assert left.text == "\n- new line"
+    assert without_landed(edit_set, "nothing here") is edit_set
