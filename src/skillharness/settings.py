@@ -94,6 +94,9 @@ CLASSIFICATION: Mapping[str, Scope] = types.MappingProxyType(
         "store.batch_size": _O,
         "store.queue_size": _O,
         "store.busy_timeout_s": _O,
+        "store.lease_expiry_s": _O,
+        "store.lease_heartbeat_s": _O,
+        "store.host": _O,
         # agent: the bundle and everything the agent is shown or allowed
         "agent.bundle": _A,
         "agent.initial_frames": _A,
