@@ -90,6 +90,7 @@ CLASSIFICATION: Mapping[str, Scope] = types.MappingProxyType(
         "cache.url": _O,
         "cache.ttl": _O,
         "cache.namespace": _O,
+        "cache.flight_wait_s": _O,
         "store.url": _O,
         "store.batch_size": _O,
         "store.queue_size": _O,
