@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -13,11 +15,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import sqlalchemy
 from store_support import prediction, provenance
 
 from skillharness.errors import StoreError
-from skillharness.store import RunLog, RunStatus
-from skillharness.store.lease import LEASE_METRIC
+from skillharness.store import RunLog, RunStatus, StoreConfig
+from skillharness.store.engine import parse_store_url
+from skillharness.store.lease import LEASE_METRIC, Lease
 
 _HOLDER = textwrap.dedent(
     """
@@ -82,3 +86,104 @@ def test_a_killed_writers_lease_does_not_block_a_resume(tmp_path: Path) -> None:
 
     asyncio.run(resume())
     assert _lease(store) is None
+
+
+# A writer on another machine: its own host name, a short expiry, a fast heartbeat.
+_OTHER_HOST = textwrap.dedent(
+    """
+    import asyncio, sys
+    sys.path.insert(0, sys.argv[2])
+    from store_support import provenance
+    from skillharness.store import RunLog, StoreConfig
+
+    async def main():
+        config = StoreConfig(url=sys.argv[1], host="node-a", lease_expiry_s=1.5, lease_heartbeat_s=0.2)
+        log = await RunLog.open(config, provenance("leased"))
+        print("open", flush=True)
+        await asyncio.sleep(600)
+
+    asyncio.run(main())
+    """
+)
+
+
+def _on(host: str, url: str, **changes: float) -> StoreConfig:
+    return StoreConfig(url=url, host=host, **{"lease_expiry_s": 1.5, "lease_heartbeat_s": 0.2, **changes})
+
+
+async def test_p4_a_live_writer_on_another_host_is_refused_naming_host_pid_and_heartbeat_age(
+    store_url: str,
+) -> None:
+    """Its heartbeat keeps the lease past its expiry: still refused after twice the expiry."""
+    first = await RunLog.open(_on("node-a", store_url), provenance("leased"))
+    try:
+        await asyncio.sleep(3.0)  # two expiries: only the heartbeat keeps the lease alive
+        with pytest.raises(StoreError) as info:
+            await RunLog.open(_on("node-b", store_url), provenance("leased"), resume=True)
+        message = str(info.value)
+        assert f"pid {os.getpid()} on host node-a" in message
+        assert re.search(r"last heartbeat is 0\.\d s old", message), message
+        assert "if node-a has crashed, retry once the lease has expired" in message
+        assert info.value.context["host"] == "node-a"
+        assert info.value.context["heartbeat_age_s"] < 1.5
+    finally:
+        await first.close(RunStatus.INTERRUPTED)
+    assert first._heartbeat is not None
+    assert first._heartbeat.done()  # the heartbeat stopped with the run
+
+
+@pytest.mark.slow
+def test_p4_an_expired_lease_from_a_crashed_other_host_is_void_and_says_so(
+    store_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kill -9 of a writer on node-a: its pid means nothing on node-b, only its heartbeat's age does."""
+    support = str(Path(__file__).parent)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _OTHER_HOST, store_url, support], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "open"
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait(timeout=30)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+
+    async def resume() -> str | None:
+        with pytest.raises(StoreError, match=rf"pid {holder.pid} on host node-a"):  # not yet expired
+            await RunLog.open(_on("node-b", store_url), provenance("leased"), resume=True)
+        await asyncio.sleep(1.8)
+        log = await RunLog.open(_on("node-b", store_url), provenance("leased"), resume=True)
+        await log.close()
+        return log.lease_note
+
+    with caplog.at_level(logging.WARNING, logger="skillharness.store.lease"):
+        note = asyncio.run(resume())
+    assert note is not None
+    assert f"the lease of pid {holder.pid} on host node-a is void" in note
+    assert re.search(r"last heartbeat is \d\.\d s old, past its 2 s expiry", note), note
+    assert note in caplog.text
+
+
+async def test_p4_same_host_dead_pid_is_void_at_once_even_before_expiry(store_url: str) -> None:
+    """A lease naming this host and a pid that no longer runs is void without waiting for expiry."""
+    dead = await asyncio.create_subprocess_exec(sys.executable, "-c", "pass")
+    await dead.wait()
+    ghost = Lease("leased", expiry_s=600.0, host="node-a", pid=dead.pid)
+    first = await RunLog.open(_on("node-a", store_url, lease_expiry_s=600.0), provenance("leased"))
+    await first.close(RunStatus.INTERRUPTED)
+    engine = sqlalchemy.create_engine(parse_store_url(store_url).url)
+    with engine.begin() as conn:
+        ghost.acquire(conn)
+    engine.dispose()
+    log = await RunLog.open(_on("node-a", store_url), provenance("leased"), resume=True)
+    await log.close()
+    assert log.lease_note is not None
+    assert f"pid {dead.pid} on host node-a is void" in log.lease_note
+    assert "no longer runs" in log.lease_note
+
+
+def test_p4_a_heartbeat_at_or_past_the_expiry_is_refused() -> None:
+    with pytest.raises(ValueError, match="lease_heartbeat_s"):
+        StoreConfig(lease_expiry_s=10, lease_heartbeat_s=10)

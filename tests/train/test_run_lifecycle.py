@@ -15,6 +15,7 @@ from loop_support import decisions, loop_config, train_once
 from bench_support import Bench
 from skillharness.config import load_config
 from skillharness.data import Pool
+from skillharness.errors import ConfigError
 from skillharness.sim import SimServer, decisive_world
 from skillharness.store import RunMetric, RunReader
 from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
@@ -132,3 +133,26 @@ def test_one_command_line_starts_continues_after_a_kill_at_start_up_and_then_doe
     assert _test_runs(config) == read_once  # no second read of the test pool
     assert _metric_names(config, "t-requeue") == metrics
     assert Checkpoint.load(folder).state is RunState.FINISHED
+
+
+@pytest.mark.parametrize("resume", [False, True])
+async def test_p6_a_run_id_of_another_folder_on_a_shared_store_is_refused_leaving_nothing(
+    train_bench: Bench, tmp_path: Path, resume: bool
+) -> None:
+    """Issue 32 item 6: the refusal made a stray folder and advised a --resume that replays the other run."""
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        first = loop_config(tmp_path / "first", train_bench, sim, epochs=1)
+        second = loop_config(tmp_path / "second", train_bench, sim, epochs=1)
+        doc = yaml.safe_load(second.read_text())
+        doc["store"] = {"url": load_config(first).store.url}  # one store shared by both folders
+        second.write_text(yaml.safe_dump(doc))
+        await train_once(first, "t-shared")
+        runs = _runs(first)
+        with pytest.raises(ConfigError) as info:
+            await train_once(second, "t-shared", resume=resume)
+    message = " ".join(str(info.value).split())
+    assert f"experiment folder {run_folder(first.parent, 't-shared').resolve()}" in message
+    assert "Choose a new --run-id" in message
+    assert "--resume" not in message
+    assert not run_folder(second.parent, "t-shared").exists()
+    assert _runs(first) == runs

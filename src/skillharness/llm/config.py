@@ -184,6 +184,13 @@ class CacheConfig(StrictModel):
     namespace: str = Field(
         "skillharness", pattern=r"^[A-Za-z0-9_.-]+$", description="Key prefix; 'cache clear' removes only it."
     )
+    flight_wait_s: float = Field(
+        60.0,
+        ge=0,
+        description="Redis: how long a process waits for another process asking the same request "
+        "(single-flight) before asking itself; a crashed asker delays the others at most this long. "
+        "0: never wait.",
+    )
 
     @field_validator("ttl", mode="before")
     @classmethod

@@ -105,7 +105,9 @@ def build_chat_model(
     if cache is not None and cache.enabled:
         backend = open_backend(cache.url, cache.namespace)
         salt = cache.salt if cache.salt is not None else default_salt
-        cached = CachedModel(retry, backend, salt=salt, ttl_s=parse_ttl(cache.ttl))
+        cached = CachedModel(
+            retry, backend, salt=salt, ttl_s=parse_ttl(cache.ttl), flight_wait_s=cache.flight_wait_s
+        )
         inner = cached
     model = AccountingModel(inner, accountant)
     return LLMStack(

@@ -38,11 +38,13 @@ def open_run_row(
     resume: bool,
     settings: Mapping[str, Any] | None,
     lease: Lease | None = None,
-) -> None:
+) -> str | None:
+    """Create or resume the run's row; returns why a lease left behind was void, if one was."""
+    note = None
     try:
         with engine.begin() as conn:
             if lease is not None:
-                lease.acquire(conn)  # before anything else: a second writer of this run is refused
+                note = lease.acquire(conn)  # before anything else: a second writer of this run is refused
             row = conn.execute(select(runs).where(runs.c.run_id == provenance.run_id)).mappings().first()
             if row is None:
                 values = provenance_row(provenance) | {
@@ -55,7 +57,7 @@ def open_run_row(
                 conn.execute(runs.insert().values(**values))
                 if settings is not None:
                     write_settings(conn, provenance.run_id, settings)
-                return
+                return note
             if not resume:
                 raise StoreError(
                     f"run {provenance.run_id!r} already exists in {location.display}; "
@@ -72,5 +74,6 @@ def open_run_row(
                 .where(runs.c.run_id == provenance.run_id)
                 .values(status=RunStatus.RUNNING.value, ended_at=None)
             )
+            return note
     except SQLAlchemyError as exc:
         raise StoreError(f"could not create run {provenance.run_id!r} in {location.display}: {exc}") from exc

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import socket
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
@@ -37,12 +39,14 @@ from sqlalchemy.exc import SQLAlchemyError
 from skillharness.errors import StoreError
 from skillharness.store.config import StoreConfig
 from skillharness.store.engine import StoreLocation, create_store_engine, parse_store_url
-from skillharness.store.lease import LEASE_TTL_S, Lease
+from skillharness.store.lease import Lease, LeaseLost
 from skillharness.store.records import Prediction, RunInfo, RunProvenance, RunStatus, TraceStep
 from skillharness.store.run_open import open_run_row, prepare_store
 from skillharness.store.run_tables import RunTables
 
 __all__ = ["RunLog"]
+
+log = logging.getLogger(__name__)
 
 _STOP = object()
 # How long queued trace steps wait for an awaited record (a prediction, a flush) to share its
@@ -85,6 +89,8 @@ class RunLog:
         self.batches_written = 0
         self.records_written = 0
         self._heartbeat: asyncio.Task[None] | None = None
+        self._heartbeat_s = config.lease_heartbeat_s
+        self.lease_note: str | None = None  # why a lease left behind was void, when one was
 
     @property
     def run_id(self) -> str:
@@ -134,19 +140,25 @@ class RunLog:
         settings: Mapping[str, Any] | None = None,
     ) -> RunLog:
         """Create or resume the run on an engine whose store is already migrated (see RunStore)."""
-        lease = Lease(provenance.run_id)
-        await asyncio.to_thread(open_run_row, engine, location, provenance, resume, settings, lease)
-        log = cls(engine, location, provenance, config, owns_engine=owns_engine, lease=lease)
-        log._task = asyncio.create_task(log._writer(), name=f"runlog-{provenance.run_id}")
-        log._heartbeat = asyncio.create_task(log._keep_lease(), name=f"lease-{provenance.run_id}")
-        return log
+        lease = Lease(provenance.run_id, config.lease_expiry_s, config.host or socket.gethostname())
+        note = await asyncio.to_thread(open_run_row, engine, location, provenance, resume, settings, lease)
+        run = cls(engine, location, provenance, config, owns_engine=owns_engine, lease=lease)
+        run.lease_note = note
+        run._task = asyncio.create_task(run._writer(), name=f"runlog-{provenance.run_id}")
+        run._heartbeat = asyncio.create_task(run._keep_lease(), name=f"lease-{provenance.run_id}")
+        return run
 
     async def _keep_lease(self) -> None:
-        """Refresh the lease while the run is open, so a live writer keeps it."""
+        """The lease's heartbeat: renewed every ``store.lease_heartbeat_s`` until the run closes."""
         while True:
-            await asyncio.sleep(LEASE_TTL_S / 3)
-            with contextlib.suppress(SQLAlchemyError, StoreError):  # a missed refresh only shortens it
+            await asyncio.sleep(self._heartbeat_s)
+            try:
                 await asyncio.to_thread(self._tables.lease, "refresh")
+            except LeaseLost as exc:  # renewing would steal it back from the writer that took it
+                log.error("%s", exc)
+                return
+            except (SQLAlchemyError, StoreError) as exc:  # a missed heartbeat only shortens the lease
+                log.warning("run %s: a lease heartbeat failed: %s", self.run_id, exc)
 
     async def write_step(self, step: TraceStep) -> None:
         """Queue one trace step for the next batch and return (it waits only when the queue is full).

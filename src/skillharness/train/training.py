@@ -14,6 +14,7 @@ and touches nothing.
 from __future__ import annotations
 
 import asyncio
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,8 @@ __all__ = ["RunEnded", "TrainOutcome", "TrainRequest", "ended_run", "run_folder"
 
 # The metric ``_final_metrics`` writes last: a run whose checkpoint has ended but lacks it is finished off.
 _FINAL_METRIC = "final"
+# Where a training run's folder is (path and host): a run id reused from another folder names it.
+_FOLDER_METRIC = "folder"
 
 
 class RunEnded(UserError):
@@ -125,6 +128,35 @@ def ended_run(request: TrainRequest, store_url: str) -> Checkpoint | None:
     return ckpt if final else None
 
 
+def _refuse_foreign_run(request: TrainRequest, store_url: str) -> None:
+    """Refuse, before anything is created, a run id the store holds for another experiment folder.
+
+    A run whose folder here has no checkpoint but whose id the store knows was started elsewhere
+    (the checkpoint is saved before the run's row is written): continuing it here would replay that
+    folder's run into a new one.
+    """
+    if (request.folder / CHECKPOINT_FILE).exists():
+        return
+    try:
+        with RunReader(store_url) as reader:
+            reader.run(request.run_id)
+            where = reader.ledger(RunMetric, run_id=request.run_id, name=_FOLDER_METRIC)
+    except StoreError:  # no store yet, or no such run in it
+        return
+    value = where[0].value if where else {}
+    other = (
+        f"from the experiment folder {value.get('path')} on host {value.get('host')}"
+        if isinstance(value, dict) and value.get("path")
+        else "from another experiment folder"
+    )
+    raise ConfigError(
+        f"run id {request.run_id} is already taken on this store, by a run started {other}; "
+        f"{request.folder} holds no checkpoint of it. Choose a new --run-id for a run of this "
+        "folder (to continue that run, resume it from its own folder's experiment)",
+        run_id=request.run_id,
+    )
+
+
 async def _baseline(
     ctx: TrainContext,
     initial: Bundle,
@@ -196,12 +228,16 @@ async def run_training(
             run_id=request.run_id,
             state=ended.state.value,
         )
+    _refuse_foreign_run(request, config.store.url)
     initial = load_bundle(config.agent.bundle)
     ws, ckpt = _prepare(request, initial)
     initial = ws.load("v0000")
     async with open_training(config, initial, run_id=request.run_id) as ctx:
         settings = config.settings(RunKind.TRAIN)  # stored, so a refused resume names what changed
         log = await ctx.store.open_run(ctx.provenance, resume=request.resume, settings=settings)
+        host = config.store.host or socket.gethostname()
+        where = {"path": str(request.folder.resolve()), "host": host}
+        await ctx.store.aupsert([RunMetric(run_id=request.run_id, name=_FOLDER_METRIC, value=where)])
         status = RunStatus.FAILED
         try:
             outcome = await _train(ctx, ws, ckpt, config, request, observer or _Quiet())

@@ -15,6 +15,9 @@ from skillharness.llm.cache.backend import BackendStats, redact_url
 __all__ = ["RedisBackend"]
 
 _SCAN_BATCH = 500
+# Deletes a flight lock only when it still holds the caller's token (it may have expired and been
+# taken by another process since).
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 
 
 class RedisBackend:
@@ -23,6 +26,7 @@ class RedisBackend:
     def __init__(self, url: str, namespace: str) -> None:
         self.url = url
         self.prefix = f"{namespace}:cache:"
+        self.flight_prefix = f"{namespace}:flight:"  # apart from the entries: stats and clear skip them
         try:
             self._redis = aioredis.from_url(url, socket_connect_timeout=10, socket_timeout=30)
         except (RedisError, ValueError) as exc:
@@ -47,6 +51,28 @@ class RedisBackend:
     async def delete(self, key: str) -> None:
         try:
             await self._redis.unlink(self.prefix + key)
+        except RedisError as exc:
+            raise self._fail(exc) from exc
+
+    async def acquire_flight(self, key: str, token: str, ttl_s: float) -> bool:
+        """Lock ``key`` for the caller (``token``) unless another holds it; expires after ``ttl_s``."""
+        try:
+            taken = await self._redis.set(
+                self.flight_prefix + key, token, nx=True, px=max(1, int(ttl_s * 1000))
+            )
+        except RedisError as exc:
+            raise self._fail(exc) from exc
+        return bool(taken)
+
+    async def release_flight(self, key: str, token: str) -> None:
+        try:
+            await self._redis.eval(_RELEASE, 1, self.flight_prefix + key, token)
+        except RedisError as exc:
+            raise self._fail(exc) from exc
+
+    async def flight_held(self, key: str) -> bool:
+        try:
+            return bool(await self._redis.exists(self.flight_prefix + key))
         except RedisError as exc:
             raise self._fail(exc) from exc
 
