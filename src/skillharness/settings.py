@@ -161,6 +161,7 @@ CLASSIFICATION: Mapping[str, Scope] = types.MappingProxyType(
         "train.casepack.max_cases": _T,
         "train.evolve.candidates": _T,
         "train.evolve.rejected_memory": _T,
+        "train.evolve.show_under_test": _T,
         "train.evolve.rank": _T,
         "train.evolve.max_edits": _T,
         "train.evolve.max_body_chars": _T,

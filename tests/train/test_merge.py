@@ -25,8 +25,8 @@ from skillharness.skills import (
     Workspace,
 )
 from skillharness.store import GateDecisionRow, RunReader
-from skillharness.train.checkpoint import Checkpoint
-from skillharness.train.merge import without_landed
+from skillharness.train.checkpoint import Checkpoint, OpenCandidate
+from skillharness.train.merge import under_test, without_landed
 from skillharness.train.open_gates import candidate_of, open_candidate, rebase
 from skillharness.train.records import Candidate
 from skillharness.train.rounds import _advance
@@ -190,3 +190,40 @@ def test_lever4_without_landed_drops_only_insertions_the_text_holds() -> None:
     (left,) = without_landed(joined, "body\n- landed line\nmore").edits
     assert left.text == "\n- new line"
     assert without_landed(edit_set, "nothing here") is edit_set
+
+
+def test_lever4_the_proposer_sees_the_tests_open_as_its_step_began_strongest_first() -> None:
+    """A resumed step must ask the same prompts: tests opened in the running step are not listed."""
+
+    def oc(key: int, target: str, wealth: float, opened: tuple[int, int]) -> OpenCandidate:
+        edit = Edit(op=EditOp.INSERT_AFTER, anchor="a", text=f"\n- line {key}")
+        edit_set = EditSet(skill_update_mode="patch", edits=(edit,), rationale=f"r{key}")
+        return OpenCandidate(
+            key=key,
+            target=target,
+            edit_set=json.loads(edit_set.model_dump_json()),
+            base_version="v0000",
+            base_hash="h",
+            bundle_hash="b",
+            alpha=0.05,
+            n_max=64,
+            first_sample=0,
+            wealth=wealth,
+            opened=opened,
+        )
+
+    counting, ocr = COUNTING.label(), "skill:ocr_problems"
+    ckpt = Checkpoint(run_id="r", baseline_run_id="r.baseline", epoch=1, step=3).model_copy(
+        update={
+            "open": [
+                oc(1, counting, 0.5, (1, 0)),
+                oc(2, counting, 3.0, (1, 1)),
+                oc(4, ocr, 1.0, (1, 2)),
+                oc(5, counting, 9.0, (1, 3)),  # opened in the running step
+            ]
+        }
+    )
+    shown = under_test(ckpt)
+    assert list(shown) == [counting, ocr]
+    assert [json.loads(v.edits_json)["rationale"] for v in shown[counting]] == ["r2", "r1"]
+    assert "line 4" in shown[ocr][0].edits_json

@@ -64,6 +64,16 @@ def _no_duplicates(config: Path) -> None:
             assert rows.fetchall() == [], table
 
 
+def _wait_for_open_tests(folder: Path, child: subprocess.Popen[bytes]) -> None:
+    """Return once the run's checkpoint holds open tests (or the run has ended)."""
+    deadline = time.monotonic() + 120
+    while child.poll() is None and time.monotonic() < deadline:
+        with contextlib.suppress(ConfigError, OSError):
+            if Checkpoint.load(folder).open:
+                return
+        time.sleep(0.02)
+
+
 def test_kill_minus_9_twenty_times_resumes_exactly(train_bench: Bench, experiment: Path) -> None:
     """A run killed at 20 random moments ends with the uninterrupted run's bundle and decisions."""
     with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
@@ -93,7 +103,11 @@ def test_kill_minus_9_twenty_times_resumes_exactly(train_bench: Bench, experimen
             resume = True
             if kills < 20:
                 try:
-                    child.wait(timeout=rng.uniform(0.3, 0.3 * whole))
+                    if not held_open:  # one kill is aimed at a checkpoint with tests open
+                        _wait_for_open_tests(run_folder(killed.parent, "t-kill"), child)
+                        child.wait(timeout=0.01)
+                    else:
+                        child.wait(timeout=rng.uniform(0.3, 0.3 * whole))
                 except subprocess.TimeoutExpired:
                     os.kill(child.pid, signal.SIGKILL)
                     child.wait()

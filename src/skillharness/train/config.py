@@ -191,6 +191,11 @@ class EvolveConfig(StrictModel):
     rejected_memory: int = Field(
         5, ge=0, description="Rejected edit sets per target shown to the next proposal."
     )
+    show_under_test: bool = Field(
+        True,
+        description="Show the next proposal its target's edit sets whose tests are open, so it does not "
+        "repeat them.",
+    )
     rank: bool = Field(
         True, description="Let evolve_rank choose among several valid candidates (else the first)."
     )

@@ -77,7 +77,8 @@ async def run_step(
         save(ckpt)
     packs = list(screened.packs)
     rejected = {label: tuple(memo) for label, memo in ckpt.rejected.items()}
-    proposals = await evolve_all(ctx, start, packs, rejected, under_test(ckpt))
+    shown = under_test(ckpt) if ctx.config.evolve.show_under_test else {}
+    proposals = await evolve_all(ctx, start, packs, rejected, shown)
     for index in range(ckpt.target_index, len(proposals)):
         before_decision()
         cursor = {"epoch": epoch, "step": step, "target": index}
