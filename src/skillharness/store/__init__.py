@@ -28,7 +28,7 @@ from skillharness.store.records import (
     TraceStep,
     content_hash,
 )
-from skillharness.store.run_settings import settings_changes
+from skillharness.store.run_settings import replica_neutral, settings_changes
 from skillharness.store.runstore import RunStore
 from skillharness.store.writer import RunLog
 
@@ -54,5 +54,6 @@ __all__ = [
     "TraceStep",
     "TrainStepRow",
     "content_hash",
+    "replica_neutral",
     "settings_changes",
 ]
