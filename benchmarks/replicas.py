@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import re
 import signal
 import subprocess
@@ -38,7 +39,9 @@ def start_sim(workdir: Path, name: str, latency_s: float) -> tuple[subprocess.Po
     exe = Path(sys.executable).parent / "skillharness"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [str(exe), "sim", "serve", "--port", "0", "--world", str(world)], stdout=log, stderr=subprocess.STDOUT
+            [str(exe), "sim", "serve", "--port", "0", "--world", str(world)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -57,7 +60,8 @@ def start_sim(workdir: Path, name: str, latency_s: float) -> tuple[subprocess.Po
 
 async def one_case(urls: list[str], victim: int, kill, args: argparse.Namespace, affinity: bool) -> dict:
     config = LLMConfig(
-        model="sim-vl", endpoints=tuple(EndpointConfig(base_url=u, name=f"replica-{i}") for i, u in enumerate(urls))
+        model="sim-vl",
+        endpoints=tuple(EndpointConfig(base_url=u, name=f"replica-{i}") for i, u in enumerate(urls)),
     )
     done: list[float] = []
     failed = 0
@@ -79,7 +83,7 @@ async def one_case(urls: list[str], victim: int, kill, args: argparse.Namespace,
                 try:
                     await stack.complete(request)
                     done.append(time.monotonic())
-                except Exception:  # noqa: BLE001 (a benchmark counts failures, it does not stop)
+                except Exception:
                     failed += 1
 
         tasks = [asyncio.create_task(worker()) for _ in range(args.workers)]
@@ -90,9 +94,9 @@ async def one_case(urls: list[str], victim: int, kill, args: argparse.Namespace,
         stop.set()
         await asyncio.gather(*tasks)
         events = stack.events.drain()
-    before = [b - a for a, b in zip(done, done[1:], strict=False) if b <= killed_at]
+    before = [b - a for a, b in itertools.pairwise(done) if b <= killed_at]
     after_times = [killed_at, *[t for t in done if t > killed_at]]
-    stall = max(b - a for a, b in zip(after_times, after_times[1:], strict=False))
+    stall = max(b - a for a, b in itertools.pairwise(after_times))
     return {
         "killed": f"replica-{victim}",
         "affinity": affinity,
@@ -128,7 +132,8 @@ def main() -> None:
                         process.kill()
                         process.wait()
                 print(rows[-1], flush=True)
-    print(f"\nlatency {args.latency}s, {args.workers} workers; stall = longest gap between completions after the kill")
+    print(f"\nlatency {args.latency}s, {args.workers} workers")
+    print("stall = the longest gap between two completions after the kill")
     print("| killed | affinity | calls | failed calls | longest gap before (s) | stall after kill (s) |")
     print("|---|---|---|---|---|---|")
     for r in rows:

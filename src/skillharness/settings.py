@@ -8,7 +8,8 @@ Every leaf setting of :class:`skillharness.config.Config` is classified here, on
   cache live, concurrency, timeouts, retries, prices, report confidence).
 
 A run's *settings* are the classified values that count for its kind, flattened to dotted keys
-(``agent.samples``; a per-replica setting as the set of its values, ``llm.endpoints.*.send_sample_idx``). Paths enter as the content of what they point
+(``agent.samples``; a per-replica setting as the set of its values over the replicas,
+``llm.endpoints.*.send_sample_idx``). Paths enter as the content of what they point
 to (the questions and pools files' sha256, the bundle's hash), never as absolute paths, so moving
 an experiment folder keeps resume working. The fingerprint is the hash of the settings; the
 settings themselves are stored with the run so a refused resume can name what changed.

@@ -14,11 +14,10 @@ from collections import Counter
 from llm_support import make_request
 
 from bench_support import StartSim
-
 from skillharness.llm import build_chat_model
+from skillharness.llm.breaker import BreakerState, CircuitBreaker
 from skillharness.llm.cache.key import cache_key
 from skillharness.llm.client import request_body
-from skillharness.llm.breaker import BreakerState, CircuitBreaker
 from skillharness.llm.config import BreakerConfig, EndpointConfig, LLMConfig
 from skillharness.llm.events import AttemptEvent, AttemptOutcome
 from skillharness.llm.router import Lane, Router
@@ -48,7 +47,9 @@ async def test_issue_32_2_a_dead_first_replica_holds_no_call_up(sim_factory: Sta
     assert elapsed < 1.0, f"20 calls took {elapsed:.2f}s with one replica dead"
     failed = [e for e in events if isinstance(e, AttemptEvent)]
     assert failed, "the dead replica was tried at least once"
-    assert {(e.endpoint, e.kind, e.outcome) for e in failed} == {("r0", "connect_error", AttemptOutcome.FAILOVER)}
+    assert {(e.endpoint, e.kind, e.outcome) for e in failed} == {
+        ("r0", "connect_error", AttemptOutcome.FAILOVER)
+    }
     assert len(failed) == 1, "once out of rotation, the dead replica gets no other call within its cooldown"
     assert stack.router.lanes[0].breaker.state is BreakerState.OPEN
     assert stack.accountant.by_role[make_request().role].errors == 1, "usage shows the outage"
@@ -91,7 +92,9 @@ def test_issue_29_2_affinity_keys_spread_over_replicas_by_weight() -> None:
     router = Router([_lane("a"), _lane("b", weight=3.0)])
     picks = Counter(router.pick(affinity=f"q{i}#0").name for i in range(4000))
     assert 0.72 <= picks["b"] / 4000 <= 0.78
-    assert all(router.pick(affinity=f"q{i}#0").name == router.pick(affinity=f"q{i}#0").name for i in range(50))
+    assert all(
+        router.pick(affinity=f"q{i}#0").name == router.pick(affinity=f"q{i}#0").name for i in range(50)
+    )
 
 
 async def test_issue_29_2_both_arms_of_a_draw_share_a_replica_and_move_together(
@@ -118,7 +121,9 @@ async def test_issue_29_2_both_arms_of_a_draw_share_a_replica_and_move_together(
     assert all(after[i][0] == "r1" for i in stayed)
 
 
-async def test_issue_32_2_a_retry_after_a_server_error_goes_to_the_other_replica(sim_factory: StartSim) -> None:
+async def test_issue_32_2_a_retry_after_a_server_error_goes_to_the_other_replica(
+    sim_factory: StartSim,
+) -> None:
     """A 503 does not take its replica out of rotation, but the call's retry goes elsewhere."""
     sick, healthy = sim_factory(SimConfig()), sim_factory(SimConfig())
     sick.configure_faults(rates={"http_503": 1.0})
@@ -126,7 +131,8 @@ async def test_issue_32_2_a_retry_after_a_server_error_goes_to_the_other_replica
         answers = [await stack.complete(_request(i, affinity=f"draw-{i}")) for i in range(30)]
         failed = [e for e in stack.events.drain() if isinstance(e, AttemptEvent)]
     assert {a.endpoint for a in answers} == {"r1"}
-    assert failed and {(e.endpoint, e.kind) for e in failed} == {("r0", "http_503")}
+    assert failed
+    assert {(e.endpoint, e.kind) for e in failed} == {("r0", "http_503")}
     assert all(e.attempt == 1 for e in failed), "no call went back to the sick replica for its retry"
 
 

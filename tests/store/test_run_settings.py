@@ -84,7 +84,9 @@ def _replica_changes(store_url: str) -> list[dict[str, object]]:
     return rows[0].value if rows else []
 
 
-@pytest.mark.parametrize(("before", "after"), [((REPLICA_A, REPLICA_B), (REPLICA_A,)), ((REPLICA_A,), (REPLICA_A, REPLICA_B))])
+@pytest.mark.parametrize(
+    ("before", "after"), [((REPLICA_A, REPLICA_B), (REPLICA_A,)), ((REPLICA_A,), (REPLICA_A, REPLICA_B))]
+)
 async def test_issue_32_1_a_resume_on_fewer_or_more_replicas_is_accepted_and_recorded(
     store_url: str, before: tuple[str, ...], after: tuple[str, ...]
 ) -> None:
@@ -117,7 +119,9 @@ async def test_issue_32_1_a_resume_with_another_model_is_still_refused(store_url
     first = _replica_settings(REPLICA_A, REPLICA_B)
     await (
         await RunLog.open(
-            store_url, provenance(config_hash=_hashed(first), endpoints=(REPLICA_A, REPLICA_B)), settings=first
+            store_url,
+            provenance(config_hash=_hashed(first), endpoints=(REPLICA_A, REPLICA_B)),
+            settings=first,
         )
     ).close()
     other = {**_replica_settings(REPLICA_A), "llm.model": "other-vl"}

@@ -14,6 +14,7 @@ from skillharness.llm.config import (
     RetryConfig,
     TimeoutConfig,
 )
+from skillharness.llm.events import AttemptEvent, EventLog, LLMEvent
 from skillharness.llm.probe import probe_models
 from skillharness.llm.roles import (
     AGENT_TOOL_NAMES,
@@ -44,6 +45,7 @@ __all__ = [
     "TOOL_PARAMETERS",
     "TOOL_SUBMIT_ANSWER",
     "Accountant",
+    "AttemptEvent",
     "BreakerConfig",
     "CacheBackend",
     "CacheConfig",
@@ -51,7 +53,9 @@ __all__ = [
     "ChatRequest",
     "ChatResponse",
     "EndpointConfig",
+    "EventLog",
     "LLMConfig",
+    "LLMEvent",
     "LLMStack",
     "RetryConfig",
     "Role",

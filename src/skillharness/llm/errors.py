@@ -72,7 +72,14 @@ HTTPX_ERROR_KINDS: dict[type[BaseException], tuple[str, bool]] = {
 # A replica that refuses connections, cannot be reached, or drops them mid-call is down or
 # restarting: the router takes it out of the rotation at once when another replica accepts.
 OUT_OF_ROTATION_KINDS = frozenset(
-    {"connect_error", "connect_timeout", "read_error", "write_error", "network_error", "remote_protocol_error"}
+    {
+        "connect_error",
+        "connect_timeout",
+        "read_error",
+        "write_error",
+        "network_error",
+        "remote_protocol_error",
+    }
 )
 
 # RFC 9110 delta-seconds are digits; a decimal fraction is tolerated, signs and exponents are not.

@@ -13,6 +13,7 @@ from skillharness.store.ledger import (
     GateDecisionRow,
     GateObservationRow,
     LedgerRecord,
+    LLMEventRow,
     RunMetric,
     TrainStepRow,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "DualMetricRow",
     "GateDecisionRow",
     "GateObservationRow",
+    "LLMEventRow",
     "LedgerRecord",
     "Prediction",
     "PredictionStatus",
