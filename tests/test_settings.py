@@ -147,3 +147,22 @@ def test_scopes_are_the_three_documented_ones() -> None:
     for leaf, scope in CLASSIFICATION.items():
         if scope is Scope.OPERATIONAL:
             assert f"`{leaf}`" in documented, f"docs/config.md must list the operational setting {leaf}"
+
+
+def test_issue_32_1_adding_or_removing_a_replica_keeps_the_fingerprint(tmp_path: Path) -> None:
+    path = experiment(tmp_path)
+    one = [{"base_url": "http://10.0.0.1:8000/v1"}]
+    two = [*one, {"base_url": "http://10.0.0.2:8000/v1", "weight": 2, "name": "gpu-b"}]
+    configs = [load_config(path, {"llm.endpoints": endpoints}) for endpoints in (one, two)]
+    for kind in RunKind:
+        assert configs[0].fingerprint(kind) == configs[1].fingerprint(kind), kind
+    assert configs[1].settings()["llm.endpoints.*.send_sample_idx"] == [True]
+    assert not [key for key in configs[1].settings() if key.startswith("llm.endpoints.0")]
+    # A replica that reads requests differently still counts, as does another model.
+    odd = load_config(
+        path, {"llm.endpoints": [*one, {"base_url": "http://x:1/v1", "send_sample_idx": False}]}
+    )
+    other_model = load_config(path, {"llm.endpoints": two, "llm.model": "other-vl"})
+    assert odd.settings()["llm.endpoints.*.send_sample_idx"] == [False, True]
+    assert odd.fingerprint() != configs[0].fingerprint()
+    assert other_model.fingerprint() != configs[1].fingerprint()

@@ -8,7 +8,8 @@ Every leaf setting of :class:`skillharness.config.Config` is classified here, on
   cache live, concurrency, timeouts, retries, prices, report confidence).
 
 A run's *settings* are the classified values that count for its kind, flattened to dotted keys
-(``agent.samples``, ``llm.endpoints.0.base_url``). Paths enter as the content of what they point
+(``agent.samples``; a per-replica setting as the set of its values over the replicas,
+``llm.endpoints.*.send_sample_idx``). Paths enter as the content of what they point
 to (the questions and pools files' sha256, the bundle's hash), never as absolute paths, so moving
 an experiment folder keeps resume working. The fingerprint is the hash of the settings; the
 settings themselves are stored with the run so a refused resume can name what changed.
@@ -30,7 +31,7 @@ from pydantic import BaseModel
 
 from skillharness.errors import ConfigError
 from skillharness.infer import load_bundle
-from skillharness.store import RunKind, content_hash
+from skillharness.store import RunKind, content_hash, replica_neutral
 from skillharness.util.atomic import sha256_file
 
 __all__ = ["CLASSIFICATION", "PATH_CONTENT", "Scope", "config_leaves", "run_settings"]
@@ -57,7 +58,10 @@ CLASSIFICATION: Mapping[str, Scope] = types.MappingProxyType(
         "data.benchmark.durations": _A,
         # llm: who answers, and how replies are read
         "llm.model": _A,
-        "llm.endpoints.*.base_url": _A,  # another server may serve other weights
+        # Replicas are interchangeable: llm.model names the weights, and a resume may add or drop
+        # replicas. Per-replica answer settings count as the set of their values (replica_neutral).
+        "llm.endpoints.*.base_url": _O,
+        "llm.endpoints.*.weight": _O,
         "llm.endpoints.*.api_key_env": _O,
         "llm.endpoints.*.max_in_flight": _O,
         "llm.endpoints.*.name": _O,
@@ -297,4 +301,4 @@ def run_settings(config: BaseModel, kind: RunKind | str = RunKind.INFER) -> dict
     for pattern, path, value in _flatten(type(config), config.model_dump(mode="json"), "", ""):
         if _counts(pattern, kind):
             settings[path] = _content(PATH_CONTENT[pattern], value) if pattern in PATH_CONTENT else value
-    return settings
+    return replica_neutral(settings)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 
@@ -331,3 +332,20 @@ async def test_answer_all_bounds_concurrency_and_survives_failures(
     with RunReader(sqlite_url) as reader:
         assert len(reader.predictions("run-1")) == 20
         assert reader.status_counts("run-1")[PredictionStatus.INFRA_ERROR] == 4  # both samples of q0, q5
+
+
+async def test_issue_29_2_every_request_of_a_draw_carries_its_draw_as_routing_key(
+    default_bundle: Bundle, videos: LocalVideos, run_log: RunLog
+) -> None:
+    """Two bundles (a gate's two arms) asking one draw share its key; another draw has another."""
+    other = dataclasses.replace(default_bundle, system_prompt=default_bundle.system_prompt + "\nThink twice.")
+    model = ScriptedModel(
+        {"q1": [tool_reply("get_frames", {"timestamps": [1.0]}), answer_reply("B")] * 2 + [answer_reply("B")]}
+    )
+    for bundle, sample_idx in ((default_bundle, 2), (other, 2), (default_bundle, 3)):
+        await _agent(model, bundle, videos).answer(
+            question("q1"), run_id="run-1", sample_idx=sample_idx, sink=run_log
+        )
+    keys = [request.affinity for request in model.requests]
+    assert keys == ["q1#2", "q1#2", "q1#2", "q1#2", "q1#3"]
+    assert model.requests[0].messages[0] != model.requests[2].messages[0], "the two arms really differ"

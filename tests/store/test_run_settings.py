@@ -65,3 +65,89 @@ async def test_an_accepted_resume_of_an_older_run_stores_its_settings(store_url:
     await (await RunLog.open(store_url, provenance(), resume=True, settings=SETTINGS)).close()
     with RunReader(store_url) as reader:
         assert [row.value for row in reader.ledger(RunMetric, run_id="run-1")] == [SETTINGS]
+
+
+REPLICA_A, REPLICA_B = "http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"
+
+
+def _replica_settings(*urls: str) -> dict[str, object]:
+    """Settings as a run created before replicas were interchangeable stored them (URLs counted)."""
+    per_replica: dict[str, object] = {}
+    for i, url in enumerate(urls):
+        per_replica |= {f"llm.endpoints.{i}.base_url": url, f"llm.endpoints.{i}.send_sample_idx": True}
+    return {**SETTINGS, **per_replica}
+
+
+def _replica_changes(store_url: str) -> list[dict[str, object]]:
+    with RunReader(store_url) as reader:
+        rows = reader.ledger(RunMetric, run_id="run-1", name="replica_changes")
+    return rows[0].value if rows else []
+
+
+@pytest.mark.parametrize(
+    ("before", "after"), [((REPLICA_A, REPLICA_B), (REPLICA_A,)), ((REPLICA_A,), (REPLICA_A, REPLICA_B))]
+)
+async def test_issue_32_1_a_resume_on_fewer_or_more_replicas_is_accepted_and_recorded(
+    store_url: str, before: tuple[str, ...], after: tuple[str, ...]
+) -> None:
+    first = _replica_settings(*before)
+    await (
+        await RunLog.open(store_url, provenance(config_hash=_hashed(first), endpoints=before), settings=first)
+    ).close()
+    again = _replica_settings(*after)
+    await (
+        await RunLog.open(
+            store_url, provenance(config_hash=_hashed(again), endpoints=after), resume=True, settings=again
+        )
+    ).close()
+    [change] = _replica_changes(store_url)
+    assert (change["before"], change["now"]) == (list(before), list(after))
+    assert change["added"] == sorted(set(after) - set(before))
+    assert change["removed"] == sorted(set(before) - set(after))
+    with RunReader(store_url) as reader:
+        assert reader.run("run-1").provenance.endpoints == before, "the provenance stays as first written"
+    # Resumed again on the same replicas: nothing more to record.
+    await (
+        await RunLog.open(
+            store_url, provenance(config_hash=_hashed(again), endpoints=after), resume=True, settings=again
+        )
+    ).close()
+    assert len(_replica_changes(store_url)) == 1
+
+
+async def test_issue_32_1_a_resume_with_another_model_is_still_refused(store_url: str) -> None:
+    first = _replica_settings(REPLICA_A, REPLICA_B)
+    await (
+        await RunLog.open(
+            store_url,
+            provenance(config_hash=_hashed(first), endpoints=(REPLICA_A, REPLICA_B)),
+            settings=first,
+        )
+    ).close()
+    other = {**_replica_settings(REPLICA_A), "llm.model": "other-vl"}
+    with pytest.raises(StoreError, match="differs in 2 setting") as info:
+        await RunLog.open(
+            store_url,
+            provenance(config_hash=_hashed(other), endpoints=(REPLICA_A,), model="other-vl"),
+            resume=True,
+            settings=other,
+        )
+    assert 'llm.model: stored "sim-vl", now "other-vl"' in str(info.value)
+    assert "base_url" not in str(info.value)
+    assert _replica_changes(store_url) == []
+
+
+async def test_issue_32_1_the_refusal_counts_every_difference_it_lists(store_url: str) -> None:
+    await (await RunLog.open(store_url, provenance(config_hash=_hashed(SETTINGS)), settings=SETTINGS)).close()
+    changed = {**SETTINGS, "agent.samples": 2, "agent.vision": False, "agent.max_steps": 3}
+    with pytest.raises(StoreError) as info:
+        await RunLog.open(
+            store_url,
+            provenance(config_hash=_hashed(changed), bundle_hash="x" * 64),
+            resume=True,
+            settings=changed,
+        )
+    message = str(info.value)
+    listed = message.split("setting(s): ", 1)[1].split("; start a new run id")[0].split("; ")
+    assert len(listed) == 4
+    assert "differs in 4 setting(s)" in message

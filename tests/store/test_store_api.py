@@ -12,7 +12,7 @@ def test_public_surface_is_pinned() -> None:
         "Prediction", "PredictionStatus", "RunInfo", "RunKind", "RunLog", "RunProvenance", "RunReader",
         "RunStatus", "StepRole", "StoreConfig", "TraceStep", "content_hash", "settings_changes",
         "BaselineSample", "DiagnosisRow", "DualMetricRow", "GateDecisionRow", "GateObservationRow",
-        "LedgerRecord", "RunMetric", "RunStore", "TrainStepRow",
+        "LedgerRecord", "LLMEventRow", "RunMetric", "RunStore", "TrainStepRow", "replica_neutral",
     }  # fmt: skip
 
 

@@ -231,6 +231,9 @@ class Agent:
             tool_choice="auto" if specs else None,
             sampling=sampling or self.config.sampling,
             sample_idx=episode.sample_idx,
+            # One draw (question, sample index) stays on one replica: every turn of its episode, and
+            # both arms of a paired gate draw, which ask the same draw under two bundles.
+            affinity=f"{episode.question.question_id}#{episode.sample_idx}",
         )
         episode.requests.append(request)  # before the call: a failed call may still have cached
         started = time.monotonic()

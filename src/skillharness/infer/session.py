@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from skillharness.agent import Agent, answer_all
 from skillharness.agent.config import AgentConfig
@@ -22,10 +23,11 @@ from skillharness.data.config import DataConfig
 from skillharness.data.questions import Question
 from skillharness.errors import ConfigError
 from skillharness.infer.outcome import single_error, stop_on_auth
+from skillharness.llm import AttemptEvent, LLMEvent
 from skillharness.llm.config import CacheConfig, LLMConfig
 from skillharness.llm.stack import LLMStack, build_chat_model
 from skillharness.skills import Bundle
-from skillharness.store import RunLog, RunStore, StoreConfig
+from skillharness.store import LLMEventRow, RunLog, RunStore, StoreConfig
 from skillharness.video import DecodePool
 from skillharness.video.frames import FrameSampler
 
@@ -44,6 +46,7 @@ class RunSession:
     agent_config: AgentConfig
     llm: LLMConfig
     cache: CacheConfig  # whose results the run may reuse (infer.cache_policy)
+    _event_seq: int = field(default=0, init=False, repr=False)
 
     def agent(self, bundle: Bundle) -> Agent:
         """The agent for ``bundle`` (cheap: it holds references only)."""
@@ -92,6 +95,41 @@ class RunSession:
     def usage(self) -> dict[str, dict[str, float]]:
         """Calls, tokens and cost per role so far in this session."""
         return self.stack.accountant.summary()
+
+    async def record_llm_events(self, run_id: str) -> int:
+        """Store the failed attempts and breaker transitions since the last call under ``run_id``."""
+        rows = []
+        for event in self.stack.events.drain():
+            rows.append(_event_row(run_id, self._event_seq, event))
+            self._event_seq += 1
+        if rows:
+            await self.store.aupsert(rows)
+        return len(rows)
+
+
+def _event_row(run_id: str, seq: int, event: LLMEvent) -> LLMEventRow:
+    at = datetime.fromtimestamp(event.at, UTC).isoformat(timespec="microseconds")
+    if isinstance(event, AttemptEvent):
+        return LLMEventRow(
+            run_id=run_id,
+            at=at,
+            seq=seq,
+            event="attempt",
+            endpoint=event.endpoint,
+            kind=event.kind,
+            detail=event.outcome.value,
+            role=event.role,
+            attempt=event.attempt,
+        )
+    return LLMEventRow(
+        run_id=run_id,
+        at=at,
+        seq=seq,
+        event="breaker",
+        endpoint=event.endpoint,
+        kind=event.after,
+        detail=event.before,
+    )
 
 
 def _ignore(_: Prediction) -> None:

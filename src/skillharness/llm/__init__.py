@@ -14,6 +14,7 @@ from skillharness.llm.config import (
     RetryConfig,
     TimeoutConfig,
 )
+from skillharness.llm.events import AttemptEvent, EventLog, LLMEvent
 from skillharness.llm.probe import probe_models
 from skillharness.llm.roles import (
     AGENT_TOOL_NAMES,
@@ -48,6 +49,7 @@ __all__ = [
     "UNDER_TEST_CLOSE",
     "UNDER_TEST_OPEN",
     "Accountant",
+    "AttemptEvent",
     "BreakerConfig",
     "CacheBackend",
     "CacheConfig",
@@ -55,7 +57,9 @@ __all__ = [
     "ChatRequest",
     "ChatResponse",
     "EndpointConfig",
+    "EventLog",
     "LLMConfig",
+    "LLMEvent",
     "LLMStack",
     "RetryConfig",
     "Role",

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from skillharness.errors import LLMError
 from skillharness.llm.config import RolePrice
+from skillharness.llm.events import AttemptEvent, LLMEvent
 from skillharness.llm.roles import Role
 from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse
 
@@ -15,11 +16,16 @@ __all__ = ["Accountant", "AccountingModel", "RoleUsage"]
 
 @dataclass
 class RoleUsage:
-    """Running totals for one role. Cache hits cost nothing and add no tokens."""
+    """Running totals for one role. Cache hits cost nothing and add no tokens.
+
+    ``errors`` counts failed attempts (an outage shows here even when every retry succeeded);
+    ``failed_calls`` counts calls that ended in an error.
+    """
 
     calls: int = 0
     cache_hits: int = 0
     errors: int = 0
+    failed_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
@@ -32,6 +38,7 @@ class Accountant:
     def __init__(self, prices: Mapping[Role, RolePrice] | None = None) -> None:
         self.prices = dict(prices or {})
         self.by_role: dict[Role, RoleUsage] = {role: RoleUsage() for role in Role}
+        self._roles = frozenset(role.value for role in Role)
 
     def record(self, role: Role, response: ChatResponse) -> None:
         """Add one successful response."""
@@ -50,10 +57,18 @@ class Accountant:
                 + response.usage.completion_tokens * price.completion_per_mtok
             ) / 1e6
 
-    def record_error(self, role: Role) -> None:
-        """Count a call that ended in an error."""
-        self.by_role[role].calls += 1
-        self.by_role[role].errors += 1
+    def record_error(self, role: Role, exc: LLMError | None = None) -> None:
+        """Count a call that ended in an error, and its last attempt unless an event log did."""
+        usage = self.by_role[role]
+        usage.calls += 1
+        usage.failed_calls += 1
+        if exc is None or not exc.context.get("noted"):
+            usage.errors += 1
+
+    def on_event(self, event: LLMEvent) -> None:
+        """Count a failed attempt the retry layer reported (an :class:`EventLog` listener)."""
+        if isinstance(event, AttemptEvent) and event.role in self._roles:
+            self.by_role[Role(event.role)].errors += 1
 
     @property
     def total_cost(self) -> float:
@@ -74,8 +89,8 @@ class AccountingModel:
     async def complete(self, request: ChatRequest) -> ChatResponse:
         try:
             response = await self.inner.complete(request)
-        except LLMError:
-            self.accountant.record_error(request.role)
+        except LLMError as exc:
+            self.accountant.record_error(request.role, exc)
             raise
         self.accountant.record(request.role, response)
         return response

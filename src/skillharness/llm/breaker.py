@@ -4,6 +4,11 @@ closed ──(failure_threshold consecutive transient failures)──▶ open
 open ──(cooldown_s elapsed; the next caller becomes THE probe)──▶ half-open
 half-open ──probe succeeds──▶ closed;  half-open ──probe fails──▶ open (cooldown restarts)
 
+A router opens a breaker at once (:meth:`CircuitBreaker.trip`) when its replica refuses a
+connection or resets one and another replica accepts: the replica leaves the rotation without
+waiting for ``failure_threshold`` failures. Each transition is logged with its wall-clock time and
+reported to an optional listener (the stack's :class:`~skillharness.llm.events.EventLog`).
+
 While open or probing, other callers wait (default; an outage pauses the run) up to
 ``wait_deadline_s``, or fail fast, as configured. Single-probe holds under any concurrency
 because admission is decided without an ``await`` between the check and the claim.
@@ -15,6 +20,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from enum import StrEnum
 
 from skillharness.errors import CircuitOpenError, FatalLLMError, TransientLLMError
@@ -35,8 +41,16 @@ class BreakerState(StrEnum):
 class CircuitBreaker:
     """State machine plus admission; call :meth:`admit`, then exactly one of the ``record_*``."""
 
-    def __init__(self, name: str, config: BreakerConfig, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        name: str,
+        config: BreakerConfig,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        on_transition: Callable[[str, str, str], None] | None = None,
+    ) -> None:
         self.name = name
+        self._on_transition = on_transition  # (endpoint, before, after)
         self.config = config
         self._clock = clock
         self.state = BreakerState.CLOSED
@@ -50,8 +64,11 @@ class CircuitBreaker:
 
     def _set(self, state: BreakerState) -> None:
         if state is not self.state:
-            log.warning("breaker %s: %s -> %s", self.name, self.state.value, state.value)
+            stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
+            log.warning("%s breaker %s: %s -> %s", stamp, self.name, self.state.value, state.value)
             self.transitions.append((self.state, state))
+            if self._on_transition is not None:
+                self._on_transition(self.name, self.state.value, state.value)
             self.state = state
         self._changed.set()  # wake every waiter; they re-check and most go back to sleep
         self._changed = asyncio.Event()
@@ -158,6 +175,16 @@ class CircuitBreaker:
             if self._failures >= self.config.failure_threshold:
                 self._opened_at = self._clock()
                 self._set(BreakerState.OPEN)
+
+    def trip(self) -> None:
+        """Open now (a refused or reset connection): the replica leaves the rotation at once.
+
+        An open breaker keeps its cooldown; a half-open one is left to its probe's outcome.
+        """
+        if self.state is BreakerState.CLOSED:
+            self._failures = 0
+            self._opened_at = self._clock()
+            self._set(BreakerState.OPEN)
 
     def release(self, probe: bool) -> None:
         """The call ended without telling us anything (cancelled): free the probe slot."""

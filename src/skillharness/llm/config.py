@@ -37,6 +37,13 @@ class EndpointConfig(StrictModel):
         None, description="Name of the env var holding the API key; None sends no Authorization header."
     )
     max_in_flight: int = Field(24, ge=1, description="Concurrent requests to this endpoint.")
+    weight: float = Field(
+        1.0,
+        gt=0,
+        le=1000,
+        description="This replica's share of the calls relative to the others (a replica of weight 2 "
+        "gets about twice the calls of one of weight 1, and twice the pairs of draws).",
+    )
     name: str | None = Field(None, description="Label used in logs and errors; defaults to base_url.")
     send_sample_idx: bool = Field(
         True,
@@ -146,7 +153,8 @@ class LLMConfig(StrictModel):
     endpoints: tuple[EndpointConfig, ...] = Field(
         (EndpointConfig(base_url="http://127.0.0.1:8000/v1"),),
         min_length=1,
-        description="Replicas serving the model; calls go to the least-loaded healthy one.",
+        description="Replicas serving the model (interchangeable: adding or removing one does not block "
+        "a resume); calls go to the least-loaded healthy one, both arms of a paired draw to one replica.",
     )
     timeouts: TimeoutConfig = Field(default_factory=TimeoutConfig, description="Per-attempt timeouts.")
     retry: RetryConfig = Field(default_factory=RetryConfig, description="Retry policy and budget.")

@@ -22,6 +22,7 @@ from skillharness.llm.redact import redact
 __all__ = [
     "FATAL_STATUSES",
     "HTTPX_ERROR_KINDS",
+    "OUT_OF_ROTATION_KINDS",
     "TRANSIENT_STATUSES",
     "RetryDecision",
     "error_for_status",
@@ -67,6 +68,19 @@ HTTPX_ERROR_KINDS: dict[type[BaseException], tuple[str, bool]] = {
     # (the client checks the content type itself first; see not_event_stream).
     httpx_sse.SSEError: ("not_event_stream", True),
 }
+
+# A replica that refuses connections, cannot be reached, or drops them mid-call is down or
+# restarting: the router takes it out of the rotation at once when another replica accepts.
+OUT_OF_ROTATION_KINDS = frozenset(
+    {
+        "connect_error",
+        "connect_timeout",
+        "read_error",
+        "write_error",
+        "network_error",
+        "remote_protocol_error",
+    }
+)
 
 # RFC 9110 delta-seconds are digits; a decimal fraction is tolerated, signs and exponents are not.
 _DELTA_SECONDS = re.compile(r"\d+(?:\.\d+)?")

@@ -2,7 +2,11 @@
 deadline, and a global budget so an outage cannot multiply the load on a sick server.
 
 What is transient is decided by :func:`skillharness.llm.errors.retry_decision` (data); this
-module only decides *when* and *whether there is budget*.
+module only decides *when* and *whether there is budget*. Around a router, each attempt is routed
+afresh and away from the replica that just failed; when that replica refused or dropped the
+connection (it left the rotation) and another accepts, the retry goes there at once, with no
+backoff and no budget spent: the backoff and the budget protect a sick server, and the retry
+does not reach it. Every failed attempt is reported to the stack's event log.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from skillharness.errors import TransientLLMError
+from skillharness.errors import LLMError, TransientLLMError
 from skillharness.llm.config import RetryConfig
-from skillharness.llm.errors import retry_decision
+from skillharness.llm.errors import OUT_OF_ROTATION_KINDS, retry_decision
+from skillharness.llm.events import AttemptOutcome, EventLog
+from skillharness.llm.router import Router
 from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse
 
 __all__ = ["Retrier", "RetryBudget", "RetryingModel", "backoff_delay"]
@@ -96,19 +102,28 @@ class Retrier:
         *,
         rng: random.Random | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        events: EventLog | None = None,
     ) -> None:
         self.config = config
         self.budget = budget
+        self.events = events
         self.rng = rng or random.Random()
         self.sleep = sleep
         self.retries = 0
         self.slept_s = 0.0  # backoff and Retry-After sleeps of every call, for wall-time accounting
 
-    async def run(self, attempt: Callable[[], Awaitable[T]], what: object) -> T:
+    async def run(
+        self,
+        attempt: Callable[[], Awaitable[T]],
+        what: object,
+        *,
+        failover: Callable[[TransientLLMError], bool] | None = None,
+    ) -> T:
         """``attempt()`` until it returns, fails for good, or the policy refuses another try.
 
         The error that ends the call carries ``context["attempts"]`` and ``context["gave_up"]``
-        when the policy refused a retry. ``what`` names the call in log lines.
+        when the policy refused a retry. ``what`` names the call in log lines (a role names its
+        events too). ``failover(exc)`` says whether the next attempt goes at once to another replica.
         """
         self.budget.record_call()
         started = time.monotonic()
@@ -119,20 +134,36 @@ class Retrier:
             except TransientLLMError as exc:
                 decision = retry_decision(exc)
                 if not decision.retry:
+                    self._note(exc, what, number, AttemptOutcome.FATAL)
                     raise
-                delay = backoff_delay(number, decision.retry_after_s, self.config, self.rng)
-                # A Retry-After is the server asking us to wait: honouring it adds no load, so it
-                # spends no budget (the budget is for storms of errors).
-                why = self._refusal(number, delay, started, budgeted=decision.retry_after_s is None)
+                moved = failover is not None and failover(exc)
+                delay = 0.0 if moved else backoff_delay(number, decision.retry_after_s, self.config, self.rng)
+                # A Retry-After is the server asking us to wait, and a failover reaches another
+                # replica: neither adds load to a sick server, so neither spends budget.
+                budgeted = decision.retry_after_s is None and not moved
+                why = self._refusal(number, delay, started, budgeted=budgeted)
                 if why is not None:
                     exc.context = {**exc.context, "attempts": number, "gave_up": why}
+                    self._note(exc, what, number, AttemptOutcome.GAVE_UP)
                     log.warning("giving up on %s after %d attempt(s): %s (%s)", what, number, why, exc)
                     raise
+                self._note(exc, what, number, AttemptOutcome.FAILOVER if moved else AttemptOutcome.RETRIED)
                 log.info("retrying %s in %.2fs after attempt %d: %s", what, delay, number, decision.kind)
                 self.retries += 1
                 self.slept_s += delay
                 await self.sleep(delay)
                 number += 1
+            except LLMError as exc:
+                self._note(exc, what, number, AttemptOutcome.FATAL)
+                raise
+
+    def _note(self, exc: LLMError, what: object, attempt: int, outcome: AttemptOutcome) -> None:
+        if self.events is not None:
+            kind = str(exc.context.get("kind", type(exc).__name__))
+            endpoint = str(exc.context.get("endpoint", ""))
+            self.events.attempt_failed(endpoint, kind, str(what), attempt, outcome)
+            if outcome in (AttemptOutcome.GAVE_UP, AttemptOutcome.FATAL):
+                exc.context = {**exc.context, "noted": True}  # the accountant counted this attempt
 
     def _refusal(self, attempt: int, delay: float, started: float, *, budgeted: bool = True) -> str | None:
         if attempt >= self.config.max_attempts:
@@ -145,7 +176,7 @@ class Retrier:
 
 
 class RetryingModel(Retrier):
-    """Wraps ``inner`` (normally the router, so a retry may land on a healthier replica)."""
+    """Wraps ``inner``; around a :class:`Router`, each retry is routed away from the failed replica."""
 
     def __init__(
         self,
@@ -155,9 +186,26 @@ class RetryingModel(Retrier):
         *,
         rng: random.Random | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        events: EventLog | None = None,
     ) -> None:
-        super().__init__(config, budget, rng=rng, sleep=sleep)
+        super().__init__(config, budget, rng=rng, sleep=sleep, events=events)
         self.inner = inner
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        return await self.run(lambda: self.inner.complete(request), request.role)
+        router = self.inner
+        if not isinstance(router, Router):
+            return await self.run(lambda: self.inner.complete(request), request.role.value)
+        failed: list[str] = []
+
+        async def attempt() -> ChatResponse:
+            try:
+                return await router.complete(request, avoid=failed[-1] if failed else None)
+            except TransientLLMError as exc:
+                failed.append(str(exc.context.get("endpoint", "")))
+                raise
+
+        def failover(exc: TransientLLMError) -> bool:
+            left = exc.context.get("kind") in OUT_OF_ROTATION_KINDS
+            return left and router.accepting_besides(str(exc.context.get("endpoint", "")))
+
+        return await self.run(attempt, request.role.value, failover=failover)

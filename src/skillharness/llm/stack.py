@@ -2,9 +2,11 @@
 
     AccountingModel → CachedModel → RetryingModel → Router → [BreakerModel → EndpointClient] × N
 
-Retry sits *outside* the router so a retried attempt is routed afresh (to a healthier replica
-when there is one), and each breaker sees single attempts, so its half-open probe is exactly one
-HTTP request. The cache sits outside retry, so only the final, complete response is stored.
+Retry sits *outside* the router so a retried attempt is routed afresh, away from the replica that
+just failed when another accepts, and each breaker sees single attempts, so its half-open probe
+is exactly one HTTP request. The cache sits outside retry, so only the final, complete response is
+stored. Failed attempts and breaker transitions go to the stack's :class:`EventLog` (the
+accountant counts the failed attempts per role; a run drains the log into its store).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from skillharness.llm.cache.opener import open_backend
 from skillharness.llm.cache.ttl import parse_ttl
 from skillharness.llm.client import EndpointClient
 from skillharness.llm.config import CacheConfig, LLMConfig
+from skillharness.llm.events import EventLog
 from skillharness.llm.retry import RetryBudget, RetryingModel
 from skillharness.llm.router import Lane, Router
 from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse
@@ -40,8 +43,10 @@ class LLMStack:
         clients: tuple[EndpointClient, ...],
         cache: CachedModel | None,
         backend: CacheBackend | None,
+        events: EventLog,
     ) -> None:
         self.model = model
+        self.events = events
         self.accountant = accountant
         self.router = router
         self.retry = retry
@@ -88,18 +93,19 @@ def build_chat_model(
     its samples are its own, unless the config names a salt to share.
     """
     accountant = accountant or Accountant(llm.prices)
+    events = EventLog()
+    events.subscribe(accountant.on_event)
     clients = tuple(
         EndpointClient(ep, llm.timeouts, tool_calls_in_content=llm.tool_calls_in_content)
         for ep in llm.endpoints
     )
     lanes = []
     for client in clients:
-        breaker = CircuitBreaker(client.label, llm.breaker)
-        lanes.append(
-            Lane(client.label, BreakerModel(client, breaker), breaker, client.endpoint.max_in_flight)
-        )
-    router = Router(lanes)
-    retry = RetryingModel(router, llm.retry, RetryBudget.of(llm.retry), rng=rng)
+        breaker = CircuitBreaker(client.label, llm.breaker, on_transition=events.breaker_changed)
+        ep = client.endpoint
+        lanes.append(Lane(client.label, BreakerModel(client, breaker), breaker, ep.max_in_flight, ep.weight))
+    router = Router(lanes, rng=rng)
+    retry = RetryingModel(router, llm.retry, RetryBudget.of(llm.retry), rng=rng, events=events)
     inner: ChatModel = retry
     cached = backend = None
     if cache is not None and cache.enabled:
@@ -118,4 +124,5 @@ def build_chat_model(
         clients=clients,
         cache=cached,
         backend=backend,
+        events=events,
     )

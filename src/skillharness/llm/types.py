@@ -46,6 +46,9 @@ class ChatRequest(StrictModel):
     extra_body: dict[str, Any] | None = None
     # Which independent draw this is. Distinct draws must never share a cache entry (audit P1-1).
     sample_idx: int = 0
+    # Routing only: requests with one key go to one replica while it is healthy (both arms of a
+    # paired draw share its sampler and prefix cache). Neither sent nor part of the cache key.
+    affinity: str | None = None
 
 
 class ToolCall(StrictModel):

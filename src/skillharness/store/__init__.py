@@ -13,6 +13,7 @@ from skillharness.store.ledger import (
     GateDecisionRow,
     GateObservationRow,
     LedgerRecord,
+    LLMEventRow,
     RunMetric,
     TrainStepRow,
 )
@@ -28,7 +29,7 @@ from skillharness.store.records import (
     TraceStep,
     content_hash,
 )
-from skillharness.store.run_settings import settings_changes
+from skillharness.store.run_settings import replica_neutral, settings_changes
 from skillharness.store.runstore import RunStore
 from skillharness.store.writer import RunLog
 
@@ -38,6 +39,7 @@ __all__ = [
     "DualMetricRow",
     "GateDecisionRow",
     "GateObservationRow",
+    "LLMEventRow",
     "LedgerRecord",
     "Prediction",
     "PredictionStatus",
@@ -54,5 +56,6 @@ __all__ = [
     "TraceStep",
     "TrainStepRow",
     "content_hash",
+    "replica_neutral",
     "settings_changes",
 ]

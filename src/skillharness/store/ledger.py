@@ -24,6 +24,7 @@ __all__ = [
     "DualMetricRow",
     "GateDecisionRow",
     "GateObservationRow",
+    "LLMEventRow",
     "LedgerRecord",
     "RunMetric",
     "TrainStepRow",
@@ -160,6 +161,21 @@ class RunMetric(LedgerRecord):
     run_id: str
     name: str
     value: Any
+
+
+class LLMEventRow(LedgerRecord):
+    """One failed model attempt or breaker transition of a run (its outages on the record)."""
+
+    table: ClassVar[Table] = schema.llm_events
+    run_id: str
+    at: str
+    seq: int
+    event: str  # attempt | breaker
+    endpoint: str
+    kind: str  # the error class; for a breaker, the state it entered
+    detail: str  # what followed the attempt (retried, failover, gave_up, fatal); a breaker's old state
+    role: str = ""
+    attempt: int = 0
 
 
 R = TypeVar("R", bound=LedgerRecord)

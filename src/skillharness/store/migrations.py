@@ -181,11 +181,22 @@ def _v3_training_ledger(conn: Connection) -> None:
     _provenance_trigger(conn, (*_V2_PROVENANCE, "parent_run_id"))
 
 
+def _v4_llm_events(conn: Connection) -> None:
+    """Version 4: ``llm_events``, a run's failed model attempts and breaker transitions."""
+    conn.exec_driver_sql(
+        "CREATE TABLE llm_events ( run_id VARCHAR(200) NOT NULL, at TEXT NOT NULL, seq INTEGER NOT NULL, "
+        "event VARCHAR(16) NOT NULL, endpoint VARCHAR(300) NOT NULL, kind VARCHAR(64) NOT NULL, "
+        "detail VARCHAR(64) NOT NULL, role VARCHAR(32) NOT NULL, attempt INTEGER NOT NULL, "
+        "written_at TEXT NOT NULL, CONSTRAINT pk_llm_events PRIMARY KEY (run_id, at, seq) )"
+    )
+
+
 # STEPS[i] upgrades a store from version i to version i + 1.
 STEPS: tuple[Callable[[Connection], None], ...] = (
     _v1_initial,
     _v2_degraded_steps_and_immutable_provenance,
     _v3_training_ledger,
+    _v4_llm_events,
 )
 if len(STEPS) != CURRENT_VERSION:  # a new table layout needs its upgrade step
     raise RuntimeError(f"schema.CURRENT_VERSION={CURRENT_VERSION} but {len(STEPS)} upgrade steps exist")

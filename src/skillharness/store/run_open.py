@@ -2,7 +2,8 @@
 
 One transaction per open: the lease is taken first (a second writer is refused), then the run is
 created with its provenance and settings, or, for a resume, checked against them (the refusal
-names every setting that changed) and marked running again.
+names every setting that changed) and marked running again. A resume on other replicas of the
+same model is accepted and the change recorded (``replica_changes``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ from skillharness.store.lease import Lease
 from skillharness.store.migrations import migrate
 from skillharness.store.records import RunProvenance, RunStatus
 from skillharness.store.rows import now_iso, provenance_of, provenance_row
-from skillharness.store.run_settings import check_same_run, read_settings, write_settings
+from skillharness.store.run_settings import (
+    check_same_run,
+    read_settings,
+    record_replica_change,
+    write_settings,
+)
 from skillharness.store.schema import runs
 
 __all__ = ["open_run_row", "prepare_store"]
@@ -65,7 +71,10 @@ def open_run_row(
                     run_id=provenance.run_id,
                 )
             stored_settings = read_settings(conn, provenance.run_id)
-            check_same_run(provenance_of(row), provenance, stored_settings, settings)
+            stored = provenance_of(row)
+            check_same_run(stored, provenance, stored_settings, settings)
+            # Replicas are interchangeable; a resume on others is recorded beside the provenance.
+            record_replica_change(conn, provenance.run_id, stored.endpoints, provenance.endpoints)
             if stored_settings is None and settings is not None:  # a run from before settings were kept
                 write_settings(conn, provenance.run_id, settings)
             # Only the mutable columns change; the provenance row stays as first written.

@@ -34,6 +34,7 @@ __all__ = [
     "dual_metric",
     "gate_decisions",
     "gate_observations",
+    "llm_events",
     "metadata",
     "predictions",
     "run_metrics",
@@ -43,7 +44,7 @@ __all__ = [
     "train_steps",
 ]
 
-CURRENT_VERSION = 3
+CURRENT_VERSION = 4
 
 metadata = MetaData()
 
@@ -253,4 +254,22 @@ run_metrics = Table(
     Column("value", Text, nullable=False),  # JSON
     Column("written_at", Text, nullable=False),
     PrimaryKeyConstraint("run_id", "name", name="pk_run_metrics"),
+)
+
+# v4: a run's outages on the record: each failed model attempt (error class, replica, what the
+# retry layer did next) and each breaker transition, with its time.
+llm_events = Table(
+    "llm_events",
+    metadata,
+    Column("run_id", String(200), nullable=False),
+    Column("at", Text, nullable=False),  # ISO-8601 UTC with microseconds
+    Column("seq", Integer, nullable=False),  # order within one process's events
+    Column("event", String(16), nullable=False),  # attempt | breaker
+    Column("endpoint", String(300), nullable=False),
+    Column("kind", String(64), nullable=False),  # error class; for a breaker: its new state
+    Column("detail", String(64), nullable=False),  # retried | failover | gave_up | fatal; breaker: old state
+    Column("role", String(32), nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("written_at", Text, nullable=False),
+    PrimaryKeyConstraint("run_id", "at", "seq", name="pk_llm_events"),
 )

@@ -95,6 +95,7 @@ async def run_step(
     )
     summary = _summary(ctx, ckpt, predictions, suffix, report, packs, proposals, screened.deferred)
     await ctx.store.aupsert([TrainStepRow(train_run_id=ctx.run_id, epoch=epoch, step=step, summary=summary)])
+    await ctx.session.record_llm_events(ctx.run_id)
     return ckpt.model_copy(
         update={
             "step": step + 1,

@@ -248,6 +248,7 @@ async def run_training(
             _mark_interrupted(request.folder, str(exc) or type(exc).__name__)
             raise
         finally:
+            await ctx.session.record_llm_events(ctx.run_id)  # the run's outages, on the record
             await log.close(status)
 
 

@@ -25,6 +25,7 @@ from skillharness.eval.report.model import (
     RunSummary,
     StepView,
 )
+from skillharness.eval.report.outages import collect_outages
 from skillharness.eval.report.scores import val_by_class, val_headline
 from skillharness.store import (
     DiagnosisRow,
@@ -288,6 +289,7 @@ def collect_report(
         headlines=headlines,
         val_by_class=val_by_class(metrics, confidence),
         usage=_usage(metrics),
+        outages=collect_outages(reader, run_id, run.started_at),
         curves=curves,
         epoch_ends=_epoch_ends(metrics),
         gates=_gates(reader, run_id, gate),

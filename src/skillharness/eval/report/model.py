@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
+from skillharness.eval.report.outages import OutageView
 from skillharness.util.model import StrictModel
 
 __all__ = [
@@ -88,7 +89,8 @@ class RoleUsage(StrictModel):
     role: str
     calls: float = 0
     cache_hits: float = 0
-    errors: float = 0
+    errors: float = 0  # failed attempts, retried or not
+    failed_calls: float = 0
     prompt_tokens: float = 0
     completion_tokens: float = 0
     cost: float = 0
@@ -219,6 +221,7 @@ class ReportData(StrictModel):
     headlines: list[Headline]
     val_by_class: list[ClassScore] = Field(default_factory=list)
     usage: list[RoleUsage]
+    outages: OutageView = Field(default_factory=lambda: OutageView(attempts=[], timeline=[]))
     curves: list[CurvePoint]
     epoch_ends: list[EpochEnd]
     gates: list[GateView]
