@@ -331,3 +331,31 @@ async def test_answer_all_bounds_concurrency_and_survives_failures(
     with RunReader(sqlite_url) as reader:
         assert len(reader.predictions("run-1")) == 20
         assert reader.status_counts("run-1")[PredictionStatus.INFRA_ERROR] == 4  # both samples of q0, q5
+
+
+async def test_issue_29_both_arms_of_a_per_draw_draw_send_one_seed(
+    default_bundle: Bundle, videos: LocalVideos, run_log: RunLog
+) -> None:
+    # The incumbent and a candidate differ in their system prompt; a per_draw seed depends on the
+    # (question, sample index, salt) only, so a paired draw carries one seed on both sides.
+    candidate = Bundle(
+        default_bundle.system_prompt + "\nCount the objects twice.",
+        dict(default_bundle.skills),
+        dict(default_bundle.tools),
+    )
+    sampling = {"temperature": 0.8, "seed": "per_draw"}
+    model = ScriptedModel({"q1": [answer_reply("B")] * 8, "q2": [answer_reply("B")] * 8})
+    for bundle in (default_bundle, candidate):
+        for qid, sample in (("q1", 0), ("q1", 1), ("q2", 0)):
+            agent = _agent(model, bundle, videos, sampling=sampling, seed_salt="run-a")
+            answered = await agent.answer(question(qid), run_id="run-1", sample_idx=sample, sink=run_log)
+            assert answered.status is PredictionStatus.OK
+    salted = _agent(model, default_bundle, videos, sampling=sampling, seed_salt="run-b")
+    await salted.answer(question("q1"), run_id="run-1", sample_idx=0, sink=run_log)
+    seeds = [r.sampling.seed for r in model.requests]
+    systems = [r.messages[0]["content"] for r in model.requests]
+    assert seeds[:3] == seeds[3:6]  # incumbent and candidate: one seed per draw
+    assert systems[0] != systems[3]  # ... though their prompts differ
+    assert len(set(seeds[:3])) == 3  # another sample index or question: another seed
+    assert seeds[6] not in seeds[:6]  # another salt: another set of seeds
+    assert all(isinstance(s, int) for s in seeds)

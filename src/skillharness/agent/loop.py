@@ -229,7 +229,10 @@ class Agent:
             role=Role.AGENT,
             tools=specs or None,  # a reference turn offers no tools at all
             tool_choice="auto" if specs else None,
-            sampling=sampling or self.config.sampling,
+            # per_draw: the seed of this (question, sample), the same whatever the bundle says.
+            sampling=(sampling or self.config.sampling).for_draw(
+                episode.question.question_id, episode.sample_idx, self.config.seed_salt
+            ),
             sample_idx=episode.sample_idx,
         )
         episode.requests.append(request)  # before the call: a failed call may still have cached
