@@ -60,12 +60,13 @@ def _tolerance(share: float, n: int) -> float:
     return 4 * math.sqrt(share * (1 - share) / n) + 1 / n
 
 
+def _neutral(_: AgentRole, __: Question) -> str:
+    return SYSTEM + " Be careful."  # no insight, no harmful rule: the same p, another text
+
+
 def test_issue_29_full_coupling_with_equal_accuracy_makes_the_arms_agree() -> None:
     role, questions = _role(1.0)
-
-    def neutral(_: AgentRole, __: Question) -> str:
-        return SYSTEM + " Be careful."  # no insight, no harmful rule: the same p, another text
-
+    neutral = _neutral
     shared, d0, gap = _discordance(role, questions, neutral, shared=True)
     assert gap == 0
     assert d0 > 0.3
@@ -88,6 +89,10 @@ def test_issue_29_coupling_rho_mixes_the_two_discordances_and_keeps_accuracy() -
     expected = rho * gap + (1 - rho) * d0
     assert abs(shared - expected) <= _tolerance(expected, len(questions) * len(SEEDS)), (shared, expected)
     assert expected < d0 - 0.1  # the coupling is visible, well outside the tolerance
+    # Both arms take the shared uniform together: at equal accuracy they differ only off it.
+    same_p, d0_same, _ = _discordance(role, questions, _neutral, shared=True)
+    n = len(questions) * len(SEEDS)
+    assert abs(same_p - (1 - rho) * d0_same) <= _tolerance((1 - rho) * d0_same, n), (same_p, d0_same)
     # Each arm's accuracy stays p: the shared uniform is a uniform too.
     hits, ps = 0, []
     for q in questions:
