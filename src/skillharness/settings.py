@@ -123,6 +123,7 @@ CLASSIFICATION: Mapping[str, Scope] = types.MappingProxyType(
         "agent.sampling.frequency_penalty": _A,
         "agent.sampling.repetition_penalty": _A,
         "agent.sampling.stop": _A,
+        "agent.seed_salt": _A,  # it picks the per_draw seeds, and so the sampled answers
         "agent.frames.longest_side": _A,
         "agent.frames.jpeg_quality": _A,
         "agent.frames.cache_dir": _O,

@@ -349,3 +349,31 @@ async def test_issue_29_2_every_request_of_a_draw_carries_its_draw_as_routing_ke
     keys = [request.affinity for request in model.requests]
     assert keys == ["q1#2", "q1#2", "q1#2", "q1#2", "q1#3"]
     assert model.requests[0].messages[0] != model.requests[2].messages[0], "the two arms really differ"
+
+
+async def test_issue_29_both_arms_of_a_per_draw_draw_send_one_seed(
+    default_bundle: Bundle, videos: LocalVideos, run_log: RunLog
+) -> None:
+    # The incumbent and a candidate differ in their system prompt; a per_draw seed depends on the
+    # (question, sample index, salt) only, so a paired draw carries one seed on both sides.
+    candidate = Bundle(
+        default_bundle.system_prompt + "\nCount the objects twice.",
+        dict(default_bundle.skills),
+        dict(default_bundle.tools),
+    )
+    sampling = {"temperature": 0.8, "seed": "per_draw"}
+    model = ScriptedModel({"q1": [answer_reply("B")] * 8, "q2": [answer_reply("B")] * 8})
+    for bundle in (default_bundle, candidate):
+        for qid, sample in (("q1", 0), ("q1", 1), ("q2", 0)):
+            agent = _agent(model, bundle, videos, sampling=sampling, seed_salt="run-a")
+            answered = await agent.answer(question(qid), run_id="run-1", sample_idx=sample, sink=run_log)
+            assert answered.status is PredictionStatus.OK
+    salted = _agent(model, default_bundle, videos, sampling=sampling, seed_salt="run-b")
+    await salted.answer(question("q1"), run_id="run-1", sample_idx=0, sink=run_log)
+    seeds = [r.sampling.seed for r in model.requests]
+    systems = [r.messages[0]["content"] for r in model.requests]
+    assert seeds[:3] == seeds[3:6]  # incumbent and candidate: one seed per draw
+    assert systems[0] != systems[3]  # ... though their prompts differ
+    assert len(set(seeds[:3])) == 3  # another sample index or question: another seed
+    assert seeds[6] not in seeds[:6]  # another salt: another set of seeds
+    assert all(isinstance(s, int) for s in seeds)

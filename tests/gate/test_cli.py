@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -13,6 +14,9 @@ from typer.testing import CliRunner
 from cli_support import command_app
 from skillharness.commands.gate import parse_units, read_manifest_val_counts, register
 from skillharness.errors import ConfigError, SplitError
+from skillharness.llm import SamplingParams
+from skillharness.store import GateObservationRow, RunKind, RunProvenance, RunStore
+from skillharness.train.gate.power import coupled_discordance, independent_discordance, sized_draws
 
 APP = command_app(register)
 
@@ -24,11 +28,13 @@ def _run(*args: str) -> str:
 
 
 def _rows(out: str) -> dict[str, list[str]]:
-    """Each class's table rows in print order: the gate plan's first, the guard's second."""
+    """Each class's table rows in print order: the gate plan's first, the guard's second (the
+    coupling table's rows, keyed by an effect, are left out)."""
     rows: dict[str, list[str]] = {}
     for line in out.splitlines():
-        if line.count("│") > 3:
-            rows.setdefault(line.split("│")[1].strip(), []).append(line)
+        label = line.split("│")[1].strip() if line.count("│") > 3 else ""
+        if label and not label.replace(".", "", 1).isdigit():
+            rows.setdefault(label, []).append(line)
     return rows
 
 
@@ -148,3 +154,93 @@ def test_plan_models_both_temperature_modes_and_warns_about_few_questions() -> N
         assert "fewer than 20 distinct val questions" in out
         assert "OCR Problems (6)" in out
         assert "Object Reasoning (30)" not in out
+
+
+def _train_run(
+    url: str, run_id: str, sampling: SamplingParams, pairs: list[tuple[int | None, int | None]]
+) -> None:
+    prov = RunProvenance(
+        run_id=run_id,
+        kind=RunKind.TRAIN,
+        config_hash="c" * 64,
+        bundle_hash="b" * 64,
+        model="sim-vl",
+        endpoints=("http://127.0.0.1:8000/v1",),
+        sampling=sampling,
+    )
+
+    async def create() -> None:
+        async with await store.open_or_resume(prov):
+            pass
+
+    with RunStore.open(url) as store:
+        asyncio.run(create())
+        store.upsert(
+            GateObservationRow(
+                train_run_id=run_id,
+                gate_index=1,
+                draw_index=i,
+                question_id=f"q{i}",
+                task_type="OCR Problems",
+                sample_idx=0,
+                arm="target",
+                candidate=c,
+                incumbent=inc,
+                wealth=1.0,
+                harm_wealth=1.0,
+            )
+            for i, (c, inc) in enumerate(pairs)
+        )
+
+
+def test_issue_29_plan_measures_discordance_from_a_runs_paired_draws(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    # 6 candidate-only wins, 4 incumbent-only, 28 ties, 2 INFRA (left out): 10 of 38 differ.
+    pairs = [(1, 0)] * 6 + [(0, 1)] * 4 + [(1, 1)] * 14 + [(0, 0)] * 14 + [(None, 1), (1, None)]
+    _train_run(url, "coupled", SamplingParams(temperature=0.8, seed="per_draw"), pairs)
+    _train_run(url, "plain", SamplingParams(temperature=0.8), pairs)
+    args = (
+        "gate",
+        "plan",
+        "--units",
+        "OCR Problems=40",
+        "--runs",
+        "100",
+        "--temperature",
+        "0.8",
+        "--store",
+        url,
+    )
+    plain = _run(*args, "--from-run", "plain", "--coupling", "0.5", "--effects", "0.1")
+    assert "10 of 38 paired draws differ in correctness (26.3%, independent arms)" in plain
+    assert "independent discordance 0.263" in plain
+    # A per_draw run measured the coupled discordance: undone by rho at the run's own effect 2/38.
+    coupled = _run(*args, "--from-run", "coupled", "--coupling", "0.5", "--effects", "0.1")
+    independent = independent_discordance(10 / 38, 0.5, 2 / 38)
+    assert f"independent discordance {independent:.3f}" in coupled
+    assert independent > 0.45
+    row = next(line for line in coupled.splitlines() if line.count("│") > 5 and "0.1" in line.split("│")[1])
+    cells = [c.strip() for c in row.split("│")[1:-1]]
+    alone, paired = (
+        sized_draws(20.0, independent, 0.1),
+        sized_draws(20.0, coupled_discordance(independent, 0.5, 0.1), 0.1),
+    )
+    assert cells == [
+        "0.1",
+        f"{independent:.2f}",
+        str(alone),
+        f"{coupled_discordance(independent, 0.5, 0.1):.2f}",
+        str(paired),
+        f"{1 - paired / alone:.0%}",
+    ]
+    assert paired < alone
+
+
+def test_issue_29_plan_from_a_run_without_gate_draws_says_so(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    _train_run(url, "empty", SamplingParams(temperature=0.8), [(None, 1)])
+    result = CliRunner().invoke(
+        APP, ["gate", "plan", "--units", "OCR Problems=40", "--store", url, "--from-run", "empty"]
+    )
+    assert result.exit_code != 0
+    assert "no paired gate draws" in str(result.exception) + result.output

@@ -6,7 +6,14 @@ import pytest
 
 from skillharness.train.config import GateConfig
 from skillharness.train.gate import estimate_power
-from skillharness.train.gate.power import kelly_growth, measured_discordance, plausibly_futile, sized_draws
+from skillharness.train.gate.power import (
+    coupled_discordance,
+    independent_discordance,
+    kelly_growth,
+    measured_discordance,
+    plausibly_futile,
+    sized_draws,
+)
 
 
 def test_a_test_sized_for_the_minimum_effect_has_about_three_quarters_power() -> None:
@@ -50,3 +57,13 @@ def test_plausible_futility_stops_only_what_a_plausible_effect_could_not_rescue(
 def test_plausible_futility_never_stops_a_test_that_can_still_reach_with_room_left() -> None:
     """With budget to spare, a flat record is not futile: the plausible edge still has time to pay."""
     assert not plausibly_futile(wins=64, losses=64, n=256, wealth=0.6, budget=5000, threshold=20.0, z=1.5)
+
+
+@pytest.mark.parametrize(("rho", "effect"), [(0.0, 0.1), (0.4, 0.0), (0.4, 0.1), (0.9, 0.2)])
+def test_issue_29_coupled_discordance_mixes_and_inverts(rho: float, effect: float) -> None:
+    d0 = 0.42
+    coupled = coupled_discordance(d0, rho, effect)
+    assert coupled == pytest.approx(rho * effect + (1 - rho) * d0)
+    assert independent_discordance(coupled, rho, effect) == pytest.approx(d0)
+    # The issue's llama.cpp pair: 42 % independent, 26 % with one seed, at no effect: rho = 0.38.
+    assert coupled_discordance(0.42, 1 - 0.26 / 0.42) == pytest.approx(0.26)

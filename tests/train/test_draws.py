@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections import Counter
 
 from skillharness.data import Question
-from skillharness.train.draws import gate_budget, plan_draws, plan_guard_draws
+from skillharness.llm import PER_DRAW, SamplingParams
+from skillharness.train.caller import distinct_samples
+from skillharness.train.draws import draw_temperature, gate_budget, plan_draws, plan_guard_draws
 
 
 def _questions(n: int, task_type: str = "OCR Problems") -> list[Question]:
@@ -102,3 +104,14 @@ def test_a_gate_draws_from_its_first_sample_and_says_where_the_next_starts() -> 
     greedy = plan_draws(pool, seed=1, gate_index=2, temperature=0.0, n_max=16, first_sample=40)
     assert {s for _, s in greedy.draws} == {0}
     assert greedy.samples_end(guard_draws=12) == 40
+
+
+def test_issue_29_a_per_draw_seed_samples_while_a_fixed_seed_replays() -> None:
+    per_draw = SamplingParams(temperature=0.8, seed=PER_DRAW)
+    assert draw_temperature(per_draw) == 0.8  # each sample index has its own seed: fresh draws
+    assert draw_temperature(SamplingParams(temperature=0.8, seed=3)) == 0.0  # one seed: replays
+    assert draw_temperature(SamplingParams(temperature=0.0, seed=PER_DRAW)) == 0.0  # greedy ignores it
+    assert distinct_samples(5, per_draw) == 5
+    plan = plan_draws(_questions(4), seed=0, gate_index=1, temperature=draw_temperature(per_draw), n_max=16)
+    assert plan.with_replacement
+    assert plan.budget == 16

@@ -33,7 +33,14 @@ class AgentConfig(StrictModel):
     concurrency: int = Field(24, ge=1, description="Questions in flight.")
     sampling: SamplingParams = Field(
         default_factory=lambda: SamplingParams(temperature=0.0),
-        description="Sampling parameters of every agent call (all enter the cache key).",
+        description="Sampling parameters of every agent call (all enter the cache key). seed: an int "
+        "is sent with every call; 'per_draw' sends each draw its own seed, derived from (question, sample "
+        "index, seed_salt), so both arms of a paired gate draw share it (docs/agent.md).",
+    )
+    seed_salt: str = Field(
+        "",
+        description="Run-level salt of the per_draw seeds: another salt, another set of seeds. Runs "
+        "with one salt give a draw one seed, so a baseline run and a training run stay paired.",
     )
     frames: FramesConfig = Field(
         default_factory=FramesConfig, description="Frame decoding, resizing, JPEG quality and cache."

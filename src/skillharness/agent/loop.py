@@ -229,7 +229,10 @@ class Agent:
             role=Role.AGENT,
             tools=specs or None,  # a reference turn offers no tools at all
             tool_choice="auto" if specs else None,
-            sampling=sampling or self.config.sampling,
+            # per_draw: the seed of this (question, sample), the same whatever the bundle says.
+            sampling=(sampling or self.config.sampling).for_draw(
+                episode.question.question_id, episode.sample_idx, self.config.seed_salt
+            ),
             sample_idx=episode.sample_idx,
             # One draw (question, sample index) stays on one replica: every turn of its episode, and
             # both arms of a paired gate draw, which ask the same draw under two bundles.

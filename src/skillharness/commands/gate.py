@@ -10,7 +10,9 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from skillharness.commands.fit_table import Col, FitTable
+from skillharness.commands.gate_coupling import independent_from_run, print_coupling, run_discordance
 from skillharness.errors import ConfigError, SplitError
+from skillharness.sim import SimConfig
 from skillharness.train import (
     ClassPlan,
     EProcessGate,
@@ -102,8 +104,24 @@ def plan(
         "0.05,0.1,0.2", "--effects", help="True accuracy gains to estimate power at."
     ),
     discordance: float = typer.Option(
-        _GATE.guard_discordance, "--discordance", help="Share of draws where exactly one side is right."
+        _GATE.guard_discordance,
+        "--discordance",
+        help="Share of draws where exactly one side is right, with independent arms.",
     ),
+    coupling: float = typer.Option(
+        SimConfig().world.seed_coupling,
+        "--coupling",
+        min=0.0,
+        max=1.0,
+        help="Share of draws a per_draw seed couples (rho; default: the simulator's, from llama.cpp).",
+    ),
+    from_run: str | None = typer.Option(
+        None, "--from-run", help="Measure the discordance from this training run's paired gate draws."
+    ),
+    store: str | None = typer.Option(
+        None, "--store", help="Store URL of --from-run (default: the config's)."
+    ),
+    config_file: str | None = typer.Option(None, "--config", help="Experiment YAML (its store.url)."),
     guard_harm: float = typer.Option(
         _GATE.guard_harm, "--guard-harm", help="Drop on one class the McNemar guard is sized to detect."
     ),
@@ -136,6 +154,15 @@ def plan(
     if bool(units) == (manifest is not None):
         raise ConfigError("give exactly one of --units or --manifest", field="--units/--manifest")
     distinct = read_manifest_val_counts(manifest) if manifest else parse_units(units, questions_per_unit)
+    console = Console()
+    if from_run is not None:
+        measured = run_discordance(from_run, store=store, config=config_file)
+        discordance = independent_from_run(measured, coupling)
+        how = "one seed per draw" if measured.per_draw else "independent arms"
+        console.print(
+            f"run {from_run}: {measured.discordant} of {measured.observed} paired draws differ in "
+            f"correctness ({measured.discordance:.1%}, {how}); independent discordance {discordance:.3f}"
+        )
     drawable = {k: gate_budget(n, temperature=temperature, n_max=budget) for k, n in distinct.items()}
     config = _config(
         alpha=alpha,
@@ -156,7 +183,6 @@ def plan(
         f"gate plan: alpha={alpha:g}, bet cap={bet_cap:g}, budget={budget}, strategy={strategy}, "
         f"temperature={temperature:g} ({mode})"
     )
-    console = Console()
     _plan_table(title, plans, distinct, deltas, min_distinct).print(console)
     console.print(
         "distinct = val questions the claim rests on; obs = the gate's budget "
@@ -170,6 +196,10 @@ def plan(
             f"{', '.join(few)}. Their accepts are claims about very few questions; only the holdout "
             "can say whether they generalize."
         )
+    if temperature > 0:
+        print_coupling(console, discordance=discordance, coupling=coupling, effects=deltas, alpha=alpha)
+    else:
+        console.print("temperature 0: greedy answers ignore the seed, so one seed per draw couples nothing.")
     if config.guard_draws != 0:
         # A system or tool edit reaches every class with val questions; at temperature 0 a class
         # gives at most its distinct questions (fewer: the guard skips those the gate drew).

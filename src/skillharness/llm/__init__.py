@@ -34,12 +34,22 @@ from skillharness.llm.roles import (
 )
 from skillharness.llm.stack import LLMStack, build_chat_model
 from skillharness.llm.toolcall import extract_tool_call
-from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse, SamplingParams, ToolCall, Usage
+from skillharness.llm.types import (
+    PER_DRAW,
+    ChatModel,
+    ChatRequest,
+    ChatResponse,
+    SamplingParams,
+    ToolCall,
+    Usage,
+    draw_seed,
+)
 
 __all__ = [
     "AGENT_TOOL_NAMES",
     "DOCUMENT_CLOSE",
     "DOCUMENT_OPEN",
+    "PER_DRAW",
     "RANK_CANDIDATE_HEADING",
     "SAMPLE_IDX_KEY",
     "TOOL_GET_FRAMES",
@@ -69,6 +79,7 @@ __all__ = [
     "ToolCall",
     "Usage",
     "build_chat_model",
+    "draw_seed",
     "extract_tool_call",
     "open_backend",
     "probe_models",

@@ -6,14 +6,39 @@ accounting are wrappers that satisfy the same protocol.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import hashlib
+from typing import Any, Literal, Protocol
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from skillharness.llm.roles import Role
 from skillharness.util.model import StrictModel
 
-__all__ = ["ChatModel", "ChatRequest", "ChatResponse", "SamplingParams", "ToolCall", "Usage"]
+__all__ = [
+    "PER_DRAW",
+    "ChatModel",
+    "ChatRequest",
+    "ChatResponse",
+    "SamplingParams",
+    "ToolCall",
+    "Usage",
+    "draw_seed",
+]
+
+# ``seed: per_draw``: each draw gets its own seed, the same for every prompt asked at that draw.
+PER_DRAW = "per_draw"
+_SEED_BITS = 31  # llama.cpp and vLLM take any non-negative 32-bit seed; 31 bits fit both
+
+
+def draw_seed(question_id: str, sample_idx: int, salt: str) -> int:
+    """The request seed of draw ``(question_id, sample_idx)`` under the run-level ``salt``.
+
+    It does not depend on the prompt, so the incumbent and the candidate of one paired draw carry
+    the same seed (common random numbers), while two draws (another question or another sample
+    index) carry different ones. A stable hash: a replay or another process derives the same seed.
+    """
+    digest = hashlib.sha256(f"{salt}\x00{question_id}\x00{sample_idx}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % (1 << _SEED_BITS)
 
 
 class SamplingParams(StrictModel):
@@ -26,11 +51,24 @@ class SamplingParams(StrictModel):
     top_p: float | None = None
     top_k: int | None = None
     max_tokens: int | None = None
-    seed: int | None = None
+    # An int is sent as is. ``per_draw`` is resolved by the agent into :func:`draw_seed` of each
+    # draw before a request is built; a request never carries it (ChatRequest refuses it).
+    seed: int | Literal["per_draw"] | None = None
     presence_penalty: float | None = None
     frequency_penalty: float | None = None
     repetition_penalty: float | None = None
     stop: tuple[str, ...] | None = None
+
+    @property
+    def per_draw(self) -> bool:
+        """Whether every draw gets its own seed (see :func:`draw_seed`)."""
+        return self.seed == PER_DRAW
+
+    def for_draw(self, question_id: str, sample_idx: int, salt: str) -> SamplingParams:
+        """These parameters as sent for one draw: a ``per_draw`` seed resolved, anything else as is."""
+        if not self.per_draw:
+            return self
+        return self.model_copy(update={"seed": draw_seed(question_id, sample_idx, salt)})
 
 
 class ChatRequest(StrictModel):
@@ -49,6 +87,12 @@ class ChatRequest(StrictModel):
     # Routing only: requests with one key go to one replica while it is healthy (both arms of a
     # paired draw share its sampler and prefix cache). Neither sent nor part of the cache key.
     affinity: str | None = None
+
+    @model_validator(mode="after")
+    def _seed_resolved(self) -> ChatRequest:
+        if self.sampling.per_draw:
+            raise ValueError("sampling.seed 'per_draw' must be resolved per draw before a request is built")
+        return self
 
 
 class ToolCall(StrictModel):

@@ -6,9 +6,10 @@ descriptions), ``temperature``, the request ``seed`` and the draw index (``sampl
 the request samples: temperature above 0 and no fixed seed; see
 :func:`~skillharness.sim.prompt.draw_index`). The conversation so far only says how far along the
 plan the episode is. So at temperature 0 one (question, instruction text) gives one output,
-whatever the sample index, as on a real server; when sampling, accuracy over many sample indices
-converges to :meth:`World.p_correct`. Temperature selects the draw but does not change the
-probabilities.
+whatever the sample index and seed, as on a greedy real server; when sampling, accuracy over many
+sample indices converges to :meth:`World.p_correct`. Temperature selects the draw but does not
+change the probabilities. A sampling request with a seed couples the correctness of every
+instruction text asked with that seed (:meth:`World.seed_coupled`, ``world.seed_coupling``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ from skillharness.data.questions import OPTION_LETTERS, Question
 from skillharness.llm.roles import TOOL_GET_FRAMES, TOOL_GET_SUBTITLES, TOOL_SUBMIT_ANSWER
 from skillharness.sim.config import AnswerShape
 from skillharness.sim.draw import digest, rng_for, uniform, weighted_choice
-from skillharness.sim.prompt import draw_index, first_user_text, instruction_text, prompt_tokens
+from skillharness.sim.prompt import (
+    draw_index,
+    first_user_text,
+    instruction_text,
+    prompt_tokens,
+    sampling_seed,
+)
 from skillharness.sim.wire import Reply, ReplyToolCall, estimate_tokens
 from skillharness.sim.world import World
 
@@ -83,7 +90,7 @@ class AgentRole:
             digest(instruction_text(body)),
             draw_index(body),
             body.get("temperature"),
-            body.get("seed"),
+            sampling_seed(body),
         )
         return question, key
 
@@ -100,8 +107,10 @@ class AgentRole:
             plan.append(TOOL_GET_SUBTITLES)
         if question is not None:
             letters, answer = question.letters, question.answer
-            # The video's shared draw is keyed on the sample (index, temperature, seed), not the text.
-            u = self.world.correct_draw(question, uniform(*key, "correct"), *key[4:])
+            # The seed's and the video's shared draws are keyed on the sample (index, temperature,
+            # seed), not the text: two texts asked at one seed are coupled (common random numbers).
+            own = self.world.seed_coupled(question, uniform(*key, "correct"), key[6], key[5])
+            u = self.world.correct_draw(question, own, *key[4:])
             correct = u < self.world.p_intended(question, text)
         else:  # not one of ours: guess among the letters the prompt shows
             letters = tuple(x for x in OPTION_LETTERS if f"\n{x}." in "\n" + user) or OPTION_LETTERS

@@ -140,6 +140,18 @@ class WorldConfig(StrictModel):
         ),
     )
 
+    seed_coupling: float = Field(
+        0.4,
+        ge=0,
+        le=1,
+        description=(
+            "rho: when an agent request samples with a seed, the uniform that decides correctness is, with "
+            "probability rho, one shared by every instruction text asked with that seed on that question "
+            "(common random numbers), and the text's own otherwise; accuracy is unchanged. 0.4 reproduces "
+            "a measured llama.cpp pair (docs/simulator.md, 'Seed coupling'). No seed: no coupling."
+        ),
+    )
+
     @model_validator(mode="after")
     def _ranges(self) -> WorldConfig:
         if self.needed_min > self.needed_max or self.needed_max > self.insights_per_task:

@@ -132,6 +132,12 @@ def document_body(document: str) -> str:
     return document
 
 
+def sampling_seed(body: dict[str, Any]) -> object:
+    """The request ``seed`` when the request samples, else None: greedy decoding never reads it."""
+    temperature = body.get("temperature")
+    return None if temperature is not None and temperature <= 0 else body.get("seed")
+
+
 def draw_index(body: dict[str, Any]) -> int:
     """Which independent draw a reply is: the request's ``sample_idx`` when the request samples, else 0.
 

@@ -9,8 +9,9 @@ Probability that the agent *intends* the right letter for question ``q`` given t
 
 where ``present_q(T)`` counts q's needed insights whose wording (any accepted one) is in ``T``,
 and ``harmful(T)`` counts harmful rules whose wording is in ``T``. With ``video_correlation``
-the draws of one video's questions in one sample are coupled (:meth:`World.correct_draw`); each
-question's probability, and so the oracle, is unchanged.
+the draws of one video's questions in one sample are coupled (:meth:`World.correct_draw`); with
+``seed_coupling`` the draws of two instruction texts asked with one request seed are coupled
+(:meth:`World.seed_coupled`). Each question's probability, and so the oracle, is unchanged.
 """
 
 from __future__ import annotations
@@ -192,6 +193,21 @@ class World:
         shared = normal.inv_cdf(_open_unit(uniform(self.config.seed, "video", question.video_id, *sample)))
         mixed = math.sqrt(rho) * shared + math.sqrt(1 - rho) * normal.inv_cdf(_open_unit(own))
         return normal.cdf(mixed)
+
+    def seed_coupled(self, question: Question, own: float, seed: object, temperature: object) -> float:
+        """The uniform of an episode sampled with request ``seed``: shared across instruction texts
+        with probability ``world.seed_coupling``, else ``own`` (the text's).
+
+        Both the switch and the shared uniform are keyed on (question, seed, temperature), never on
+        the text, so two arms asked with one seed take the shared uniform together or not at all:
+        their correctness differs on a share ``rho |p1 - p2| + (1 - rho) (p1 (1 - p2) + p2 (1 - p1))``
+        of draws. Either way the uniform stays uniform, so each arm's accuracy is unchanged.
+        """
+        rho = self.config.world.seed_coupling
+        if seed is None or rho == 0:
+            return own
+        key = (self.config.seed, "seed_coupling", question.question_id, seed, temperature)
+        return uniform(*key, "shared") if uniform(*key, "switch") < rho else own
 
     def p_correct(self, question: Question, text: str) -> float:
         """Probability that the normalized answer is the right letter (what the oracle reports)."""

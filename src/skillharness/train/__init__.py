@@ -20,11 +20,15 @@ from skillharness.train.gate import (
     GateRule,
     GuardPlan,
     StrictlyBetterMinibatch,
+    coupled_discordance,
+    independent_discordance,
     min_net_wins,
     plan_classes,
     plan_guard,
     simulate,
+    sized_draws,
     stage_ends,
+    threshold,
 )
 from skillharness.train.preflight import CheckStatus, PreflightReport, run_preflight
 from skillharness.train.progress import TrainProgress
@@ -71,11 +75,13 @@ __all__ = [
     "TrainingStopped",
     "build_case_packs",
     "check_templates",
+    "coupled_discordance",
     "default_train_run_id",
     "defect_confusion",
     "ended_run",
     "evolve_calls",
     "gate_budget",
+    "independent_discordance",
     "load_templates",
     "min_net_wins",
     "open_training",
@@ -88,6 +94,8 @@ __all__ = [
     "run_training",
     "run_waterfall",
     "simulate",
+    "sized_draws",
     "stage_ends",
+    "threshold",
     "waterfall_table",
 ]

@@ -70,9 +70,10 @@ def draw_temperature(sampling: SamplingParams) -> float:
 
     With a fixed request ``seed`` a server answers every sample index of a prompt alike (it never
     sees the index; the simulator does the same), so such samples are replays: the gate then
-    draws each question at most once, as at temperature 0.
+    draws each question at most once, as at temperature 0. A ``per_draw`` seed is not fixed: each
+    sample index of a question gets its own seed, so its samples are fresh draws.
     """
-    if sampling.seed is not None:
+    if sampling.seed is not None and not sampling.per_draw:
         return 0.0
     return sampling.temperature or 0.0
 

@@ -32,6 +32,7 @@ from skillharness.train.gate.planner import (
     plan_classes,
     plan_guard,
 )
+from skillharness.train.gate.power import coupled_discordance, independent_discordance, sized_draws
 from skillharness.train.gate.reachability import (
     Reachability,
     ensure_reachable,
@@ -41,6 +42,7 @@ from skillharness.train.gate.reachability import (
     min_wins,
     reachability,
     reachability_for,
+    threshold,
 )
 from skillharness.train.gate.rules import EProcessGate, FixedNStandardError, GateRule, StrictlyBetterMinibatch
 from skillharness.train.gate.simulate import SimulationSummary, simulate
@@ -65,11 +67,13 @@ __all__ = [
     "SimulationSummary",
     "StrictlyBetterMinibatch",
     "WithoutReplacement",
+    "coupled_discordance",
     "effect_rates",
     "ensure_reachable",
     "estimate_power",
     "gate_alpha",
     "guard_draws_per_class",
+    "independent_discordance",
     "last_reachable_gate",
     "make_bet_strategy",
     "mcnemar_draws",
@@ -83,6 +87,8 @@ __all__ = [
     "reachability",
     "reachability_for",
     "simulate",
+    "sized_draws",
     "stage_ends",
+    "threshold",
     "wealth_paths",
 ]

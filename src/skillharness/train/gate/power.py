@@ -24,6 +24,8 @@ import math
 __all__ = [
     "DISCORDANCE_PRIOR",
     "MIN_FUTILITY_N",
+    "coupled_discordance",
+    "independent_discordance",
     "kelly_growth",
     "measured_discordance",
     "plausibly_futile",
@@ -51,6 +53,25 @@ def sized_draws(threshold: float, discordance: float, min_effect: float) -> int:
     """Observations that give a test about 3/4 power at ``min_effect`` (see the module doc)."""
     r = max(discordance, min_effect)
     return math.ceil(_SIZE_FACTOR * 2.0 * math.log(threshold) * r / (min_effect * min_effect))
+
+
+def coupled_discordance(discordance: float, coupling: float, effect: float = 0.0) -> float:
+    """The discordance of the same pairs when both arms of a draw share one request seed.
+
+    With independent draws two arms at accuracies ``p1``, ``p2`` differ on ``p1 (1 - p2) + p2 (1 - p1)``
+    of the draws (``discordance``); a shared seed couples a share ``coupling`` of the draws, and a
+    coupled draw differs only when the uniform falls between ``p1`` and ``p2``: ``|p1 - p2|``, at least
+    the effect. So the coupled discordance is ``coupling |effect| + (1 - coupling) discordance``
+    (docs/simulator.md, "Seed coupling").
+    """
+    return coupling * abs(effect) + (1.0 - coupling) * discordance
+
+
+def independent_discordance(coupled: float, coupling: float, effect: float = 0.0) -> float:
+    """The inverse of :func:`coupled_discordance`: the discordance without a shared seed."""
+    if coupling >= 1.0:
+        return coupled
+    return min(1.0, max(coupled, (coupled - coupling * abs(effect)) / (1.0 - coupling)))
 
 
 def kelly_growth(delta: float, discordance: float) -> float:
