@@ -6,6 +6,8 @@ import pytest
 from store_support import provenance
 
 from skillharness.errors import StoreError
+from skillharness.eval.report.collect import collect_report
+from skillharness.eval.report.render import render_html
 from skillharness.store import RunLog, RunMetric, RunReader, content_hash
 
 SETTINGS = {"agent.samples": 1, "agent.vision": True, "llm.model": "sim-vl", "data.questions": "sha256:ab"}
@@ -102,6 +104,9 @@ async def test_issue_32_1_a_resume_on_fewer_or_more_replicas_is_accepted_and_rec
     ).close()
     [change] = _replica_changes(store_url)
     assert (change["before"], change["now"]) == (list(before), list(after))
+    with RunReader(store_url) as reader:  # the report prints it beside the endpoints
+        page = render_html(collect_report(reader, "run-1"))
+    assert f"replicas changed</td><td class=\"mono\">{change['at']}: {', '.join(after)}" in page
     assert change["added"] == sorted(set(after) - set(before))
     assert change["removed"] == sorted(set(before) - set(after))
     with RunReader(store_url) as reader:

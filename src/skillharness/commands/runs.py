@@ -7,7 +7,7 @@ from rich.console import Console
 
 from skillharness.commands.fit_table import Col, FitTable
 from skillharness.config import load_config
-from skillharness.store import RunMetric, RunReader
+from skillharness.store import REPLICA_CHANGES_METRIC, RunMetric, RunReader
 
 runs_app = typer.Typer(help="Inspect stored runs (read-only: the store is opened in read-only mode).")
 
@@ -53,7 +53,7 @@ def show_run(
     reader = _reader(store, config)
     try:
         info = reader.run(run_id)
-        changes = reader.ledger(RunMetric, run_id=run_id, name="replica_changes")
+        changes = reader.ledger(RunMetric, run_id=run_id, name=REPLICA_CHANGES_METRIC)
         console = Console()
         console.print_json(
             data={

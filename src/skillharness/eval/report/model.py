@@ -40,6 +40,8 @@ class RunSummary(StrictModel):
     pool: str | None
     model: str
     endpoints: tuple[str, ...]
+    # Resumes on other replicas of the same model: time, replicas before and after, added, removed.
+    replica_changes: tuple[dict[str, Any], ...] = ()
     pools_sha256: str | None
     bundle_hash: str
     config_hash: str
