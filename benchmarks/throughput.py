@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 from llm_client import _serve  # the simulator in its own process, as in the client benchmark
-
 from skillharness.llm import build_chat_model
 from skillharness.llm.config import CacheConfig, EndpointConfig, LLMConfig
 from skillharness.llm.roles import Role, response_format

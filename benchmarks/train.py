@@ -373,6 +373,8 @@ def efficiency(args: argparse.Namespace, argv: list[str]) -> str:
             max_minutes=args.max_minutes,
             epochs=args.epochs,
             train=merge(ROWS[rows[0]], train_settings(args.set)),
+            per_draw=args.per_draw_seeds,
+            coupling=args.seed_coupling,
         )
         records = run_jobs(jobs, args.jobs)
     elapsed = time.perf_counter() - start
@@ -381,6 +383,9 @@ def efficiency(args: argparse.Namespace, argv: list[str]) -> str:
         title += f", {rows[0]}"
     if args.set:
         title += ", " + ", ".join(f"train.{item}" for item in args.set)
+    if args.per_draw_seeds:
+        rho = "the default" if args.seed_coupling is None else args.seed_coupling
+        title += f", per-draw seeds (world.seed_coupling {rho})"
     top = max(args.budgets)
     mode = (
         "one run per seed and budget"
@@ -447,6 +452,14 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--results", type=Path, help="Per-seed records (JSON).")
     out.add_argument("--workdir", type=Path, help="An empty folder to keep the runs in.")
     out.add_argument("--no-write", action="store_true", help="Print only (docs, default results).")
+    out.add_argument(
+        "--per-draw-seeds",
+        action="store_true",
+        help="Setups: agent.sampling.seed per_draw (both arms of a paired draw share a seed).",
+    )
+    out.add_argument(
+        "--seed-coupling", type=float, help="Setups: the world's seed_coupling rho (default: the sim's)."
+    )
     out.add_argument(
         "--set",
         action="append",

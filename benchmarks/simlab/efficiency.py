@@ -73,6 +73,8 @@ class Job:
     max_minutes: float
     epochs: int = EPOCHS
     train: dict[str, Any] = field(default_factory=dict)  # an ablation row's train settings
+    per_draw: bool = False  # agent.sampling.seed: per_draw (both arms of a draw share a seed)
+    coupling: float | None = None  # world.seed_coupling (None: the simulator's default)
 
 
 def budget_calls(ctx: TrainContext) -> int:
@@ -139,10 +141,15 @@ def _accepts(store_url: str, truth: Truth, ws: Workspace, curve: CurveObserver) 
 async def measure_job(job: Job) -> dict[str, Any]:
     """Train one seed; its record (see ``run_job``)."""
     data = prepare(job)
-    with SimServer(sim_world(job.world, job.seed), questions=data.source.questions) as sim:
+    world = sim_world(job.world, job.seed)
+    if job.coupling is not None:
+        coupled = world.world.model_copy(update={"seed_coupling": job.coupling})
+        world = world.model_copy(update={"world": coupled})
+    with SimServer(world, questions=data.source.questions) as sim:
         truth = Truth(sim.oracle, data)
         train = merge({"epochs": job.epochs, "budget": {"max_calls": job.budget}}, job.train)
-        config = load_config(write_config(job.folder, data, sim, train))
+        agent = {"sampling": {"temperature": 0.7, "seed": "per_draw"}} if job.per_draw else {}
+        config = load_config(write_config(job.folder, data, sim, train, agent=agent))
         report = await run_preflight_async(config)
         if not report.ok:
             problems = "; ".join(f"{p.check}: {p.message}" for p in report.problems)
@@ -244,6 +251,8 @@ def plan_jobs(
     max_minutes: float,
     epochs: int,
     train: dict[str, Any],
+    per_draw: bool = False,
+    coupling: float | None = None,
 ) -> list[Job]:
     """One job per setup × seed at the largest budget, read at every budget; with ``separate``, one
     job per budget too, each read at its own."""
@@ -260,6 +269,8 @@ def plan_jobs(
             max_minutes,
             epochs,
             train,
+            per_draw,
+            coupling,
         )
         for name in setups
         for seed in (seeds if seeds is not None else SETUPS[name].seeds)

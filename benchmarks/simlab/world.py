@@ -168,8 +168,11 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def write_config(folder: Path, data: Data, sim: SimServer, train: dict[str, Any]) -> Path:
-    """The experiment file of one run: text-only agent at temperature 0.7, ``train`` as given."""
+def write_config(
+    folder: Path, data: Data, sim: SimServer, train: dict[str, Any], *, agent: dict[str, Any] | None = None
+) -> Path:
+    """The experiment file of one run: text-only agent at temperature 0.7 (``agent`` merged in),
+    ``train`` as given."""
     doc = {
         "data": {
             "questions": str(data.source.questions),
@@ -180,13 +183,16 @@ def write_config(folder: Path, data: Data, sim: SimServer, train: dict[str, Any]
         "llm": {"model": sim.model_name, "endpoints": [{"base_url": sim.base_url}]},
         "cache": {"url": f"sqlite:///{folder / 'cache.sqlite'}"},
         "store": {"url": f"sqlite:///{folder / 'runs.sqlite'}"},
-        "agent": {
-            "bundle": str(data.bundle),
-            "concurrency": 8,
-            "vision": False,
-            "sampling": {"temperature": 0.7},
-            "frames": {"cache_dir": str(folder / "frames")},
-        },
+        "agent": merge(
+            {
+                "bundle": str(data.bundle),
+                "concurrency": 8,
+                "vision": False,
+                "sampling": {"temperature": 0.7},
+                "frames": {"cache_dir": str(folder / "frames")},
+            },
+            agent or {},
+        ),
         "eval": {"run_holdout_eval": False},
         "train": train,
     }
