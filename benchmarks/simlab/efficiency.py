@@ -185,6 +185,7 @@ async def measure_job(job: Job) -> dict[str, Any]:
         "closure_val": truth.closure(final, "val"),
         "alpha_sum": ckpt.alpha_spent,
         "gates": ckpt.gates_run,
+        "open_at_end": len(ckpt.open),  # tests still open when the run ended (a budget stop leaves some)
         "alpha_spending": config.train.gate.alpha_spending,
         "usage": {
             role: {k: u.get(k, 0) for k in ("calls", "cache_hits")}

@@ -131,17 +131,19 @@ def bounds(records: Sequence[dict[str, Any]]) -> str:
 def runs_table(records: Sequence[dict[str, Any]]) -> str:
     lines = [
         "| setup | seed | budget | calls spent | end | wall s | s / 1,000 calls | trained classes "
-        "| accepts |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| accepts | tests open at the end |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         if "error" in r:
-            lines.append(f"| {r['setup']} | {r['seed']} | {r['budget']:,} | failed: {r['error']} | | | | | |")
+            head = f"| {r['setup']} | {r['seed']} | {r['budget']:,} | failed: {r['error']}"
+            lines.append(head + " |" * 7)
             continue
         per_k = r["wall_s"] / max(r["spent"], 1) * 1000
         lines.append(
             f"| {r['setup']} | {r['seed']} | {r['budget']:,} | {r['spent']:,} | {r['end_reason']} "
-            f"| {r['wall_s']:.0f} | {per_k:.1f} | {len(r['trained_classes'])} | {len(r['accepts'])} |"
+            f"| {r['wall_s']:.0f} | {per_k:.1f} | {len(r['trained_classes'])} | {len(r['accepts'])} "
+            f"| {r.get('open_at_end', '–')} |"
         )
     return "\n".join(lines) + "\n"
 
