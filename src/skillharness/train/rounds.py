@@ -61,7 +61,7 @@ async def evidence_round(
             ckpt = rebase(ctx, ws, ckpt, oc)
             old = oc.key
             oc = next(o for o in ckpt.open if o.key == old or o.rebased_from[-1:] == [old])
-        ckpt = await _advance(ctx, ws, ckpt, oc, cursor)
+        ckpt = await _advance(ctx, ws, ckpt, oc, cursor, before_decision)
         save(ckpt)
     return ckpt.model_copy(update={"round_fed": [], "round_closed": []})
 
@@ -95,9 +95,18 @@ def _discordance(ckpt: Checkpoint, draws: Sequence[Draw], outcomes: Sequence[Pai
 
 
 async def _advance(
-    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, oc: OpenCandidate, cursor: dict[str, Any]
+    ctx: TrainContext,
+    ws: Workspace,
+    ckpt: Checkpoint,
+    oc: OpenCandidate,
+    cursor: dict[str, Any],
+    check: Callable[[], None] = lambda: None,
 ) -> Checkpoint:
-    """One stage of ``oc``'s test, then its decision if the ladder (or plausible futility) reached one."""
+    """One stage of ``oc``'s test, then its decision if the ladder (or plausible futility) reached one.
+
+    ``check`` (the budget and stop file) runs again before any further stage and before the guard:
+    a stop there saves nothing of this pick, and its resume replays the stage from the cache.
+    """
     if oc.invalid:
         outcome = GateOutcome(GateReason.REJECT_INVALID, oc.invalid, alpha=0.0, evidence=_evidence(oc))
         return await _close(ctx, ws, ckpt, oc, candidate_of(ctx, ws, oc), outcome, cursor)
@@ -108,6 +117,8 @@ async def _advance(
     observed, ends, infra, at = list(oc.observed), list(oc.stage_ends), oc.infra, oc.cursor
     decision = ladder.decision
     while ladder.next_request > 0 and at < len(plan.draws):
+        if at > oc.cursor:
+            check()
         stage = plan.draws[at : at + ladder.next_request]
         outcomes = await arms.outcomes(stage)
         before = len(observed)
@@ -157,6 +168,8 @@ async def _advance(
                 asked=at,
             )
         return ckpt
+    if decision.kind is DecisionKind.ACCEPT and scope.guard_classes:
+        check()  # the guard may cost thousands of calls
     outcome = await _outcome(ctx, arms, scope, candidate, plan, oc, decision)
     return await _close(ctx, ws, ckpt, oc, candidate, outcome, cursor)
 
