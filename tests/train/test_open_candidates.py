@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from loop_support import decisions, loop_config, train_once
 from train_support import train_context
-from validate_support import with_lines
+from validate_support import observations, with_lines
 
 from bench_support import Bench
 from skillharness.config import load_config
@@ -20,6 +20,7 @@ from skillharness.train.budget import TrainingStopped
 from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
 from skillharness.train.gate import AGrapa, wealth_paths
 from skillharness.train.open_gates import candidate_of, is_stale, open_candidate, rebase
+from skillharness.train.rounds import _advance
 from skillharness.train.training import run_folder
 
 
@@ -152,3 +153,39 @@ async def test_an_accept_rebases_the_open_tests_of_its_class_only(
     assert ckpt.open[1] == before.open[1]
     assert "Count every object twice." in rebuilt.document_before  # tested against the new incumbent
     assert "Count slowly, frame by frame." in rebuilt.document_after
+
+
+async def test_a_budget_stop_comes_before_the_guard_of_an_accepted_system_edit(
+    train_bench: Bench, experiment: Path
+) -> None:
+    """The guard of a system edit draws on every class (thousands of calls): the budget is checked
+    between the accepting stage and the guard, so a spent budget stops there and draws nothing more."""
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        config_path = loop_config(experiment, train_bench, sim)
+        async with train_context(config_path, run_id="t-guard-stop") as ctx:
+            initial = Bundle.load(load_config(config_path).agent.bundle)
+            ws = Workspace.create(experiment / "ws", initial, reason="initial bundle")
+            ckpt = Checkpoint(run_id="t-guard-stop", baseline_run_id="t-guard-stop.baseline")
+            lines = [sim.world.insights_for(t)[0].canonical for t in ctx.task_types]
+            cursor = {"epoch": 1, "step": 0, "target": 0}
+            proposal = with_lines(initial, EditTarget.system(), lines)
+            ckpt, status = await open_candidate(ctx, ws, ckpt, proposal, cursor=cursor)
+            assert status == "opened"
+            key = ckpt.open[0].key
+
+            def spent() -> None:
+                raise TrainingStopped("call budget reached", reason="max_calls")
+
+            stopped = None
+            for _ in range(12):  # stages until the ladder accepts; then the check stops the pick
+                try:
+                    ckpt = await _advance(ctx, ws, ckpt, ckpt.open[0], cursor, spent)
+                except TrainingStopped as exc:
+                    stopped = exc
+                    break
+            assert stopped is not None, "the ladder accepted and the check stopped the pick"
+            assert [o.key for o in ckpt.open] == [key]  # nothing of the stopped pick was kept
+            drawn = observations(ctx.store, "t-guard-stop", key)
+            guarded = observations(ctx.store, "t-guard-stop", key, arm="guard")
+    assert drawn, "the accepting stage was drawn"
+    assert guarded == []
