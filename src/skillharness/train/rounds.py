@@ -114,42 +114,16 @@ async def _advance(
     scope, plan = draw_plan(ctx, candidate, oc.key, first_sample=oc.first_sample, n_max=oc.n_max)
     ladder = _ladder(ctx, oc, plan.budget, plan.with_replacement, scope.label)
     arms = _Arms(ctx, ws.load(oc.base_version), candidate.bundle, oc.key)
-    observed, ends, infra, at = list(oc.observed), list(oc.stage_ends), oc.infra, oc.cursor
-    decision = ladder.decision
-    while ladder.next_request > 0 and at < len(plan.draws):
-        if at > oc.cursor:
-            check()
-        stage = plan.draws[at : at + ladder.next_request]
-        outcomes = await arms.outcomes(stage)
-        before = len(observed)
-        decision = ladder.feed(outcomes)
-        fresh = [o.d for o in outcomes if o.d is not None]
-        observed += fresh
-        infra += len(outcomes) - len(fresh)
-        if fresh:
-            ends.append(len(observed))
-        wealth = _wealth_after(ladder, outcomes, before)
-        await ctx.store.aupsert(_rows(ctx, oc.key, at, stage, outcomes, wealth, "target"))
-        ckpt = _discordance(ckpt, stage, outcomes)
-        at += len(stage)
-        if decision.terminal or len(observed) in ladder.plan:
-            break
+    ckpt, fed, decision = await _feed(ctx, ckpt, oc, plan.draws, ladder, arms, check)
     if decision is None:
         raise InfraOutage(
             f"{scope.label}: the gate's plan has no draw left", reason="infra_outage", what=f"gate {oc.key}"
         )
     if decision.kind is DecisionKind.CONTINUE and _futile(ctx, oc, decision, plan.budget):
         decision = replace(decision, kind=DecisionKind.REJECT_INERTIA, next_request=0)
-    oc = oc.model_copy(
-        update={
-            "cursor": at,
-            "observed": observed,
-            "stage_ends": ends,
-            "infra": infra,
-            "wealth": decision.wealth,
-            "harm_wealth": decision.harm_wealth,
-            "rounds": oc.rounds + 1,
-        }
+    at = fed.cursor
+    oc = fed.model_copy(
+        update={"wealth": decision.wealth, "harm_wealth": decision.harm_wealth, "rounds": oc.rounds + 1}
     )
     ckpt = ckpt.model_copy(
         update={
@@ -172,6 +146,41 @@ async def _advance(
         check()  # the guard may cost thousands of calls
     outcome = await _outcome(ctx, arms, scope, candidate, plan, oc, decision)
     return await _close(ctx, ws, ckpt, oc, candidate, outcome, cursor)
+
+
+async def _feed(
+    ctx: TrainContext,
+    ckpt: Checkpoint,
+    oc: OpenCandidate,
+    draws: Sequence[Draw],
+    ladder: Ladder,
+    arms: _Arms,
+    check: Callable[[], None],
+) -> tuple[Checkpoint, OpenCandidate, Decision | None]:
+    """Draw ``oc``'s next stage (more when INFRA left it short) and feed it to the ladder; the
+    checkpoint with the discordance counted, ``oc`` with its observations, and the ladder's decision."""
+    observed, ends, infra, at = list(oc.observed), list(oc.stage_ends), oc.infra, oc.cursor
+    decision = ladder.decision
+    while ladder.next_request > 0 and at < len(draws):
+        if at > oc.cursor:
+            check()
+        stage = draws[at : at + ladder.next_request]
+        outcomes = await arms.outcomes(stage)
+        before = len(observed)
+        decision = ladder.feed(outcomes)
+        fresh = [o.d for o in outcomes if o.d is not None]
+        observed += fresh
+        infra += len(outcomes) - len(fresh)
+        if fresh:
+            ends.append(len(observed))
+        wealth = _wealth_after(ladder, outcomes, before)
+        await ctx.store.aupsert(_rows(ctx, oc.key, at, stage, outcomes, wealth, "target"))
+        ckpt = _discordance(ckpt, stage, outcomes)
+        at += len(stage)
+        if decision.terminal or len(observed) in ladder.plan:
+            break
+    fed = oc.model_copy(update={"cursor": at, "observed": observed, "stage_ends": ends, "infra": infra})
+    return ckpt, fed, decision
 
 
 def _futile(ctx: TrainContext, oc: OpenCandidate, decision: Decision, budget: int) -> bool:
