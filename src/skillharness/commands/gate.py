@@ -156,13 +156,7 @@ def plan(
     distinct = read_manifest_val_counts(manifest) if manifest else parse_units(units, questions_per_unit)
     console = Console()
     if from_run is not None:
-        measured = run_discordance(from_run, store=store, config=config_file)
-        discordance = independent_from_run(measured, coupling)
-        how = "one seed per draw" if measured.per_draw else "independent arms"
-        console.print(
-            f"run {from_run}: {measured.discordant} of {measured.observed} paired draws differ in "
-            f"correctness ({measured.discordance:.1%}, {how}); independent discordance {discordance:.3f}"
-        )
+        discordance = _discordance_of_run(console, from_run, store, config_file, coupling)
     drawable = {k: gate_budget(n, temperature=temperature, n_max=budget) for k, n in distinct.items()}
     config = _config(
         alpha=alpha,
@@ -189,13 +183,7 @@ def plan(
         f"({'--budget' if temperature > 0 else 'min(distinct, --budget)'}); P(acc) = power at discordance "
         f"{discordance:g} (p+ = (r+Δ)/2, p- = (r-Δ)/2), {runs} seeded simulated gates each."
     )
-    few = [f"{label} ({n})" for label, n in distinct.items() if n < min_distinct]
-    if few:
-        console.print(
-            f"[yellow]warning[/yellow]: fewer than {min_distinct} distinct val questions (!): "
-            f"{', '.join(few)}. Their accepts are claims about very few questions; only the holdout "
-            "can say whether they generalize."
-        )
+    _warn_few(console, distinct, min_distinct)
     if temperature > 0:
         print_coupling(console, discordance=discordance, coupling=coupling, effects=deltas, alpha=alpha)
     else:
@@ -205,6 +193,30 @@ def plan(
         # gives at most its distinct questions (fewer: the guard skips those the gate drew).
         available = {k: (None if temperature > 0 else n) for k, n in distinct.items() if n > 0}
         _print_guard(console, plan_guard(config, available))
+
+
+def _discordance_of_run(
+    console: Console, run_id: str, store: str | None, config_file: str | None, coupling: float
+) -> float:
+    """The independent-arm discordance measured on ``run_id``'s paired gate draws (and say so)."""
+    measured = run_discordance(run_id, store=store, config=config_file)
+    discordance = independent_from_run(measured, coupling)
+    how = "one seed per draw" if measured.per_draw else "independent arms"
+    console.print(
+        f"run {run_id}: {measured.discordant} of {measured.observed} paired draws differ in "
+        f"correctness ({measured.discordance:.1%}, {how}); independent discordance {discordance:.3f}"
+    )
+    return discordance
+
+
+def _warn_few(console: Console, distinct: dict[str, int], min_distinct: int) -> None:
+    few = [f"{label} ({n})" for label, n in distinct.items() if n < min_distinct]
+    if few:
+        console.print(
+            f"[yellow]warning[/yellow]: fewer than {min_distinct} distinct val questions (!): "
+            f"{', '.join(few)}. Their accepts are claims about very few questions; only the holdout "
+            "can say whether they generalize."
+        )
 
 
 def _print_guard(console: Console, guard: GuardPlan) -> None:
