@@ -173,7 +173,8 @@ def test_fingerprint_covers_what_changes_answers_and_ignores_how_a_run_executes(
         "cache.url": "sqlite:////elsewhere/cache.sqlite",
         "llm.timeouts": {"read_s": 5.0},
         "llm.retry": {"max_attempts": 2},
-        "llm.endpoints": [{"base_url": "http://127.0.0.1:8000/v1", "max_in_flight": 3, "name": "replica"}],
+        # Which replica serves a request does not change its answer (issue 32.1).
+        "llm.endpoints": [{"base_url": "http://127.0.0.1:9999/v1", "max_in_flight": 3, "name": "replica"}],
     }
     for key, value in operational.items():
         changed = load_config(tmp_path / "experiment.yaml", {key: value})
@@ -184,7 +185,7 @@ def test_fingerprint_covers_what_changes_answers_and_ignores_how_a_run_executes(
         "agent.max_frames": 8,
         "agent.vision": False,
         "cache.salt": "fresh",
-        "llm.endpoints": [{"base_url": "http://127.0.0.1:9999/v1"}],
+        "llm.endpoints": [{"base_url": "http://127.0.0.1:8000/v1", "send_sample_idx": False}],
     }
     for key, value in answering.items():
         changed = load_config(tmp_path / "experiment.yaml", {key: value})

@@ -106,7 +106,7 @@ async def test_issue_32_1_a_resume_on_fewer_or_more_replicas_is_accepted_and_rec
     assert (change["before"], change["now"]) == (list(before), list(after))
     with RunReader(store_url) as reader:  # the report prints it beside the endpoints
         page = render_html(collect_report(reader, "run-1"))
-    assert f"replicas changed</td><td class=\"mono\">{change['at']}: {', '.join(after)}" in page
+    assert f'replicas changed</td><td class="mono">{change["at"]}: {", ".join(after)}' in page
     assert change["added"] == sorted(set(after) - set(before))
     assert change["removed"] == sorted(set(before) - set(after))
     with RunReader(store_url) as reader:
