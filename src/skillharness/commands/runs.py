@@ -7,7 +7,7 @@ from rich.console import Console
 
 from skillharness.commands.fit_table import Col, FitTable
 from skillharness.config import load_config
-from skillharness.store import REPLICA_CHANGES_METRIC, RunMetric, RunReader
+from skillharness.store import RunReader
 
 runs_app = typer.Typer(help="Inspect stored runs (read-only: the store is opened in read-only mode).")
 
@@ -53,12 +53,11 @@ def show_run(
     reader = _reader(store, config)
     try:
         info = reader.run(run_id)
-        changes = reader.ledger(RunMetric, run_id=run_id, name=REPLICA_CHANGES_METRIC)
         console = Console()
         console.print_json(
             data={
                 **info.model_dump(mode="json"),
-                "replica_changes": changes[0].value if changes else [],
+                "replica_changes": reader.replica_changes(run_id),
                 "status_counts": {k.value: v for k, v in reader.status_counts(run_id).items()},
             }
         )

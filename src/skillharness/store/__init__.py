@@ -29,12 +29,11 @@ from skillharness.store.records import (
     TraceStep,
     content_hash,
 )
-from skillharness.store.run_settings import REPLICA_CHANGES_METRIC, replica_neutral, settings_changes
+from skillharness.store.run_settings import replica_neutral, settings_changes
 from skillharness.store.runstore import RunStore
 from skillharness.store.writer import RunLog
 
 __all__ = [
-    "REPLICA_CHANGES_METRIC",
     "BaselineSample",
     "DiagnosisRow",
     "DualMetricRow",

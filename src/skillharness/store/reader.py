@@ -21,7 +21,7 @@ from skillharness.store.ledger import LedgerRecord, select_records
 from skillharness.store.migrations import check_known, stored_version
 from skillharness.store.records import Prediction, PredictionStatus, RunInfo, TraceStep
 from skillharness.store.rows import prediction_of, run_of, trace_of
-from skillharness.store.run_settings import read_settings
+from skillharness.store.run_settings import read_replica_changes, read_settings
 from skillharness.store.schema import CURRENT_VERSION, predictions, runs, traces
 
 __all__ = ["RunReader"]
@@ -101,6 +101,11 @@ class RunReader:
         """The run's stored settings (dotted key → value), or None for a run from before they were kept."""
         with self._engine.connect() as conn:
             return read_settings(conn, run_id)
+
+    def replica_changes(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's resumes on other replicas of its model, oldest first (empty: none)."""
+        with self._engine.connect() as conn:
+            return read_replica_changes(conn, run_id)
 
     def predictions(self, run_id: str, *, status: PredictionStatus | None = None) -> list[Prediction]:
         """The run's predictions ordered by question and sample, optionally of one status."""

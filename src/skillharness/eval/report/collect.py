@@ -28,7 +28,6 @@ from skillharness.eval.report.model import (
 from skillharness.eval.report.outages import collect_outages
 from skillharness.eval.report.scores import val_by_class, val_headline
 from skillharness.store import (
-    REPLICA_CHANGES_METRIC,
     DiagnosisRow,
     DualMetricRow,
     GateDecisionRow,
@@ -268,7 +267,7 @@ def collect_report(
     run = summarize_run(reader.run(run_id))
     children = [summarize_run(info) for info in reader.children(run_id)]
     metrics = {m.name: m.value for m in reader.ledger(RunMetric, run_id=run_id)}
-    run = run.model_copy(update={"replica_changes": tuple(metrics.get(REPLICA_CHANGES_METRIC) or ())})
+    run = run.model_copy(update={"replica_changes": tuple(reader.replica_changes(run_id))})
     decisions = reader.ledger(GateDecisionRow, train_run_id=run_id)
     curves = _curves(reader.ledger(DualMetricRow, train_run_id=run_id), decisions)
     # The holdout is the headline; the val gain was selected on val and comes after it.
