@@ -17,6 +17,7 @@ _READ_METHODS = {
     "runs",
     "run",
     "predictions",
+    "replica_changes",
     "status_counts",
     "trace",
     "iter_traces",
