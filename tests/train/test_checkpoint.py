@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 
 from skillharness.errors import ConfigError
-from skillharness.train.checkpoint import CHECKPOINT_FILE, AcceptedEdit, Checkpoint, RunState
+from skillharness.train.checkpoint import (
+    CHECKPOINT_FILE,
+    CHECKPOINT_SCHEMA_VERSION,
+    AcceptedEdit,
+    Checkpoint,
+    RunState,
+    Spent,
+)
 from skillharness.train.records import RejectedEdit
 
 _CHILD = textwrap.dedent(
@@ -143,7 +150,7 @@ def test_a_schema_1_checkpoint_is_upgraded_with_no_open_candidates(tmp_path: Pat
     """A run interrupted before open candidates existed resumes: its cursor and memory kept, none open."""
     (tmp_path / CHECKPOINT_FILE).write_text(json.dumps(_SCHEMA_1))
     ckpt = Checkpoint.load(tmp_path)
-    assert ckpt.schema_version == 2
+    assert ckpt.schema_version == CHECKPOINT_SCHEMA_VERSION == 3
     assert (ckpt.epoch, ckpt.step, ckpt.target_index, ckpt.decision_index) == (2, 3, 1, 7)
     assert (ckpt.next_sample, ckpt.version, ckpt.alpha_spent) == (40, "v0003", 0.3)
     assert ckpt.rejected["skill:ocr_problems"][0].outcome == "reject_inertia"
@@ -151,4 +158,22 @@ def test_a_schema_1_checkpoint_is_upgraded_with_no_open_candidates(tmp_path: Pat
     assert ckpt.round_fed == []
     assert ckpt.drain_rounds == 0
     ckpt.save(tmp_path)
-    assert json.loads((tmp_path / CHECKPOINT_FILE).read_text())["schema_version"] == 2
+    assert json.loads((tmp_path / CHECKPOINT_FILE).read_text())["schema_version"] == 3
+
+
+def test_a_schema_2_checkpoint_is_upgraded_with_nothing_spent(tmp_path: Path) -> None:
+    """A run saved before the budget was the run's resumes with the spending it can vouch for: none."""
+    doc = {**_SCHEMA_1, "schema_version": 2, "open": [], "discordance": {"OCR Problems": [3, 10]}}
+    (tmp_path / CHECKPOINT_FILE).write_text(json.dumps(doc))
+    ckpt = Checkpoint.load(tmp_path)
+    assert (ckpt.schema_version, ckpt.spent) == (3, Spent())
+    assert ckpt.discordance == {"OCR Problems": [3, 10]}
+    saved = ckpt.model_copy(update={"spent": Spent(calls=120, cost=0.5, wall_s=9.0)})
+    saved.save(tmp_path)
+    assert Checkpoint.load(tmp_path).spent == Spent(calls=120, cost=0.5, wall_s=9.0)
+
+
+def test_a_checkpoint_of_an_unknown_schema_is_refused_naming_the_file(tmp_path: Path) -> None:
+    (tmp_path / CHECKPOINT_FILE).write_text(json.dumps({**_SCHEMA_1, "schema_version": 4}))
+    with pytest.raises(ConfigError, match=r"checkpoint\.json: checkpoint schema version 4"):
+        Checkpoint.load(tmp_path)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from skillharness.data import Question
+from skillharness.errors import ConfigError
 from skillharness.llm import PER_DRAW, SamplingParams
 from skillharness.train.caller import distinct_samples
 from skillharness.train.draws import draw_temperature, gate_budget, plan_draws, plan_guard_draws
@@ -115,3 +118,22 @@ def test_issue_29_a_per_draw_seed_samples_while_a_fixed_seed_replays() -> None:
     plan = plan_draws(_questions(4), seed=0, gate_index=1, temperature=draw_temperature(per_draw), n_max=16)
     assert plan.with_replacement
     assert plan.budget == 16
+
+
+def test_an_unset_temperature_is_refused_naming_the_key() -> None:
+    """Unset, the gate would take it as 0 and the cache as sampling: training refuses to guess."""
+    with pytest.raises(ConfigError, match=r"agent\.sampling\.temperature is not set") as caught:
+        draw_temperature(SamplingParams(temperature=None))
+    assert caught.value.context["key"] == "agent.sampling.temperature"
+    with pytest.raises(ConfigError, match=r"agent\.sampling\.temperature"):
+        draw_temperature(SamplingParams(temperature=None, seed=PER_DRAW))
+
+
+def test_at_temperature_0_a_guard_skips_only_the_questions_its_gate_drew() -> None:
+    """The caller passes the draws the gate consumed: the rest of its permutation is still fresh."""
+    pool = _questions(20)
+    plan = plan_draws(pool, seed=3, gate_index=4, temperature=0.0, n_max=20)
+    drawn = plan.draws[:6]
+    guard = plan_guard_draws(pool, seed=3, gate_index=4, temperature=0.0, n=20, used=drawn, label="x")
+    assert len(guard) == 14
+    assert {q.question_id for q, _ in guard} == {q.question_id for q, _ in plan.draws[6:]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from pathlib import Path
 
 import pytest
 import yaml
@@ -24,7 +25,7 @@ from skillharness.store import (
 )
 from skillharness.train.budget import TrainingStopped
 from skillharness.train.checkpoint import Checkpoint, RunState
-from skillharness.train.training import run_folder
+from skillharness.train.training import TrainOutcome, TrainRequest, run_folder, run_training
 
 
 async def test_training_accepts_real_insights_in_a_decisive_world(train_bench: Bench, experiment) -> None:
@@ -114,7 +115,8 @@ async def test_a_call_budget_stops_cleanly_and_resume_ends_like_an_uninterrupted
             await train_once(budgeted, "t-cut")
         folder = run_folder(budgeted.parent, "t-cut")
         assert Checkpoint.load(folder).state is RunState.INTERRUPTED
-        # Resume without the budget (each invocation has its own): same decisions, same final bundle.
+        # Resume without the budget (it is the run's: only a larger one goes on): same decisions,
+        # same final bundle.
         resumed_config = loop_config(experiment / "cut", train_bench, sim, epochs=1)
         resumed = await train_once(resumed_config, "t-cut", resume=True)
     assert resumed.checkpoint.state is RunState.FINISHED
@@ -177,3 +179,80 @@ async def test_two_experiments_train_concurrently_on_one_postgresql_store_and_on
         assert {c.run_id for c in reader.children("pg-a")}.isdisjoint(
             c.run_id for c in reader.children("pg-b")
         )
+
+
+class _Spending:
+    """Each checkpoint as saved (with the run's spending), in order."""
+
+    def __init__(self) -> None:
+        self.saved: list[Checkpoint] = []
+
+    def on_start(self, ctx: object) -> None:
+        return None
+
+    def on_step(self, ckpt: Checkpoint, steps_in_epoch: int) -> None:
+        return None
+
+    def on_checkpoint(self, ckpt: Checkpoint) -> None:
+        self.saved.append(ckpt)
+
+
+async def _train_observed(config_path: Path, run_id: str, observer: _Spending) -> TrainOutcome:
+    config = load_config(config_path)
+    request = TrainRequest(run_id=run_id, folder=run_folder(config_path.parent, run_id))
+    return await run_training(config, request, observer=observer)
+
+
+@pytest.mark.slow
+async def test_a_budget_that_runs_out_just_before_an_epoch_end_stops_within_one_stage(
+    train_bench: Bench, experiment
+) -> None:
+    """The epoch end (momentum tests, consolidation, the val score) checks the budget like a step:
+    a run whose budget ends as the epoch end begins overshoots by one stage at most, not by the
+    epoch end's tests and two passes over val."""
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        reference = loop_config(experiment / "ref", train_bench, sim, epochs=1)
+        seen = _Spending()
+        whole = await _train_observed(reference, "t-ref", seen)
+        assert whole.checkpoint.momentum_done, "no momentum test ran: the test needs an epoch end to cut"
+        before_end = [c for c in seen.saved if c.epoch_end_done == 0 and not c.momentum_done][-1]
+        budget = before_end.spent.calls + 1
+        cut = loop_config(experiment / "cut", train_bench, sim, epochs=1, budget={"max_calls": budget})
+        with pytest.raises(TrainingStopped, match="call budget"):
+            await train_once(cut, "t-cut")
+        stopped = Checkpoint.load(run_folder(cut.parent, "t-cut"))
+    config = load_config(cut)
+    # One stage: its first stage's draws, both arms, every turn of each; and the momentum call.
+    stage = config.train.gate.first_stage * 2 * config.agent.max_steps + 1
+    assert stopped.epoch_end_done == 0
+    assert budget <= stopped.spent.calls <= budget + stage
+    assert whole.checkpoint.spent.calls > budget + stage  # the epoch end it cut costs more than that
+
+
+async def test_a_budget_stopped_run_spends_nothing_on_any_number_of_resumes(
+    train_bench: Bench, experiment
+) -> None:
+    """The budget is the run's: three resumes of a run that spent it stop before any call, and the
+    stop leaves final metrics marked ``budget`` with the open tests counted."""
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        config_path = loop_config(experiment, train_bench, sim, epochs=1, budget={"max_calls": 150})
+        with pytest.raises(TrainingStopped, match="call budget"):
+            await train_once(config_path, "t-spent")
+        folder = run_folder(config_path.parent, "t-spent")
+        first = Checkpoint.load(folder)
+        requests = sim.stats()["requests"]
+        for _ in range(3):
+            with pytest.raises(TrainingStopped, match="call budget"):
+                await train_once(config_path, "t-spent", resume=True)
+            assert sim.stats()["requests"] == requests
+        again = Checkpoint.load(folder)
+    assert 150 <= first.spent.calls == again.spent.calls
+    assert again.state is RunState.INTERRUPTED
+    with RunReader(load_config(config_path).store) as reader:
+        metrics = {m.name: m.value for m in reader.ledger(RunMetric, run_id="t-spent")}
+    assert metrics["final"]["stop"] == "budget"
+    assert metrics["final"]["open_candidates"] == len(again.open)
+    assert metrics["final"]["version"] == again.version
+    assert metrics["budget"]["spent"]["calls"] == again.spent.calls
+    assert metrics["budget"]["limits"]["calls"] == 150
+    assert "val_gain" not in metrics  # no final val score: it would spend past the budget

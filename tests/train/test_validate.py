@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -13,11 +14,13 @@ from train_support import train_context
 from validate_support import agent_requests, gate_experiment, observations, rewrite, with_lines
 
 from bench_support import Bench
-from skillharness.agent import Prediction
+from skillharness.agent import Prediction, PredictionStatus
+from skillharness.agent.episode import REQUEST_REFUSED
+from skillharness.data import Pool
 from skillharness.infer import Draw
 from skillharness.sim import FaultKind, SimConfig, SimServer
 from skillharness.skills import Bundle, EditTarget
-from skillharness.store import BaselineSample
+from skillharness.store import BaselineSample, RunKind
 from skillharness.train.baseline_cache import BaselineCache
 from skillharness.train.context import TrainContext
 from skillharness.train.gate import DecisionKind
@@ -352,19 +355,20 @@ async def test_gate_replays_after_an_interruption(
     assert resumed_cost < clean_cost  # the first stage's stored predictions were read back
 
 
-def _world_config() -> SimConfig:
-    # One insight per class, always needed, worth +0.6; answers always in the plain shape.
+def _world_config(base: float = 0.3, gain: float = 0.6, **server: Any) -> SimConfig:
+    # One insight per class, always needed, worth +gain; answers always in the plain shape.
     return SimConfig.model_validate(
         {
+            **server,
             "seed": 5,
             "world": {
                 "insights_per_task": 1,
                 "needed_min": 1,
                 "needed_max": 1,
-                "base_min": 0.3,
-                "base_max": 0.3,
-                "gain_min": 0.6,
-                "gain_max": 0.6,
+                "base_min": base,
+                "base_max": base,
+                "gain_min": gain,
+                "gain_max": gain,
             },
             "agent": {"awkward_rate": 0.0},
         }
@@ -445,3 +449,107 @@ async def test_useless_edits_are_accepted_at_most_at_rate_alpha(
     assert reasons[GateReason.ACCEPT] <= 3
     assert sum(reasons.values()) == 16
     assert all(o.decision is not None and o.decision.terminal for o in outcomes)
+
+
+@pytest.mark.slow
+async def test_at_temperature_0_the_guard_draws_a_trained_class_questions_the_gate_did_not(
+    tmp_path: Path, validate_bench: Bench, incumbent: Bundle
+) -> None:
+    """At temperature 0 the guard skips only the questions the gate drew, not its whole plan: a system
+    edit that drops what one *trained* class relies on ends ``reject_guard``."""
+    helped = [
+        "OCR Problems",
+        "Object Reasoning",
+        "Counting Problem",
+        "Temporal Reasoning",
+        "Object Recognition",
+        "Action Reasoning",
+    ]
+    harmed = "Attribute Perception"  # trained too: the gate's plan is a permutation of its questions
+    # Without its insight a class is always wrong, with it always right: every draw is decisive.
+    with SimServer(_world_config(base=0.0, gain=1.0), questions=validate_bench.questions) as sim:
+        insight = {t: sim.world.insights_for(t)[0].canonical for t in [*helped, harmed]}
+        system = EditTarget.system()
+        standing = with_lines(incumbent, system, [insight[harmed]]).bundle
+        body = incumbent.system_prompt.rstrip("\n") + "\n" + "\n".join(insight[t] for t in helped) + "\n"
+        harmful = rewrite(standing, system, body)
+        # Holm over 12 classes at 0.25: six losses and no win on one class are harm (p = 0.016).
+        gate = {"n_max": 24, "first_stage": 8, "mcnemar_alpha": 0.25, "guard_draws": 12}
+        path = gate_experiment(
+            tmp_path, validate_bench, sim, temperature=0.0, gate=gate, task_types=[*helped, harmed]
+        )
+        async with train_context(path) as ctx:
+            assert harmed in ctx.task_types
+            outcome = await validate(ctx, standing, harmful, gate_index=1, alpha=0.05, first_sample=1)
+            guard_rows = observations(ctx.store, ctx.run_id, 1, arm="guard")
+            target_rows = observations(ctx.store, ctx.run_id, 1)
+            harmed_val = {q.question_id for q in ctx.val_by_type[harmed]}
+    assert outcome.decision is not None
+    assert outcome.decision.kind is DecisionKind.ACCEPT
+    drawn = {r.question_id for r in target_rows}
+    guarded = [r for r in guard_rows if r.task_type == harmed]
+    assert guarded, "the guard drew nothing from the trained class"
+    assert {r.question_id for r in guarded} == harmed_val - drawn  # every question the gate left, once
+    assert not drawn & {r.question_id for r in guard_rows}
+    assert outcome.reason is GateReason.REJECT_GUARD
+    assert outcome.guard is not None
+    assert outcome.guard["harmed"] == [harmed]
+
+
+def _body_sizes(sim: SimServer, questions: Sequence[Any]) -> dict[str, int]:
+    """The largest request body (bytes, as the client encodes it) the sim got for each question."""
+    sizes: dict[str, int] = {}
+    for body in sim.state.recorded:
+        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        for q in questions:
+            if json.dumps(q.question, ensure_ascii=False)[1:-1] in text:
+                sizes[q.question_id] = max(sizes.get(q.question_id, 0), len(text.encode()))
+    return sizes
+
+
+@pytest.mark.slow
+async def test_a_candidate_the_server_refuses_on_some_questions_is_scored_wrong_there_and_rejected(
+    tmp_path: Path, validate_bench: Bench, incumbent: Bundle
+) -> None:
+    """A 4xx the candidate's own request provokes (here 413: its prompt is too long for some
+    questions) is a wrong answer of that arm, not INFRA: skipping it would score the candidate only
+    on the questions it survives, where it is better."""
+    trained = ["OCR Problems", "Object Reasoning", "Counting Problem", "Temporal Reasoning"]
+    pad = "Read every caption twice before you answer the question. " * 120
+    gate = {"n_max": 40, "first_stage": 8, "guard_draws": 0}
+    with SimServer(
+        _world_config(base=0.5, gain=0.5, record_requests=True), questions=validate_bench.questions
+    ) as probe:
+        insights = [probe.world.insights_for(t)[0].canonical for t in trained]
+        candidate = with_lines(incumbent, EditTarget.system(), [*insights, pad])
+        path = gate_experiment(
+            tmp_path / "probe", validate_bench, probe, temperature=0.0, gate=gate, task_types=trained
+        )
+        async with train_context(path) as ctx:
+            pooled = [q for t in trained for q in ctx.val_by_type[t]]
+            await ctx.rollout(incumbent, [(q, 0) for q in pooled], "inc", kind=RunKind.INFER, pool=Pool.VAL)
+            incumbent_sizes = _body_sizes(probe, pooled)
+            probe.state.recorded.clear()
+            await ctx.rollout(
+                candidate.bundle, [(q, 0) for q in pooled], "cand", kind=RunKind.INFER, pool=Pool.VAL
+            )
+            candidate_sizes = _body_sizes(probe, pooled)
+    limit = sorted(candidate_sizes.values())[len(candidate_sizes) // 2]
+    assert limit > max(incumbent_sizes.values())  # the incumbent is never refused
+    with SimServer(
+        _world_config(base=0.5, gain=0.5, max_body_bytes=limit), questions=validate_bench.questions
+    ) as sim:
+        path = gate_experiment(
+            tmp_path / "gate", validate_bench, sim, temperature=0.0, gate=gate, task_types=trained
+        )
+        async with train_context(path) as ctx:
+            outcome = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
+            answers = list(ctx.store.final_predictions(f"{ctx.run_id}.g0001.cand").values())
+    refused = [p for p in answers if p.error_class == REQUEST_REFUSED]
+    assert 0 < len(refused) < len(answers)  # a subset of the questions
+    assert all(p.correct is False and p.status is PredictionStatus.PARSE_ERROR for p in refused)
+    assert outcome.decision is not None
+    assert outcome.decision.infra == 0
+    assert outcome.decision.losses > 0
+    assert outcome.decision.wins > 0
+    assert outcome.reason is not GateReason.ACCEPT

@@ -18,7 +18,10 @@ from skillharness.agent.tools import ToolOutcome
 from skillharness.data.questions import Question
 from skillharness.llm.types import ChatRequest, ChatResponse, ToolCall
 
-__all__ = ["Episode", "Verdict"]
+__all__ = ["REQUEST_REFUSED", "Episode", "Verdict"]
+
+# The error class of a prediction whose request the server refused for its content.
+REQUEST_REFUSED = "RequestRefused"
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,12 @@ class Verdict:
     @classmethod
     def parse(cls, error_class: str, message: str) -> Verdict:
         return cls(PredictionStatus.PARSE_ERROR, None, error_class, message)
+
+    @classmethod
+    def refused(cls, exc: BaseException) -> Verdict:
+        """The server refused what this bundle's request carried (a 4xx such as a context
+        overflow): the bundle's failure, scored wrong like an unparseable answer, not INFRA."""
+        return cls(PredictionStatus.PARSE_ERROR, None, REQUEST_REFUSED, str(exc)[:2000] or repr(exc))
 
     @classmethod
     def infra(cls, exc: BaseException) -> Verdict:

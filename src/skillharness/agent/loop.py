@@ -4,7 +4,10 @@
 and frame budgets, normalizes the submitted answer, writes every step to the sink as it happens,
 and writes the prediction. Whatever goes wrong inside (the model, the video, the sink, a bug)
 ends as an ``infra_error`` prediction that names the exception: one question never aborts the
-batch it is in.
+batch it is in. One exception is the bundle's own: a request the server refuses for what it
+carries (a 4xx such as a context overflow, :func:`~skillharness.llm.errors.refuses_request`) is
+scored wrong (``parse_error``, error class ``RequestRefused``), since asking again gets the same
+refusal and skipping it would score a candidate only on the questions it survives.
 
 Cache policy per outcome: a complete response is model output whether or not its answer parses,
 so an ``ok`` and a ``parse_error`` episode both keep their cached responses, and a replay of the
@@ -32,6 +35,7 @@ from skillharness.agent.records import Prediction
 from skillharness.agent.tools import ToolBox, available_tools, tool_specs
 from skillharness.data.questions import Question
 from skillharness.errors import ConfigError, DataError
+from skillharness.llm.errors import refuses_request
 from skillharness.llm.roles import TOOL_SUBMIT_ANSWER, Role
 from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse, SamplingParams, ToolCall
 from skillharness.video.frames import uniform_timestamps
@@ -85,7 +89,17 @@ class Agent:
             await sink.write_prediction(prediction)
             return prediction
         except Exception as exc:  # the per-question error boundary (audit P0-4)
+            if refuses_request(exc):  # the bundle's own failure: wrong, not INFRA
+                return await self._record_refusal(episode, exc)
             return await self._record_failure(episode, exc)
+
+    async def _record_refusal(self, episode: Episode, exc: Exception) -> Prediction:
+        prediction = episode.prediction(Verdict.refused(exc))
+        try:
+            await episode.sink.write_prediction(prediction)
+        except Exception as second:  # not written: an infra error, which a resume asks again
+            return await self._record_failure(episode, second)
+        return prediction
 
     async def _record_failure(self, episode: Episode, exc: Exception) -> Prediction:
         prediction = episode.prediction(Verdict.infra(exc))

@@ -20,9 +20,11 @@ __all__ = ["Prediction", "PredictionStatus", "StepRole", "TraceStep"]
 class PredictionStatus(StrEnum):
     """How a question ended.
 
-    ``ok`` and ``parse_error`` are final (a parse error is the model's fault and counts as wrong);
-    ``infra_error`` means the question could not be asked fairly: it is excluded from scores and
-    retried on resume.
+    ``ok`` and ``parse_error`` are final (a parse error is the model's or the bundle's fault and
+    counts as wrong: an unparseable answer, or a request the server refused for its content, error
+    class ``RequestRefused``); ``infra_error`` means the question could not be asked fairly
+    (transport: connect, reset, timeout, 429, 5xx): it is excluded from scores and retried on
+    resume.
     """
 
     OK = "ok"

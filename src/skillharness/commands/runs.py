@@ -7,7 +7,7 @@ from rich.console import Console
 
 from skillharness.commands.fit_table import Col, FitTable
 from skillharness.config import load_config
-from skillharness.store import RunReader
+from skillharness.store import RunMetric, RunReader
 
 runs_app = typer.Typer(help="Inspect stored runs (read-only: the store is opened in read-only mode).")
 
@@ -49,16 +49,19 @@ def show_run(
     store: str | None = typer.Option(None, "--store", help="Store URL (default: the config's store.url)."),
     config: str | None = typer.Option(None, "--config", help="Experiment YAML."),
 ) -> None:
-    """A run's provenance, replica changes and prediction counts."""
+    """A run's provenance, replica changes and prediction counts; a training run's budget too
+    (spent over every invocation against its limits)."""
     reader = _reader(store, config)
     try:
         info = reader.run(run_id)
+        budget = reader.ledger(RunMetric, run_id=run_id, name="budget")
         console = Console()
         console.print_json(
             data={
                 **info.model_dump(mode="json"),
                 "replica_changes": reader.replica_changes(run_id),
                 "status_counts": {k.value: v for k, v in reader.status_counts(run_id).items()},
+                **({"budget": budget[0].value} if budget else {}),
             }
         )
     finally:

@@ -23,6 +23,7 @@ __all__ = [
     "FATAL_STATUSES",
     "HTTPX_ERROR_KINDS",
     "OUT_OF_ROTATION_KINDS",
+    "REQUEST_REFUSALS",
     "TRANSIENT_STATUSES",
     "RetryDecision",
     "error_for_status",
@@ -30,6 +31,7 @@ __all__ = [
     "map_httpx_error",
     "not_event_stream",
     "parse_retry_after",
+    "refuses_request",
     "retry_decision",
     "transient",
 ]
@@ -87,6 +89,15 @@ _DELTA_SECONDS = re.compile(r"\d+(?:\.\d+)?")
 
 TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})  # plus every 5xx
 FATAL_STATUSES = frozenset({400, 401, 403, 404, 422})  # and every other 4xx
+# Refusals of what the request carries (a malformed or too long prompt, a context overflow): the
+# same request gets the same answer, and another bundle's request may not. Credentials (401, 403),
+# a wrong model or path (404, 405) and a proxy (407) refuse every request alike: those are not.
+REQUEST_REFUSALS = frozenset({400, 411, 413, 414, 415, 422, 431})
+
+
+def refuses_request(exc: BaseException) -> bool:
+    """``exc`` is the server's deterministic refusal of this request's content (see REQUEST_REFUSALS)."""
+    return isinstance(exc, FatalLLMError) and exc.context.get("status") in REQUEST_REFUSALS
 
 
 def transient(

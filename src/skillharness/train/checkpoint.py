@@ -11,6 +11,10 @@ The open candidates (:class:`OpenCandidate`) are tests kept across steps: each h
 set, the version it is tested against, its level and every observation so far, so a resume
 rebuilds its e-process by replaying them. Schema 1 (before open candidates) is read and upgraded:
 it had none open.
+
+The budget is the run's, not an invocation's: :class:`Spent` holds the calls, cost and wall time of
+every invocation so far, so a ``--resume`` continues the same budget (schema 3; an older
+checkpoint is read as having spent nothing, the only figure it can vouch for).
 """
 
 from __future__ import annotations
@@ -36,11 +40,13 @@ __all__ = [
     "OpenCandidate",
     "RetiredTarget",
     "RunState",
+    "Spent",
 ]
 
 CHECKPOINT_FILE = "checkpoint.json"
-CHECKPOINT_SCHEMA_VERSION = 2
-_UPGRADABLE = (1,)  # schema 1: no open candidates, no round state; the defaults are its meaning
+CHECKPOINT_SCHEMA_VERSION = 3
+# Schema 1: no open candidates, no round state; schema 2: no spent budget. The defaults are their meaning.
+_UPGRADABLE = (1, 2)
 
 
 class RunState(StrEnum):
@@ -53,6 +59,17 @@ class RunState(StrEnum):
     def ended(self) -> bool:
         """Training is over (every epoch ran, or patience ran out): a resume has nothing to train."""
         return self in (RunState.FINISHED, RunState.STOPPED_EARLY)
+
+
+class Spent(StrictModel):
+    """What a run has spent of its budget, over every invocation (cache hits are not calls)."""
+
+    calls: int = Field(0, ge=0)
+    cost: float = Field(0.0, ge=0)
+    wall_s: float = Field(0.0, ge=0)
+
+    def plus(self, calls: int, cost: float, wall_s: float) -> Spent:
+        return Spent(calls=self.calls + calls, cost=self.cost + cost, wall_s=self.wall_s + wall_s)
 
 
 class AcceptedEdit(StrictModel):
@@ -112,7 +129,7 @@ class OpenCandidate(StrictModel):
 class Checkpoint(StrictModel):
     """Where the loop is and what it remembers. Epochs are 1-based; epoch 0 is the baseline."""
 
-    schema_version: Literal[2] = CHECKPOINT_SCHEMA_VERSION
+    schema_version: Literal[3] = CHECKPOINT_SCHEMA_VERSION
     run_id: str
     baseline_run_id: str
     state: RunState = RunState.RUNNING
@@ -148,6 +165,7 @@ class Checkpoint(StrictModel):
     drain_rounds: int = 0  # evidence rounds run after the epochs ended
     # Paired observations per class: [discordant, observed], the discordance each test is sized by.
     discordance: dict[str, list[int]] = Field(default_factory=dict)
+    spent: Spent = Field(default_factory=Spent)  # the run's budget spent so far, every invocation's
 
     def save(self, folder: Path) -> None:
         """Write atomically (temp file, fsync, replace): a crash leaves the previous one (P1-7)."""

@@ -213,11 +213,20 @@ class MomentumConfig(StrictModel):
 
 
 class BudgetConfig(StrictModel):
-    """Training stops cleanly (interrupted, resumable) when any limit is reached."""
+    """Training stops cleanly (interrupted, resumable) when any limit is reached.
 
-    max_calls: int | None = Field(None, ge=1, description="Model calls of all roles.")
-    max_cost: float | None = Field(None, gt=0, description="Cost in the units of llm.prices.")
-    max_wall_s: float | None = Field(None, gt=0, description="Wall-clock seconds of this invocation.")
+    Each limit is the run's, kept in the checkpoint across every ``--resume``: a resume spends
+    only what the run has left (raise a limit to continue a run that reached it)."""
+
+    max_calls: int | None = Field(
+        None, ge=1, description="Model calls of all roles over the whole run (cache hits excluded)."
+    )
+    max_cost: float | None = Field(
+        None, gt=0, description="Cost in the units of llm.prices, over the whole run."
+    )
+    max_wall_s: float | None = Field(
+        None, gt=0, description="Wall-clock seconds over every invocation of the run."
+    )
 
 
 class TrainConfig(StrictModel):

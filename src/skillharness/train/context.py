@@ -6,7 +6,7 @@ context has no field that could hold test questions, so no training step can rea
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -20,6 +20,7 @@ from skillharness.skills import Bundle
 from skillharness.store import RunKind, RunLog, RunProvenance, RunStore, content_hash
 from skillharness.train.caller import RoleCaller
 from skillharness.train.config import TrainConfig
+from skillharness.train.draws import draw_temperature
 from skillharness.train.outage import check_infra
 
 __all__ = ["TrainContext"]
@@ -74,7 +75,8 @@ class TrainContext:
 
     @property
     def temperature(self) -> float:
-        return self.session.agent_config.sampling.temperature or 0.0
+        """The draw temperature (an unset one was refused when the run opened)."""
+        return draw_temperature(self.session.agent_config.sampling)
 
     async def child_log(self, suffix: str, bundle: Bundle, *, kind: RunKind, pool: Pool | None) -> RunLog:
         """The writer of a child run (``<run id>.<suffix>``), created or resumed."""
@@ -91,16 +93,36 @@ class TrainContext:
         )
         return await self.store.open_or_resume(provenance)
 
+    @property
+    def stage_draws(self) -> int:
+        """Draws a long rollout (a val score) asks between two budget checks: about one stage."""
+        return max(self.config.gate.first_stage, 4 * self.session.agent_config.concurrency)
+
     async def rollout(
-        self, bundle: Bundle, draws: Sequence[tuple[Question, int]], suffix: str, *, kind: RunKind, pool: Pool
+        self,
+        bundle: Bundle,
+        draws: Sequence[tuple[Question, int]],
+        suffix: str,
+        *,
+        kind: RunKind,
+        pool: Pool,
+        check_stop: Callable[[], None] | None = None,
     ) -> list[Prediction]:
         """Roll ``bundle`` out on ``draws`` as child run ``suffix`` (resumable); the run is closed after.
 
         Draws that failed on infrastructure are asked again ``train.infra_retries`` times; an outage
         left after that stops the run resumably (:func:`~skillharness.train.outage.check_infra`).
+        With ``check_stop`` (the run's budget and stop file) the draws are asked
+        :attr:`stage_draws` at a time, checking before each further part: a stop keeps what was
+        answered, and the resume asks only the rest.
         """
         async with await self.child_log(suffix, bundle, kind=kind, pool=pool) as log:
-            predictions = await self.session.rollout(bundle, draws, log)
+            step = len(draws) if check_stop is None else self.stage_draws
+            predictions: list[Prediction] = []
+            for start in range(0, len(draws), max(step, 1)):
+                if start and check_stop is not None:
+                    check_stop()
+                predictions += await self.session.rollout(bundle, draws[start : start + step], log)
             for _ in range(self.config.infra_retries):
                 failed = [i for i, p in enumerate(predictions) if p.status is PredictionStatus.INFRA_ERROR]
                 if not failed:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from skillharness.skills import Bundle, EditRecord, EditTarget, Refusal, VersionReason, Workspace
@@ -82,11 +82,13 @@ async def decide(
     proposal: Candidate | Refused,
     *,
     cursor: dict[str, Any],
+    check_stop: Callable[[], None],
 ) -> Checkpoint:
     """Gate ``proposal`` against the incumbent at once (one whole test) and record its decision.
 
     For what is decided on the spot: refusals, and the epoch end's whole updates. A step's
     candidates are opened instead (:mod:`skillharness.train.open_gates`) and decided over rounds.
+    ``check_stop`` runs before each of the test's further stages and before its guard.
     """
     incumbent = ws.load(ckpt.version)
     proposal = _rebase(ctx, incumbent, proposal)
@@ -104,6 +106,8 @@ async def decide(
             alpha=alpha,
             first_sample=ckpt.next_sample,
             n_max=sized_n_max(ctx, ckpt, gate_scope(ctx, proposal.target).classes),
+            check_stop=check_stop,
+            discordance=ckpt.discordance,
         )
     drew = outcome.decision is not None
     gate_index = ckpt.decision_index

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from skillharness.data import Question
+from skillharness.errors import ConfigError
 from skillharness.infer import Draw
 from skillharness.llm import SamplingParams
 
@@ -68,14 +69,24 @@ class DrawPlan:
 def draw_temperature(sampling: SamplingParams) -> float:
     """The temperature the draw plan assumes: 0 unless two sample indices are independent draws.
 
+    An unset temperature is refused (:class:`ConfigError` naming ``agent.sampling.temperature``).
+
     With a fixed request ``seed`` a server answers every sample index of a prompt alike (it never
     sees the index; the simulator does the same), so such samples are replays: the gate then
     draws each question at most once, as at temperature 0. A ``per_draw`` seed is not fixed: each
     sample index of a question gets its own seed, so its samples are fresh draws.
     """
+    if sampling.temperature is None:
+        # The server's default is unknown: greedy to the gate, sampling to the cache. Refused
+        # rather than guessed, since the two disagree on whether a second sample is a replay.
+        raise ConfigError(
+            "agent.sampling.temperature is not set: training needs it to know whether a second "
+            "sample of a question is a fresh draw (set it, e.g. 0.7, or 0 for greedy answers)",
+            key="agent.sampling.temperature",
+        )
     if sampling.seed is not None and not sampling.per_draw:
         return 0.0
-    return sampling.temperature or 0.0
+    return sampling.temperature
 
 
 def gate_budget(distinct: int, *, temperature: float, n_max: int) -> int:

@@ -32,23 +32,35 @@ __all__ = ["end_epoch"]
 
 
 async def end_epoch(
-    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, *, save: Callable[[Checkpoint], None]
+    ctx: TrainContext,
+    ws: Workspace,
+    ckpt: Checkpoint,
+    *,
+    save: Callable[[Checkpoint], None],
+    check_stop: Callable[[], None],
 ) -> Checkpoint:
     """Run the end of ``ckpt.epoch``; the returned checkpoint's patience count says whether the
-    epochs go on (the loop then closes the open tests before it ends the run as ``stopped_early``)."""
+    epochs go on (the loop then closes the open tests before it ends the run as ``stopped_early``).
+
+    ``check_stop`` (the budget, the stop file) runs before each test and before the val score, and
+    between a test's stages: each is resumable from the checkpoint saved before it.
+    """
     epoch = ckpt.epoch
     if ctx.config.momentum.enabled:
         for label in sorted(ckpt.accepted_this_epoch):
             if label.startswith("skill:") and f"{epoch}:{label}" not in ckpt.momentum_done:
-                ckpt = await _momentum(ctx, ws, ckpt, label)
+                check_stop()
+                ckpt = await _momentum(ctx, ws, ckpt, label, check_stop)
                 ckpt = ckpt.model_copy(update={"momentum_done": [*ckpt.momentum_done, f"{epoch}:{label}"]})
                 save(ckpt)
     system = ws.load(ckpt.version).system_prompt
     if len(system) > ctx.config.evolve.max_system_chars and f"{epoch}:system" not in ckpt.momentum_done:
-        ckpt = await _consolidate(ctx, ws, ckpt)
+        check_stop()
+        ckpt = await _consolidate(ctx, ws, ckpt, check_stop)
         ckpt = ckpt.model_copy(update={"momentum_done": [*ckpt.momentum_done, f"{epoch}:system"]})
         save(ckpt)
-    score = await val_score(ctx, ws.load(ckpt.version))
+    check_stop()
+    score = await val_score(ctx, ws.load(ckpt.version), check_stop=check_stop)
     improved = ckpt.best_score is None or score.accuracy > ckpt.best_score
     waiting = 0 if improved else ckpt.epochs_without_improvement + 1
     low, high = score.interval()
@@ -82,7 +94,9 @@ async def end_epoch(
     )
 
 
-async def _momentum(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, label: str) -> Checkpoint:
+async def _momentum(
+    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, label: str, check_stop: Callable[[], None]
+) -> Checkpoint:
     incumbent = ws.load(ckpt.version)
     target = EditTarget(kind="skill", name=label.split(":", 1)[1])
     task_type = task_type_of_target(ctx, target) or target.name or ""
@@ -101,7 +115,12 @@ async def _momentum(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, label: s
     if isinstance(reply, ReplyRefusal):
         detail = answer.error or reply.detail
         return await decide(
-            ctx, ws, ckpt, Refused(target, "momentum_failed", detail), cursor=_cursor(ckpt, label)
+            ctx,
+            ws,
+            ckpt,
+            Refused(target, "momentum_failed", detail),
+            cursor=_cursor(ckpt, label),
+            check_stop=check_stop,
         )
     update = MomentumUpdate.sanitized(reply.guidance, max_chars=max_chars)
     bundle = incumbent.with_momentum(target.name or "", update)
@@ -116,13 +135,15 @@ async def _momentum(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, label: s
         reapply=False,
     )
     if ctx.config.momentum.gated:
-        return await decide(ctx, ws, ckpt, candidate, cursor=_cursor(ckpt, label))
+        return await decide(ctx, ws, ckpt, candidate, cursor=_cursor(ckpt, label), check_stop=check_stop)
     record = EditRecord(target=target, reason=VersionReason.MOMENTUM, detail="slow momentum (ungated)")
     version = commit_or_adopt(ws, bundle, ckpt.version, _cursor(ckpt, label), record)
     return ckpt.model_copy(update={"version": version})
 
 
-async def _consolidate(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint) -> Checkpoint:
+async def _consolidate(
+    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, check_stop: Callable[[], None]
+) -> Checkpoint:
     incumbent = ws.load(ckpt.version)
     target = EditTarget.system()
     answer = await ctx.caller.ask(
@@ -133,7 +154,7 @@ async def _consolidate(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint) -> Ch
     cursor = _cursor(ckpt, "system")
     if isinstance(reply, ReplyRefusal):
         refused = Refused(target, "consolidate_failed", answer.error or reply.detail)
-        return await decide(ctx, ws, ckpt, refused, cursor=cursor)
+        return await decide(ctx, ws, ckpt, refused, cursor=cursor, check_stop=check_stop)
     edit_set = EditSet(
         skill_update_mode="rewrite",
         edits=(),
@@ -147,7 +168,7 @@ async def _consolidate(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint) -> Ch
     applied = incumbent.apply(target, edit_set, limits)
     if isinstance(applied, Refusal):
         refused = Refused(target, applied.reason, applied.detail, edit_set, incumbent.system_prompt)
-        return await decide(ctx, ws, ckpt, refused, cursor=cursor)
+        return await decide(ctx, ws, ckpt, refused, cursor=cursor, check_stop=check_stop)
     candidate = Candidate(
         target,
         edit_set,
@@ -157,7 +178,7 @@ async def _consolidate(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint) -> Ch
         choice="consolidate",
         reapply=False,
     )
-    return await decide(ctx, ws, ckpt, candidate, cursor=cursor)
+    return await decide(ctx, ws, ckpt, candidate, cursor=cursor, check_stop=check_stop)
 
 
 def _cursor(ckpt: Checkpoint, what: str) -> dict[str, object]:

@@ -17,6 +17,7 @@ version), so the gain is labelled :data:`VAL_GAIN_LABEL`; the holdout is the hea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,10 +92,16 @@ def _gain(
 
 
 async def final_val_score(
-    ctx: TrainContext, baseline: Bundle, final: Bundle, *, next_sample: int
+    ctx: TrainContext,
+    baseline: Bundle,
+    final: Bundle,
+    *,
+    next_sample: int,
+    check_stop: Callable[[], None] | None = None,
 ) -> FinalValScore:
     """Score ``baseline`` and ``final`` on val at ``next_sample``, the checkpoint's run-wide counter
-    (child runs, resumable): an index no gate or guard of the run drew."""
+    (child runs, resumable): an index no gate or guard of the run drew. ``check_stop`` (the
+    budget) runs before each arm and about every stage's worth of draws."""
     sample = final_sample(ctx, next_sample)
     draws = [(q, sample) for q in ctx.val_questions]
     task_type_of = {q.question_id: q.task_type for q in ctx.val_questions}
@@ -102,7 +109,11 @@ async def final_val_score(
     runs: dict[str, str] = {}
     for arm, bundle in (("baseline", baseline), ("final", final)):
         suffix = fresh_val_suffix(bundle, sample) if sample else val_run_suffix(bundle)
-        predictions[arm] = await ctx.rollout(bundle, draws, suffix, kind=RunKind.INFER, pool=Pool.VAL)
+        if check_stop is not None:
+            check_stop()
+        predictions[arm] = await ctx.rollout(
+            bundle, draws, suffix, kind=RunKind.INFER, pool=Pool.VAL, check_stop=check_stop
+        )
         runs[arm] = f"{ctx.run_id}.{suffix}"
     return FinalValScore(
         baseline=score_predictions(predictions["baseline"], task_type_of),

@@ -42,20 +42,20 @@ async def train_epochs(
     ws: Workspace,
     ckpt: Checkpoint,
     *,
-    save: Callable[[Checkpoint], None],
+    save: Callable[[Checkpoint], Checkpoint],
     check_stop: Callable[[], None],
     observer: LoopObserver,
 ) -> Checkpoint:
     """Run from ``ckpt``'s cursor to the last epoch or an early stop, then until no test is open;
-    return the final checkpoint.
+    return the final checkpoint. ``save`` writes a checkpoint and returns it as written.
 
-    ``check_stop`` raises to stop cleanly (budget, stop file); it is called before every step and
-    every decision, where the saved checkpoint is exactly resumable.
+    ``check_stop`` raises to stop cleanly (budget, stop file); it is called before every unit that
+    spends calls (a step, a ladder stage, a guard, each epoch-end test, the epoch-end val score),
+    where the saved checkpoint is exactly resumable.
     """
 
     def saved(state: Checkpoint) -> None:
-        save(state)
-        observer.on_checkpoint(state)
+        observer.on_checkpoint(save(state))  # as saved: with the run's spending
 
     while ckpt.state is RunState.RUNNING and ckpt.epoch <= ctx.config.epochs and not _patience_out(ctx, ckpt):
         steps = plan_steps(ctx.train_units, ctx.config.batch_size, seed=ctx.config.seed, epoch=ckpt.epoch)
@@ -67,7 +67,7 @@ async def train_epochs(
         if ckpt.epoch == ctx.config.epochs:  # the last epoch's accepts get its momentum and score
             ckpt = await _drain(ctx, ws, ckpt, saved, check_stop)
         if ckpt.epoch_end_done < ckpt.epoch:
-            ckpt = await end_epoch(ctx, ws, ckpt, save=saved)
+            ckpt = await end_epoch(ctx, ws, ckpt, save=saved, check_stop=check_stop)
             saved(ckpt)
         if not _patience_out(ctx, ckpt):
             ckpt = ckpt.model_copy(update={"epoch": ckpt.epoch + 1, "step": 0, "accepted_this_epoch": {}})

@@ -10,6 +10,7 @@ problem for the same cause. The network and disk probes live in
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -288,7 +289,7 @@ def _gate(config: PreflightSettings, inputs: _Inputs, out: _Collector) -> str | 
     if excluded:
         summary += f"; micro classes left out: {excluded}"
     summary += _spending(classes, config.train.gate)
-    summary += _guard(inputs.questions, inputs.pools, config.train.gate)
+    summary += _guard(inputs.questions, inputs.pools, config.train.gate, temperature)
     few = [f"{c.task_type} ({c.val})" for c in classes.trained if c.few_distinct]
     if few:
         summary += (
@@ -313,12 +314,14 @@ def _spending(classes: TrainedClasses, gate: GateConfig) -> str:
     )
 
 
-def _guard(questions: Sequence[Question], pools: FrozenPools, gate: GateConfig) -> str:
+def _guard(questions: Sequence[Question], pools: FrozenPools, gate: GateConfig, temperature: float) -> str:
     """The McNemar guard's size and cost: every class with val questions is guarded."""
     if gate.guard_draws == 0:
         return "; McNemar guard off (train.gate.guard_draws = 0)"
     val = set(pools.questions.get(Pool.VAL, ()))
     guarded = len({q.task_type for q in questions if q.question_id in val})
+    # At temperature 0 a class gives each val question once, and none the gate itself drew.
+    fewest = min(Counter(q.task_type for q in questions if q.question_id in val).values(), default=0)
     per_class, sized = guard_draws_per_class(gate, guarded)
     if gate.guard_draws is not None:
         how = "fixed by train.gate.guard_draws"
@@ -328,10 +331,19 @@ def _guard(questions: Sequence[Question], pools: FrozenPools, gate: GateConfig) 
             f"{gate.guard_power:g}"
         )
     else:
-        how = f"sized to flag a {gate.guard_harm:.0%} drop with probability >= {gate.guard_power:g}"
+        how = (
+            f"sized to flag a {gate.guard_harm:.0%} drop with probability >= {gate.guard_power:g} at "
+            f"discordance {gate.guard_discordance:g}, re-sized at run time from the discordance measured"
+        )
+    cap = (
+        f"; at temperature 0 a class gives at most its val questions the gate did not draw "
+        f"(as few as {fewest})"
+        if temperature <= 0 and fewest < per_class
+        else ""
+    )
     return (
         f"; McNemar guard after an accepted system or tool edit: {per_class} draws on each of the "
-        f"{guarded} classes with val questions ({how}; up to {per_class * guarded} draws; "
+        f"{guarded} classes with val questions ({how}; up to {per_class * guarded} draws{cap}; "
         "`skillharness gate plan` shows what it can see per class)"
     )
 

@@ -11,10 +11,27 @@ from rich.table import Table
 
 from skillharness.infer.session import RunSession
 from skillharness.store import GateDecisionRow, RunStore
-from skillharness.train.checkpoint import Checkpoint
+from skillharness.train.checkpoint import Checkpoint, Spent
+from skillharness.train.config import BudgetConfig
 from skillharness.train.context import TrainContext
 
-__all__ = ["TrainProgress"]
+__all__ = ["TrainProgress", "spent_of_budget"]
+
+
+def spent_of_budget(spent: Spent, budget: BudgetConfig | None) -> str:
+    """The run's spending against its budget, e.g. ``1,204 / 8,000 calls (15 %)``; over every
+    invocation of the run, as the checkpoint keeps it."""
+    limit = None if budget is None else budget.max_calls
+    parts = [
+        f"{spent.calls:,} / {limit:,} calls ({spent.calls / limit:.0%})"
+        if limit
+        else f"{spent.calls:,} calls"
+    ]
+    if budget is not None and budget.max_cost is not None:
+        parts.append(f"cost {spent.cost:.4f} / {budget.max_cost:g}")
+    if budget is not None and budget.max_wall_s is not None:
+        parts.append(f"{spent.wall_s:.0f} / {budget.max_wall_s:.0f} s")
+    return ", ".join(parts)
 
 
 class TrainProgress:
@@ -26,6 +43,7 @@ class TrainProgress:
         self.epochs = epochs
         self.session: RunSession | None = None
         self.store: RunStore | None = None
+        self.budget: BudgetConfig | None = None
         self._live = Live(console=console, refresh_per_second=4, transient=False)
         self._ckpt: Checkpoint | None = None
         self._steps = 0
@@ -33,7 +51,7 @@ class TrainProgress:
         self._steps_done = 0
 
     def on_start(self, ctx: TrainContext) -> None:
-        self.session, self.store = ctx.session, ctx.store
+        self.session, self.store, self.budget = ctx.session, ctx.store, ctx.config.budget
 
     def on_step(self, ckpt: Checkpoint, steps_in_epoch: int) -> None:
         self._ckpt, self._steps = ckpt, steps_in_epoch
@@ -77,6 +95,7 @@ class TrainProgress:
             table.add_row("epoch / step", f"{ckpt.epoch}/{self.epochs} · step {ckpt.step + 1}/{self._steps}")
             table.add_row("incumbent", ckpt.version)
             table.add_row("decisions", self._reasons())
+            table.add_row("budget", spent_of_budget(ckpt.spent, self.budget))
             table.add_row("alpha spent", f"{ckpt.alpha_spent:.3f} over {ckpt.gates_run} test(s) opened")
             table.add_row("open candidates", self._open(ckpt))
             ema = ", ".join(f"{t[:18]} {v:.2f}" for t, v in sorted(ckpt.ema.items()))

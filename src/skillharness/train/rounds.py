@@ -34,7 +34,16 @@ from skillharness.train.gate.power import plausibly_futile
 from skillharness.train.open_gates import candidate_of, is_stale, rebase
 from skillharness.train.outage import InfraOutage
 from skillharness.train.records import Candidate, GateOutcome, GateReason
-from skillharness.train.validate import _REASONS, _Arms, _guard, _rows, _wealth_after, draw_plan, guard_size
+from skillharness.train.validate import (
+    _REASONS,
+    _Arms,
+    _guard,
+    _rows,
+    _wealth_after,
+    draw_plan,
+    guard_discordance,
+    guard_size,
+)
 
 __all__ = ["evidence_round", "next_pick"]
 
@@ -144,7 +153,7 @@ async def _advance(
         return ckpt
     if decision.kind is DecisionKind.ACCEPT and scope.guard_classes:
         check()  # the guard may cost thousands of calls
-    outcome = await _outcome(ctx, arms, scope, candidate, plan, oc, decision)
+    outcome = await _outcome(ctx, arms, scope, candidate, plan, oc, decision, ckpt.discordance)
     return await _close(ctx, ws, ckpt, oc, candidate, outcome, cursor)
 
 
@@ -218,8 +227,10 @@ async def _outcome(
     plan: Any,
     oc: OpenCandidate,
     decision: Decision,
+    discordance: dict[str, list[int]],
 ) -> GateOutcome:
-    """The closed test's verdict: the ladder's, then the McNemar guard after an accept."""
+    """The closed test's verdict: the ladder's, then the McNemar guard after an accept (sized by
+    the run's measured ``discordance``)."""
     reason = _REASONS[decision.kind]
     plausible = decision.n < plan.budget and decision.kind is DecisionKind.REJECT_INERTIA
     detail = (
@@ -240,7 +251,10 @@ async def _outcome(
     }
     guard = None
     if reason is GateReason.ACCEPT and scope.guard_classes:
-        guard = await _guard(ctx, arms, scope, candidate, plan, oc.key, decision)
+        measured = guard_discordance(ctx.config.gate, discordance, scope.guard_classes)
+        guard = await _guard(
+            ctx, arms, scope, candidate, plan, oc.key, decision, drawn=oc.cursor, discordance=measured
+        )
         if guard["harmed"]:
             reason = GateReason.REJECT_GUARD
             detail += f"; the McNemar guard found harm on {', '.join(guard['harmed'])}"

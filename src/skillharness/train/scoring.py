@@ -7,7 +7,7 @@ not change are answered from the run's cache and cost nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from skillharness.agent.records import Prediction
@@ -61,14 +61,23 @@ def val_run_suffix(bundle: Bundle) -> str:
     return f"val.{bundle.bundle_hash[:16]}"
 
 
-async def val_score(ctx: TrainContext, bundle: Bundle, *, run_suffix: str | None = None) -> ValScore:
-    """Score ``bundle`` on the whole val pool (sample 0), as its own resumable child run."""
+async def val_score(
+    ctx: TrainContext,
+    bundle: Bundle,
+    *,
+    run_suffix: str | None = None,
+    check_stop: Callable[[], None] | None = None,
+) -> ValScore:
+    """Score ``bundle`` on the whole val pool (sample 0), as its own resumable child run
+    (``check_stop``: the budget, checked about every stage's worth of draws)."""
     known = ctx.val_scores.get(bundle.bundle_hash)
     if known is not None:
         return known
     draws = [(q, 0) for q in ctx.val_questions]
     suffix = run_suffix or val_run_suffix(bundle)
-    predictions = await ctx.rollout(bundle, draws, suffix, kind=RunKind.INFER, pool=Pool.VAL)
+    predictions = await ctx.rollout(
+        bundle, draws, suffix, kind=RunKind.INFER, pool=Pool.VAL, check_stop=check_stop
+    )
     score = score_predictions(predictions, {q.question_id: q.task_type for q in ctx.val_questions})
     if all(p.correct is not None for p in predictions):  # infra errors are asked again next time
         ctx.val_scores[bundle.bundle_hash] = score

@@ -86,7 +86,7 @@ async def run_step(
         if isinstance(proposal, Candidate) and ctx.config.gate.rule == "eprocess":
             ckpt, _ = await open_candidate(ctx, ws, ckpt, proposal, cursor=cursor)
         else:  # a refusal (or a baseline rule's one look) is decided at once: its target's decision here
-            ckpt = await decide(ctx, ws, ckpt, proposal, cursor=cursor)
+            ckpt = await decide(ctx, ws, ckpt, proposal, cursor=cursor, check_stop=before_decision)
             ckpt = ckpt.model_copy(update={"round_closed": [*ckpt.round_closed, proposal.target.label()]})
         ckpt = ckpt.model_copy(update={"target_index": index + 1})
         save(ckpt)

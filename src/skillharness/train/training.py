@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from skillharness.infer.runner import load_bundle
 from skillharness.skills import Bundle, Workspace
 from skillharness.store import RunKind, RunMetric, RunReader, RunStatus, settings_changes
 from skillharness.train.budget import StopGuard, TrainingStopped
-from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
+from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState, Spent
 from skillharness.train.context import TrainContext
 from skillharness.train.experiment import TrainSettings, open_training
 from skillharness.train.final_score import FinalValScore, final_val_score
@@ -163,6 +164,7 @@ async def _baseline(
     store_url: str,
     reuse: str | None,
     settings: dict[str, Any] | None = None,
+    check_stop: Callable[[], None] | None = None,
 ) -> ValScore:
     """The ``infer_adhoc`` baseline on val: a reused run (provenance and settings checked) or a child run.
 
@@ -170,7 +172,7 @@ async def _baseline(
     reused run must have been answered under the same ones (frames, protocol, vision, limits, ...).
     """
     if reuse is None:
-        return await val_score(ctx, initial, run_suffix="baseline")
+        return await val_score(ctx, initial, run_suffix="baseline", check_stop=check_stop)
     with RunReader(store_url) as reader:
         info = reader.run(reuse).provenance
         wanted = {
@@ -238,26 +240,64 @@ async def run_training(
         host = config.store.host or socket.gethostname()
         where = {"path": str(request.folder.resolve()), "host": host}
         await ctx.store.aupsert([RunMetric(run_id=request.run_id, name=_FOLDER_METRIC, value=where)])
+        # The run's budget: what earlier invocations spent comes from the checkpoint.
+        guard = StopGuard(ctx.config.budget, ctx.session, request.stop_file, before=ckpt.spent)
         status = RunStatus.FAILED
         try:
-            outcome = await _train(ctx, ws, ckpt, config, request, observer or _Quiet())
+            outcome = await _train(ctx, ws, ckpt, config, request, observer or _Quiet(), guard)
             status = RunStatus.FINISHED
             return outcome
-        except (TrainingStopped, asyncio.CancelledError, KeyboardInterrupt) as exc:
+        except TrainingStopped as exc:
             status = RunStatus.INTERRUPTED
-            _mark_interrupted(request.folder, str(exc) or type(exc).__name__)
+            stopped = _mark_interrupted(request.folder, str(exc), guard)
+            if exc.budget and stopped is not None:  # what the budget bought, without the final score
+                await ctx.store.aupsert(_budget_stop_metrics(ctx, ws, stopped, guard))
+            raise
+        except (asyncio.CancelledError, KeyboardInterrupt) as exc:
+            status = RunStatus.INTERRUPTED
+            _mark_interrupted(request.folder, str(exc) or type(exc).__name__, guard)
             raise
         finally:
             await ctx.session.record_llm_events(ctx.run_id)  # the run's outages, on the record
             await log.close(status)
 
 
-def _mark_interrupted(folder: Path, reason: str) -> None:
+def _mark_interrupted(folder: Path, reason: str, guard: StopGuard) -> Checkpoint | None:
+    """The last checkpoint, marked interrupted, with everything this invocation spent: the calls
+    made since it was saved are in the response cache, so its resume replays them for nothing."""
     try:
         ckpt = Checkpoint.load(folder)
     except ConfigError:
-        return
-    ckpt.model_copy(update={"state": RunState.INTERRUPTED, "stop_reason": reason}).save(folder)
+        return None
+    ckpt = ckpt.model_copy(
+        update={"state": RunState.INTERRUPTED, "stop_reason": reason, "spent": guard.spent()}
+    )
+    ckpt.save(folder)
+    return ckpt
+
+
+def _saver(ctx: TrainContext, folder: Path, guard: StopGuard) -> Callable[[Checkpoint], Checkpoint]:
+    """Save a checkpoint with the run's spending up to now (the budget a resume goes on from), and
+    once a step the ``budget`` metric that ``runs show`` and the report read."""
+    last_step: list[tuple[int, int]] = []
+
+    def save(ckpt: Checkpoint) -> Checkpoint:
+        stamped = ckpt.model_copy(update={"spent": guard.spent()})
+        stamped.save(folder)
+        if last_step != [(stamped.epoch, stamped.step)]:
+            last_step[:] = [(stamped.epoch, stamped.step)]
+            ctx.store.upsert([_budget_metric(ctx, stamped.spent, guard)])
+        return stamped
+
+    return save
+
+
+def _budget_metric(ctx: TrainContext, spent: Spent, guard: StopGuard) -> RunMetric:
+    return RunMetric(
+        run_id=ctx.run_id,
+        name="budget",
+        value={"spent": spent.model_dump(mode="json"), "limits": guard.limits()},
+    )
 
 
 async def _train(
@@ -267,10 +307,13 @@ async def _train(
     config: TrainSettings,
     request: TrainRequest,
     observer: LoopObserver,
+    guard: StopGuard,
 ) -> TrainOutcome:
     observer.on_start(ctx)
     reuse = None if ckpt.baseline_run_id == f"{ctx.run_id}.baseline" else ckpt.baseline_run_id
-    baseline = await _baseline(ctx, ws.load("v0000"), config.store.url, reuse, config.settings(RunKind.INFER))
+    baseline = await _baseline(
+        ctx, ws.load("v0000"), config.store.url, reuse, config.settings(RunKind.INFER), guard.check
+    )
     if ckpt.best_score is None:  # epoch 0: the baseline is the score to beat
         ckpt = ckpt.model_copy(
             update={
@@ -278,42 +321,48 @@ async def _train(
                 "ema": {t: baseline.class_accuracy(t) for t in ctx.task_types},
             }
         )
-    ckpt.save(request.folder)
-    guard = StopGuard(ctx.config.budget, ctx.session, request.stop_file)
-    ckpt = await train_epochs(
-        ctx, ws, ckpt, save=lambda c: c.save(request.folder), check_stop=guard.check, observer=observer
-    )
+    save = _saver(ctx, request.folder, guard)
+    ckpt = save(ckpt)
+    ckpt = await train_epochs(ctx, ws, ckpt, save=save, check_stop=guard.check, observer=observer)
     # On samples no gate or guard drew (the epoch-end scores replay theirs): see final_score.py.
-    scored = await final_val_score(ctx, ws.load("v0000"), ws.load(ckpt.version), next_sample=ckpt.next_sample)
-    await ctx.store.aupsert(_final_metrics(ctx, ws, ckpt, scored))
+    # Two passes over val: checked before each and about every stage's worth of draws.
+    scored = await final_val_score(
+        ctx, ws.load("v0000"), ws.load(ckpt.version), next_sample=ckpt.next_sample, check_stop=guard.check
+    )
+    await ctx.store.aupsert(_final_metrics(ctx, ws, ckpt, guard, scored))
+    ckpt = save(ckpt)  # with everything the run spent, the final score's included
     return TrainOutcome(
         ctx.run_id, ckpt, ws.path, scored.baseline, scored.final, scored.gain, ctx.session.usage()
     )
 
 
-def _final_metrics(
-    ctx: TrainContext,
-    ws: Workspace,
-    ckpt: Checkpoint,
-    scored: FinalValScore,
+def _budget_stop_metrics(
+    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, guard: StopGuard
 ) -> list[RunMetric]:
-    baseline, final = scored.baseline, scored.final
+    """A budget stop's ``final`` metric, marked ``budget``: the incumbent it reached, the tests it
+    left open, the budget; no val score (it would spend past the budget). A resume with a larger
+    budget goes on and replaces it."""
+    return [
+        RunMetric(run_id=ctx.run_id, name=name, value=value)
+        for name, value in _common_metrics(ctx, ws, ckpt, guard, stop="budget").items()
+    ]
+
+
+def _common_metrics(
+    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, guard: StopGuard, *, stop: str
+) -> dict[str, Any]:
+    """What every end of a run stores: the incumbent, why it ended, Σα, usage and the budget."""
     spending = ctx.config.gate.alpha_spending
-    values: dict[str, Any] = {
+    return {
         "final": {
             "workspace": str(ws.path),
             "version": ckpt.version,
             "bundle_hash": ws.load(ckpt.version).bundle_hash,
             "state": ckpt.state.value,
+            "stop": stop,  # "budget" (resumable with a larger one) or "end"
             "stop_reason": ckpt.stop_reason,
             "baseline_run": ckpt.baseline_run_id,
-            "val_runs": scored.runs,  # the runs the val gain pairs (fresh samples)
-            "open_candidates": len(ckpt.open),  # tests still open at the end (a budget stop leaves some)
-        },
-        "val_gain": scored.gain,
-        "val_scores": {
-            "baseline": {"correct": baseline.correct, "n": baseline.n, "per_class": baseline.per_class},
-            "final": {"correct": final.correct, "n": final.n, "per_class": final.per_class},
+            "open_candidates": len(ckpt.open),  # tests still open (a budget stop leaves some)
         },
         "alpha_spent": {
             "sum": ckpt.alpha_spent,
@@ -325,5 +374,21 @@ def _final_metrics(
             else "per test: expected false accepts <= sum of alpha over the opened tests",
         },
         "usage": ctx.session.usage(),
+        "budget": _budget_metric(ctx, guard.spent(), guard).value,
+    }
+
+
+def _final_metrics(
+    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, guard: StopGuard, scored: FinalValScore
+) -> list[RunMetric]:
+    baseline, final = scored.baseline, scored.final
+    values = _common_metrics(ctx, ws, ckpt, guard, stop="end")
+    values["final"]["val_runs"] = scored.runs  # the runs the val gain pairs (fresh samples)
+    values |= {
+        "val_gain": scored.gain,
+        "val_scores": {
+            "baseline": {"correct": baseline.correct, "n": baseline.n, "per_class": baseline.per_class},
+            "final": {"correct": final.correct, "n": final.n, "per_class": final.per_class},
+        },
     }
     return [RunMetric(run_id=ctx.run_id, name=name, value=value) for name, value in values.items()]

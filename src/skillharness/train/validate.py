@@ -25,7 +25,7 @@ so it ends with the same observations and the same decision.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -52,8 +52,10 @@ from skillharness.train.gate import (
     guard_draws_per_class,
     make_bet_strategy,
     mcnemar_guard,
+    mcnemar_power,
     reachability,
 )
+from skillharness.train.gate.power import measured_discordance
 from skillharness.train.outage import InfraOutage
 from skillharness.train.records import Candidate, GateOutcome, GateReason
 from skillharness.train.scope import GateScope, gate_scope, scope_pool
@@ -62,6 +64,7 @@ __all__ = [
     "GUARD_DRAW_BASE",
     "draw_plan",
     "gate_alpha_for",
+    "guard_discordance",
     "guard_size",
     "paired_outcomes",
     "validate",
@@ -148,8 +151,25 @@ def draw_plan(
 
 
 def guard_size(config: GateConfig, scope: GateScope) -> int:
-    """Guard draws per class this scope's gate may use (0: no guard): the room its samples need."""
-    return guard_draws_per_class(config, len(scope.guard_classes))[0] if scope.guard_classes else 0
+    """Guard draws per class this scope's gate may use (0: no guard): the room its samples need.
+
+    A guard sized by power is sized when it runs, from the discordance measured by then, so the
+    room is its cap (``guard_max_draws``), whatever size it takes.
+    """
+    if not scope.guard_classes:
+        return 0
+    return config.guard_draws if config.guard_draws is not None else config.guard_max_draws
+
+
+def guard_discordance(
+    config: GateConfig, counts: Mapping[str, Sequence[int]], classes: Sequence[str]
+) -> float:
+    """The discordance a guard over ``classes`` is sized by: the run's measured one (its paired
+    observations of those classes, shrunk toward the prior), else the planning assumption."""
+    seen = [counts[t] for t in classes if t in counts]
+    if not seen:
+        return config.guard_discordance
+    return measured_discordance(sum(c[0] for c in seen), sum(c[1] for c in seen))
 
 
 async def paired_outcomes(
@@ -205,11 +225,19 @@ def _wealth_after(
 
 
 async def _run_ladder(
-    ctx: TrainContext, arms: _Arms, ladder: Ladder, plan: DrawPlan, gate_index: int
+    ctx: TrainContext,
+    arms: _Arms,
+    ladder: Ladder,
+    plan: DrawPlan,
+    gate_index: int,
+    check_stop: Callable[[], None],
 ) -> tuple[Decision | None, int]:
-    """Feed the ladder stage by stage from the plan; returns the last decision and draws consumed."""
+    """Feed the ladder stage by stage from the plan; returns the last decision and draws consumed.
+    ``check_stop`` runs before every stage after the first (the caller checked before the first)."""
     cursor, decision = 0, None
     while ladder.next_request > 0 and cursor < len(plan.draws):
+        if cursor:
+            check_stop()
         stage = plan.draws[cursor : cursor + ladder.next_request]
         outcomes = await arms.outcomes(stage)
         observed_before = len(ladder.wealth_path()[0])
@@ -228,10 +256,17 @@ async def _guard(
     plan: DrawPlan,
     gate_index: int,
     final: Decision,
+    *,
+    drawn: int,
+    discordance: float,
 ) -> dict[str, Any]:
-    """The McNemar guard on fresh draws of each guarded class (run once, after an accept)."""
+    """The McNemar guard on fresh draws of each guarded class (run once, after an accept).
+
+    Its draws avoid the ``drawn`` draws of the plan the gate consumed (only those: at temperature
+    0 a question the gate never reached is still fresh), and it is sized by ``discordance``.
+    """
     gate = ctx.config.gate
-    per_class, sized = guard_draws_per_class(gate, len(scope.guard_classes))
+    per_class, sized = guard_draws_per_class(gate, len(scope.guard_classes), discordance=discordance)
     draws: list[Draw] = []
     for task_type in scope.guard_classes:
         draws += plan_guard_draws(
@@ -240,7 +275,7 @@ async def _guard(
             gate_index=gate_index,
             temperature=draw_temperature(ctx.session.agent_config.sampling),
             n=per_class,
-            used=plan.draws,
+            used=plan.draws[:drawn],
             label=task_type,
             first_sample=plan.first_sample,
         )
@@ -259,7 +294,11 @@ async def _guard(
         # What the size was chosen for (None: guard_draws fixed it, or guard_max_draws capped it).
         "sized_for": None
         if sized is None
-        else {"harm": gate.guard_harm, "power": gate.guard_power, "discordance": gate.guard_discordance},
+        else {"harm": gate.guard_harm, "power": gate.guard_power, "discordance": discordance},
+        # Its power at the discordance measured by now (the planning figure until there is one).
+        "power": mcnemar_power(
+            per_class, gate.guard_harm, discordance, gate.mcnemar_alpha / max(len(scope.guard_classes), 1)
+        ),
         "infra": sum(o.d is None for o in outcomes),
         "classes": {
             r.label: {"wins": r.wins, "losses": r.losses, "p": r.p_value, "harmed": r.harmed} for r in results
@@ -321,12 +360,16 @@ async def validate(
     alpha: float,
     first_sample: int,
     n_max: int | None = None,
+    check_stop: Callable[[], None] = lambda: None,
+    discordance: Mapping[str, Sequence[int]] | None = None,
 ) -> GateOutcome:
     """Test ``candidate`` against ``incumbent`` at level ``alpha`` (the loop's spent level), with
     at most ``n_max`` observations (default ``gate.n_max``).
 
     The gate's sample indices start at ``first_sample``; ``GateOutcome.next_sample`` is where the
-    next gate's start.
+    next gate's start. ``check_stop`` (the run's budget and stop file) runs before each further
+    stage and before the guard; ``discordance`` holds the run's paired counts per class
+    (``[discordant, observed]``), which size the guard.
     """
     update: dict[str, Any] = {"alpha": alpha, "alpha_spending": "none"}
     if n_max is not None:
@@ -356,7 +399,7 @@ async def validate(
         strategy = WithoutReplacement(strategy)
     ladder = Ladder(gate_config, plan.budget, label=scope.label, strategy=strategy)
     arms = _Arms(ctx, incumbent, candidate.bundle, gate_index)
-    decision, used = await _run_ladder(ctx, arms, ladder, plan, gate_index)
+    decision, used = await _run_ladder(ctx, arms, ladder, plan, gate_index, check_stop)
     if decision is None:  # cannot happen: a reachable plan holds at least one stage
         raise GateError(f"{scope.label}: the ladder asked for no stage", gate_index=gate_index)
     evidence |= {"draws": used, "decision": decision.to_record()}
@@ -381,7 +424,11 @@ async def validate(
     )
     guard = None
     if reason is GateReason.ACCEPT and scope.guard_classes:
-        guard = await _guard(ctx, arms, scope, candidate, plan, gate_index, decision)
+        check_stop()  # the guard may cost thousands of calls
+        measured = guard_discordance(gate_config, discordance or {}, scope.guard_classes)
+        guard = await _guard(
+            ctx, arms, scope, candidate, plan, gate_index, decision, drawn=used, discordance=measured
+        )
         if guard["harmed"]:
             reason = GateReason.REJECT_GUARD
             detail += f"; the McNemar guard found harm on {', '.join(guard['harmed'])}"

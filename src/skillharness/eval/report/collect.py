@@ -241,6 +241,12 @@ def _partial_reasons(run: RunSummary, metrics: dict[str, Any]) -> list[str]:
         reasons.append(f"run status is {run.status}")
     if "final" not in metrics:
         reasons.append("no final metric: training did not finish")
+    elif (metrics["final"] or {}).get("stop") == "budget":
+        open_tests = (metrics["final"] or {}).get("open_candidates", 0)
+        reasons.append(
+            f"stopped by its budget with {open_tests} test(s) open and no final val score; "
+            "a resume with a larger budget goes on"
+        )
     return reasons
 
 
@@ -295,6 +301,7 @@ def collect_report(
         epoch_ends=_epoch_ends(metrics),
         gates=_gates(reader, run_id, gate),
         alpha_spent=metrics.get("alpha_spent"),
+        budget=metrics.get("budget"),
         steps=_steps(reader, run_id),
         diagnoses=_diagnoses(reader, run_id),
         holdout_raw=_finite(metrics.get("holdout")),

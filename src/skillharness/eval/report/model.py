@@ -228,6 +228,7 @@ class ReportData(StrictModel):
     epoch_ends: list[EpochEnd]
     gates: list[GateView]
     alpha_spent: dict[str, Any] | None
+    budget: dict[str, Any] | None = None  # {"spent": {calls, cost, wall_s}, "limits": {...}}: the run's
     steps: list[StepView]
     diagnoses: list[DiagnosisCount]
     holdout_raw: Any = None

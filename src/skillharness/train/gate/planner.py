@@ -122,15 +122,18 @@ class GuardPlan:
         return sum(c.draws for c in self.classes)
 
 
-def guard_draws_per_class(config: GateConfig, guarded: int) -> tuple[int, int | None]:
-    """``(draws per class, draws the stated power needs)`` for a guard over ``guarded`` classes."""
+def guard_draws_per_class(
+    config: GateConfig, guarded: int, *, discordance: float | None = None
+) -> tuple[int, int | None]:
+    """``(draws per class, draws the stated power needs)`` for a guard over ``guarded`` classes,
+    at ``discordance`` (default: the planning assumption ``guard_discordance``)."""
     if config.guard_draws is not None:
         return config.guard_draws, None
     level = config.mcnemar_alpha / max(guarded, 1)
     sized = mcnemar_draws(
         config.guard_harm,
         config.guard_power,
-        config.guard_discordance,
+        config.guard_discordance if discordance is None else discordance,
         level,
         limit=config.guard_max_draws,
     )
