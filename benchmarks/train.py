@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
+import json
 import shlex
 import statistics
 import subprocess
@@ -49,7 +50,7 @@ from typing import Any
 import yaml
 
 from simlab.efficiency import BUDGETS, EPOCHS, SETUPS, plan_jobs, run_jobs
-from simlab.report import section, write_results
+from simlab.report import reread, section, write_results
 from simlab.world import (
     ROOT,
     VIDEOMME,
@@ -450,6 +451,11 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--max-minutes", type=float, default=60.0, help="Wall time of one run.")
     out.add_argument("--epochs", type=int, default=EPOCHS, help="train.epochs of the setups' runs.")
     out.add_argument("--results", type=Path, help="Per-seed records (JSON).")
+    out.add_argument(
+        "--reread",
+        type=Path,
+        help="Print a stored efficiency measurement (results JSON), read again at or before each mark.",
+    )
     out.add_argument("--workdir", type=Path, help="An empty folder to keep the runs in.")
     out.add_argument("--no-write", action="store_true", help="Print only (docs, default results).")
     out.add_argument(
@@ -470,9 +476,26 @@ def parser() -> argparse.ArgumentParser:
     return out
 
 
+def reread_results(path: Path) -> str:
+    """A stored efficiency measurement, read again at or before each mark (no run); the section's text."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    records = reread(doc["runs"])
+    setups = sorted({r["setup"] for r in records})
+    title = f"SimLab: {path.name} read at or before each mark"
+    header = (
+        f"`.venv/bin/python {doc['command']}` measured at `{doc['commit'][:7]}`; re-read from "
+        f"`{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}` by "
+        f"`benchmarks/train.py --reread`: each mark at the last checkpoint at or before it."
+    )
+    return section(title, header, records, setups, doc["budgets"])
+
+
 def main(argv: list[str] | None = None) -> None:
     given = list(argv if argv is not None else sys.argv[1:])
     args = parser().parse_args(given)
+    if args.reread is not None:
+        sys.stdout.write(reread_results(args.reread))
+        return
     setups = [d for d in args.dataset if d in SETUPS]
     if (setups and len(setups) != len(args.dataset)) or (not setups and len(args.dataset) != 1):
         sys.exit("give one ablation dataset (synth, videomme) or one or more efficiency setups, not both")

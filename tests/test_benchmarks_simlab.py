@@ -48,11 +48,14 @@ def _reading(budget: int, closure: float, calls: int, **extra: object) -> Readin
     return Reading(budget=budget, calls=calls, closure_test=closure, **fields)  # type: ignore[arg-type]
 
 
-def test_a_budget_run_ends_on_the_last_checkpoint_at_the_first_count_past_its_budget() -> None:
-    # A run given 200 calls stops at the check after the decision that crossed 200: it holds v0001.
-    assert point_at(CURVE, 200) == CURVE[2]
+def test_a_mark_is_read_at_the_last_checkpoint_at_or_before_it() -> None:
+    # At 200 calls the run holds what it held at 139: v0001 came at 250, past the mark.
+    assert point_at(CURVE, 200) == CURVE[0]
     assert point_at(CURVE, 250) == CURVE[2]
+    assert point_at(CURVE, 399) == CURVE[2]
     assert point_at(CURVE, 139) == CURVE[0]
+    # Before the first checkpoint: the initial bundle, nothing closed.
+    assert (point_at(CURVE, 100).version, point_at(CURVE, 100).closure_test) == ("v0000", 0.0)
 
 
 def test_a_curve_that_ends_before_the_budget_is_read_at_its_end() -> None:
@@ -62,10 +65,12 @@ def test_a_curve_that_ends_before_the_budget_is_read_at_its_end() -> None:
 
 
 def test_a_reading_counts_the_accepts_made_by_then_and_a_zero_effect_as_harmful() -> None:
-    early = read_mark(CURVE, ACCEPTS, 200, end_reason="stopped_early", spent=450)
+    early = read_mark(CURVE, ACCEPTS, 300, end_reason="stopped_early", spent=450)
     assert (early.accepts, early.harmful_test, early.harmful_val) == (1, 1, 0)
     assert (early.closure_test, early.calls, early.alpha_sum) == (0.2, 250, 0.05)
     assert (early.end_reason, early.unspent) == ("max_calls", 0.0)
+    before = read_mark(CURVE, ACCEPTS, 200, end_reason="stopped_early", spent=450)
+    assert (before.accepts, before.closure_test, before.calls) == (0, 0.0, 139)
 
 
 def test_a_budget_the_run_never_reached_keeps_the_runs_end_reason_and_its_unspent_share() -> None:
@@ -134,10 +139,11 @@ def test_the_table_sets_gepas_row_beside_ours_and_leaves_failed_runs_out() -> No
     ]
     lines = summary_table(records, ["videomme-q"], [2_000, 8_000]).splitlines()
     ours = next(
-        i for i, line in enumerate(lines) if line.startswith("| videomme-q | 8,000 | ours | 2 | 30.0 %")
+        i for i, line in enumerate(lines) if line.startswith("| videomme-q | 8,000 | ours | 2 | 15.0 %")
     )
     assert lines[ours + 1].startswith("| videomme-q | 8,000 | GEPA¹ | | 14.3 % |")
-    assert any(line.startswith("| videomme-q | 2,000 | ours | 2 | 15.0 %") for line in lines)
+    # At 2,000 calls the runs hold what they held at 1,500: v0001 came at 2,010.
+    assert any(line.startswith("| videomme-q | 2,000 | ours | 2 | 0.0 %") for line in lines)
 
 
 def test_the_curve_table_reads_every_grid_mark_the_budget_reaches() -> None:
@@ -145,9 +151,9 @@ def test_the_curve_table_reads_every_grid_mark_the_budget_reaches() -> None:
     header, _, row = table.splitlines()
     assert header == "| setup | 500 calls | 1,000 calls | 2,000 calls | 4,000 calls | 8,000 calls |"
     cells = row.strip("| ").split(" | ")[1:]
-    assert cells[:2] == ["0.0 % (0.0 %–0.0 %)"] * 2
-    assert cells[2] == "20.0 % (10.0 %–30.0 %)"  # the first checkpoint past 2,000 calls
-    assert cells[3:] == ["40.0 % (20.0 %–60.0 %)"] * 2
+    assert cells[:3] == ["0.0 % (0.0 %–0.0 %)"] * 3  # v0001 came at 2,010: past the 2,000 mark
+    # At 8,000 the last checkpoint at or before it is v0001's: v0002 came at 8,050.
+    assert cells[3:] == ["20.0 % (10.0 %–30.0 %)"] * 2
 
 
 def test_the_curve_table_ends_at_the_runs_budget_even_off_the_grid() -> None:

@@ -1,10 +1,10 @@
 """Reading one run at budget marks, and the statistics over seeds. Pure: no run, no file.
 
-One run at the largest budget B stands for the runs at every smaller budget b: the loop checks its
-budget between decisions, where it saves the checkpoint, so a run given b stops at the first check
-that sees b calls spent, holding the incumbent of the last checkpoint at that count, and until then
-it is the same run as the one given B, as long as the loop does not plan by its budget (the
-``--separate-budgets`` flag runs each budget on its own to check that).
+One run at the largest budget B stands for the runs at every smaller budget b: until a run given b
+stops, it is the same run as the one given B, as long as the loop does not plan by its budget (the
+``--separate-budgets`` flag runs each budget on its own to check that). A mark is read at the last
+checkpoint at or before it (never after: a run's figure at b may not rest on calls past b), and
+the calls actually spent by then are printed beside it.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class Reading:
     """What a run with call budget ``budget`` reports, read off a longer run's curve."""
 
     budget: int
-    calls: int  # calls spent when that run ends
+    calls: int  # calls spent at the checkpoint read (at or before the budget), or at the run's end
     closure_test: float
     closure_val: float
     alpha_sum: float
@@ -49,17 +49,15 @@ class Reading:
 
 
 def point_at(points: Sequence[Point], budget: int) -> Point:
-    """The checkpoint a run given ``budget`` calls ends on (see the module docstring): the last of
-    the checkpoints at the first call count ≥ ``budget``; the last point when the curve ends first."""
+    """The incumbent a run holds at ``budget`` calls: the last checkpoint at or before ``budget``
+    (the last point when the curve ends first). Before the first checkpoint it holds the initial
+    bundle: a point of no closure at 0 calls."""
     if not points:
         raise RunError("the run recorded no checkpoint: there is nothing to read", budget=budget)
-    first = next((i for i, p in enumerate(points) if p.calls >= budget), None)
-    if first is None:
-        return points[-1]
-    last = first
-    while last + 1 < len(points) and points[last + 1].calls == points[first].calls:
-        last += 1
-    return points[last]
+    before = [p for p in points if p.calls <= budget]
+    if not before:
+        return Point(0, "v0000", 0.0, 0.0, 0.0, 0)
+    return before[-1]
 
 
 def read_mark(
@@ -69,7 +67,7 @@ def read_mark(
     ``max_calls`` when the curve reaches the budget, else the whole run's ``end_reason`` after
     ``spent`` calls."""
     point = point_at(points, budget)
-    reached = point.calls >= budget
+    reached = points[-1].calls > budget or spent >= budget
     calls = point.calls if reached else spent
     made = [a for a in accepts if a.calls <= point.calls]
     return Reading(
@@ -83,7 +81,7 @@ def read_mark(
         harmful_test=sum(a.effect_test <= NO_EFFECT for a in made),
         harmful_val=sum(a.effect_val <= NO_EFFECT for a in made),
         end_reason="max_calls" if reached else end_reason,
-        unspent=max(0, budget - calls) / budget,
+        unspent=0.0 if reached else max(0, budget - calls) / budget,
     )
 
 

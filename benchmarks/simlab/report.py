@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from simlab.marks import MarkSummary, Reading, point_at, summarize
+from simlab.marks import Accept, MarkSummary, Reading, point_at, read_mark, summarize
 from simlab.world import Point
 from skillharness.util.atomic import atomic_write_text
 
@@ -148,6 +149,40 @@ def runs_table(records: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def reread(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records`` with every reading taken again from its stored curve and accepts (at or before
+    each mark: :func:`simlab.marks.point_at`); failed runs as they are."""
+    out = []
+    for r in records:
+        if "error" in r:
+            out.append(r)
+            continue
+        marks = [Accept(a["calls"], a["effect_test"], a["effect_val"]) for a in r["accepts"]]
+        again = {
+            key: asdict(read_mark(curve_of(r), marks, int(key), end_reason=r["end_reason"], spent=r["spent"]))
+            for key in r["readings"]
+        }
+        out.append({**r, "readings": again})
+    return out
+
+
+def marks_table(records: Sequence[dict[str, Any]], budgets: Sequence[int]) -> str:
+    """Each run at each mark: its test gap closure and the calls spent at the checkpoint read."""
+    head = "| setup | seed | " + " | ".join(f"{b:,} calls" for b in budgets) + " |"
+    lines = [head, "|---|---|" + "---|" * len(budgets)]
+    for r in records:
+        if "error" in r:
+            continue
+        cells = []
+        for b in budgets:
+            reading = r["readings"].get(str(b))
+            cells.append(
+                "–" if reading is None else f"{_pct(reading['closure_test'])} at {reading['calls']:,}"
+            )
+        lines.append(f"| {r['setup']} | {r['seed']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def section(
     title: str, header: str, records: Sequence[dict[str, Any]], setups: Sequence[str], budgets: Sequence[int]
 ) -> str:
@@ -157,6 +192,8 @@ def section(
         + f"\n¹ {GEPA_SOURCE}.\n\nRun-level bound: {bounds(records)}.\n\n"
         + "Test gap closure against calls (mean over seeds, min–max):\n\n"
         + curve_table(records, setups)
+        + "\nEach run at each mark (the last checkpoint at or before it, and the calls spent there):\n\n"
+        + marks_table(records, budgets)
         + "\nRuns:\n\n"
         + runs_table(records)
     )

@@ -46,7 +46,8 @@ async def test_p2_5_a_rejected_edit_records_the_incumbents_numbers_not_the_candi
             incumbent = ws.load("v0000")
             candidate = _harmful_candidate(incumbent, sim)
             ckpt = Checkpoint(run_id=ctx.run_id, baseline_run_id=f"{ctx.run_id}.baseline")
-            after = await decide(ctx, ws, ckpt, candidate, cursor={"epoch": 1, "step": 0, "target": 0})
+            cursor = {"epoch": 1, "step": 0, "target": 0}
+            after = await decide(ctx, ws, ckpt, candidate, cursor=cursor, check_stop=lambda: None)
             standing = await val_score(ctx, incumbent)
             rejected = await val_score(ctx, candidate.bundle)
     # The test can tell the two apart only if the candidate's val numbers differ from the incumbent's.
