@@ -82,6 +82,14 @@ class Config(BaseSettings):
         # a secret must come from the environment named in the config, nowhere else.
         return init_settings, env_settings, _YamlSource(settings_cls)
 
+    def for_run(self, run_id: str) -> Config:
+        """This config as run ``run_id`` uses it: the agent's per-draw seed salt resolved (the run's
+        id when unset), so the run's stored settings name the seeds it drew."""
+        return self.with_agent(self.agent.for_run(run_id))
+
+    def with_agent(self, agent: AgentConfig) -> Config:
+        return self.model_copy(update={"agent": agent})
+
     def settings(self, kind: RunKind | str = RunKind.INFER) -> dict[str, Any]:
         """The settings that can change a ``kind`` run's result, by dotted key (no secrets).
 

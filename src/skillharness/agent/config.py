@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from skillharness.agent.protocols.turn import ProtocolName
-from skillharness.llm.types import SamplingParams
+from skillharness.llm.types import PER_DRAW, SamplingParams
 from skillharness.util.model import StrictModel
 from skillharness.video.config import FramesConfig
 
@@ -35,12 +35,14 @@ class AgentConfig(StrictModel):
         default_factory=lambda: SamplingParams(temperature=0.0),
         description="Sampling parameters of every agent call (all enter the cache key). seed: an int "
         "is sent with every call; 'per_draw' sends each draw its own seed, derived from (question, sample "
-        "index, seed_salt), so both arms of a paired gate draw share it (docs/agent.md).",
+        "index, seed_salt), so both arms of a paired gate draw share it (docs/agent.md). At a temperature "
+        "above 0 an unset seed is per_draw; seed: null samples both arms independently.",
     )
-    seed_salt: str = Field(
-        "",
-        description="Run-level salt of the per_draw seeds: another salt, another set of seeds. Runs "
-        "with one salt give a draw one seed, so a baseline run and a training run stay paired.",
+    seed_salt: str | None = Field(
+        None,
+        description="Run-level salt of the per_draw seeds: another salt, another set of seeds. Unset: "
+        "the run's id, so two runs draw different seeds; runs given one salt give a draw one seed (pin "
+        "it to pair a baseline run with a training run).",
     )
     frames: FramesConfig = Field(
         default_factory=FramesConfig, description="Frame decoding, resizing, JPEG quality and cache."
@@ -58,6 +60,30 @@ class AgentConfig(StrictModel):
         description="Under a reference protocol: 'system' sends the bundle's system prompt and skill "
         "as a system message (what training evolves); 'none' sends no bundle text.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _per_draw_when_sampling(cls, data: Any) -> Any:
+        """At a temperature above 0 an unset seed is one seed per draw: coupled arms by default."""
+        if not isinstance(data, dict):
+            return data
+        sampling = data.get("sampling")
+        if isinstance(sampling, SamplingParams):
+            given, temperature = "seed" in sampling.model_fields_set, sampling.temperature
+            if not given and temperature:
+                data = {**data, "sampling": sampling.model_copy(update={"seed": PER_DRAW})}
+        elif isinstance(sampling, dict) and "seed" not in sampling:
+            temperature = sampling.get("temperature")
+            if isinstance(temperature, int | float) and temperature > 0:
+                data = {**data, "sampling": {**sampling, "seed": PER_DRAW}}
+        return data
+
+    def for_run(self, run_id: str) -> AgentConfig:
+        """This config with its seed salt resolved for run ``run_id``: the run's id when unset and the
+        seeds are per draw; "" when no per-draw seed is sent (the salt then changes nothing)."""
+        if self.seed_salt is not None:
+            return self
+        return self.model_copy(update={"seed_salt": run_id if self.sampling.per_draw else ""})
 
     @model_validator(mode="after")
     def _initial_within_budget(self) -> AgentConfig:

@@ -245,7 +245,7 @@ class Agent:
             tool_choice="auto" if specs else None,
             # per_draw: the seed of this (question, sample), the same whatever the bundle says.
             sampling=(sampling or self.config.sampling).for_draw(
-                episode.question.question_id, episode.sample_idx, self.config.seed_salt
+                episode.question.question_id, episode.sample_idx, self.config.seed_salt or ""
             ),
             sample_idx=episode.sample_idx,
             # One draw (question, sample index) stays on one replica: every turn of its episode, and

@@ -101,7 +101,11 @@ def experiment_yaml(exp: Experiment, pools_sha256: str) -> str:
         "llm": {"model": exp.model, "endpoints": [endpoint]},
         "cache": {"url": _CACHE, "ttl": CacheConfig().ttl},
         "store": {"url": _STORE},
-        "agent": {"bundle": BUNDLE_DIR, "sampling": {"temperature": exp.temperature}},
+        "agent": {
+            "bundle": BUNDLE_DIR,
+            # Written out, so the file shows how paired draws are taken (null: independent arms).
+            "sampling": {"temperature": exp.temperature, "seed": "per_draw" if exp.temperature > 0 else None},
+        },
         "train": {
             "epochs": train.epochs,
             "batch_size": train.batch_size,
@@ -118,6 +122,8 @@ def experiment_yaml(exp: Experiment, pools_sha256: str) -> str:
         "data.pools_sha256": "Written by `experiment init`: a changed pools.json stops every run.",
         "agent.sampling.temperature": "Set by --temperature. Above 0 each gate draws fresh samples "
         "with replacement (docs/gate.md).",
+        "agent.sampling.seed": "per_draw: both arms of a paired draw share one seed (fewer draws per "
+        "decision; the run's id salts it); null: independent arms (docs/agent.md).",
         "cache.url": "Relative to this file's folder, like every path here.",
         "train.gate.n_max": "`skillharness gate plan` shows the power this budget gives each class.",
         "train.task_types": "null: every class that is not micro (the split's report names them).",

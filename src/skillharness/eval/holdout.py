@@ -229,7 +229,7 @@ async def run_holdout(
     draws = [(q, s) for q in plan.pool.questions for s in range(config.eval.samples)]
     async with open_session(
         data=config.data,
-        agent=config.agent,
+        agent=config.agent.for_run(plan.eval_id),  # one per-draw seed salt for both arms: paired
         llm=config.llm,
         cache=config.cache,
         store=store or config.store,

@@ -80,6 +80,7 @@ class InferSettings(Protocol):
     def infer(self) -> InferConfig: ...
     def fingerprint(self) -> str: ...
     def settings(self) -> dict[str, Any]: ...
+    def for_run(self, run_id: str) -> InferSettings: ...
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,8 @@ def load_job(config: InferSettings, *, pool: Pool | None, run_id: str | None, re
         chosen, frozen = load_pool_questions(data, (pool,), purpose=f"--pool {pool}")
         questions, pools_sha = chosen[pool], frozen.sha256
     check_media(data, questions)
+    run_id = run_id or default_run_id(pool)
+    config = config.for_run(run_id)  # the per-draw seed salt: the run's id unless pinned
     return InferJob(
         data=data,
         agent=config.agent,
@@ -158,7 +161,7 @@ def load_job(config: InferSettings, *, pool: Pool | None, run_id: str | None, re
         questions=tuple(questions),
         pool=pool,
         pools_sha256=pools_sha,
-        run_id=run_id or default_run_id(pool),
+        run_id=run_id,
         resume=resume,
         confidence=config.eval.confidence,
         max_infra_share=config.infer.max_infra_share,

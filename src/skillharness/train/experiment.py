@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from skillharness.agent.config import AgentConfig
 from skillharness.data import FrozenPools, Pool, load_pool_questions
 from skillharness.data.questions import Question
 from skillharness.errors import ConfigError
@@ -37,6 +38,8 @@ class TrainSettings(InferSettings, Protocol):
     def train(self) -> TrainConfig: ...
     def fingerprint(self, kind: RunKind = RunKind.INFER) -> str: ...
     def settings(self, kind: RunKind = RunKind.INFER) -> dict[str, Any]: ...
+    def for_run(self, run_id: str) -> TrainSettings: ...
+    def with_agent(self, agent: AgentConfig) -> TrainSettings: ...
 
 
 def default_train_run_id() -> str:

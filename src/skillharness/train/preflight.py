@@ -25,7 +25,13 @@ from skillharness.train.config import GateConfig, TrainConfig
 from skillharness.train.coverage import ClassCoverage, TrainedClasses, plan_trained_classes
 from skillharness.train.draws import draw_temperature
 from skillharness.train.gate import guard_draws_per_class
-from skillharness.train.preflight_probes import cache_problems, endpoint_problems, salt_note, store_problems
+from skillharness.train.preflight_probes import (
+    cache_problems,
+    endpoint_problems,
+    salt_note,
+    seed_ignored,
+    store_problems,
+)
 from skillharness.train.templates import check_templates
 
 
@@ -190,12 +196,27 @@ def _file_checks(config: PreflightSettings, pool: Pool, out: _Collector) -> None
 
 async def _probes(config: PreflightSettings, timeout_s: float) -> dict[str, tuple[list[str], str]]:
     """The endpoint, store and cache probes, concurrently (each waits on I/O)."""
-    endpoints, store, cache = await asyncio.gather(
+    endpoints, store, cache, ignoring = await asyncio.gather(
         endpoint_problems(config.llm, timeout_s),
         asyncio.to_thread(store_problems, config.store),
         cache_problems(config.cache),
+        seed_ignored(config.llm, config.agent.sampling, timeout_s),
     )
-    return {"endpoint": endpoints, "store": store, "cache": cache}
+    return {"endpoint": endpoints, "store": store, "cache": cache, "seed": ([], seed_note(config, ignoring))}
+
+
+def seed_note(config: PreflightSettings, ignoring: Sequence[str]) -> str:
+    """What the per-draw seed check found: information (training falls back by itself), not a problem."""
+    sampling = config.agent.sampling
+    if not sampling.per_draw or not sampling.temperature:
+        return "no per-draw seed is sent: both arms of a paired draw are sampled independently"
+    if ignoring:
+        return (
+            f"WARNING: {', '.join(ignoring)} ignore(s) the request seed: one seed per draw couples "
+            "nothing there, so training falls back to independent arms (agent.sampling.seed: null) and "
+            "says so; the gate then needs about a third more draws"
+        )
+    return "one seed per draw (agent.sampling.seed per_draw): the endpoints answered one seed alike"
 
 
 def _templates(config: PreflightSettings, out: _Collector) -> str:

@@ -17,10 +17,10 @@ from skillharness.llm.cache.opener import open_backend
 from skillharness.llm.config import CacheConfig, EndpointConfig, LLMConfig, TimeoutConfig
 from skillharness.llm.roles import Role
 from skillharness.llm.stack import build_chat_model
-from skillharness.llm.types import ChatRequest, SamplingParams
+from skillharness.llm.types import ChatRequest, SamplingParams, draw_seed
 from skillharness.store import RunStore, StoreConfig
 
-__all__ = ["cache_problems", "endpoint_problems", "salt_note", "store_problems"]
+__all__ = ["cache_problems", "endpoint_problems", "salt_note", "seed_ignored", "store_problems"]
 
 Outcome = tuple[list[str], str]
 _PROBE_VALUE = b"skillharness preflight probe"
@@ -74,6 +74,45 @@ async def _ask(llm: LLMConfig, endpoint: EndpointConfig, timeout_s: float) -> st
         tries = f" after {attempts} attempt(s) ({exc.context.get('gave_up')})" if attempts else ""
         return f"endpoint {endpoint.label} does not answer{tries}: {exc}"
     return None
+
+
+# Asked twice with one seed: a server that honours ``seed`` writes the same words both times.
+_SEED_PROBE = "Write eight random words, separated by spaces, and nothing else."
+
+
+async def seed_ignored(llm: LLMConfig, sampling: SamplingParams, timeout_s: float) -> list[str]:
+    """The endpoints that ignore a request's ``seed`` (empty: every one honours it, or no seed is sent).
+
+    With one seed per draw, both arms of a paired draw share a seed so that their answers are coupled;
+    a server that ignores it samples them independently. Each endpoint is asked the same request twice
+    with one seed, at the agent's temperature (at least 0.7), uncached: two different replies show
+    the seed ignored. Two equal replies do not prove it honoured (a short reply can repeat by chance),
+    so this names only servers that certainly ignore it. An endpoint that fails to answer is not named:
+    the endpoint probe reports it.
+    """
+    if not sampling.per_draw or not sampling.temperature:
+        return []
+    probe = SamplingParams(
+        temperature=max(sampling.temperature, 0.7), max_tokens=24, seed=draw_seed("seed", 0, "probe")
+    )
+    request = ChatRequest(
+        model=llm.model,
+        messages=({"role": "user", "content": _SEED_PROBE},),
+        role=Role.AGENT,
+        sampling=probe,
+    )
+
+    async def differs(endpoint: EndpointConfig) -> bool:
+        try:
+            async with build_chat_model(_probe_config(llm, endpoint, timeout_s), None) as stack:
+                first = await stack.complete(request)
+                second = await stack.complete(request)
+        except SkillharnessError:
+            return False
+        return (first.content, first.tool_calls) != (second.content, second.tool_calls)
+
+    found = await asyncio.gather(*(differs(endpoint) for endpoint in llm.endpoints))
+    return [endpoint.label for endpoint, ignored in zip(llm.endpoints, found, strict=True) if ignored]
 
 
 def store_problems(store: StoreConfig) -> Outcome:

@@ -14,6 +14,7 @@ and touches nothing.
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,14 +32,27 @@ from skillharness.train.context import TrainContext
 from skillharness.train.experiment import TrainSettings, open_training
 from skillharness.train.final_score import FinalValScore, final_val_score
 from skillharness.train.loop import LoopObserver, train_epochs
+from skillharness.train.preflight_probes import seed_ignored
 from skillharness.train.scoring import ValScore, score_predictions, val_score
 
-__all__ = ["RunEnded", "TrainOutcome", "TrainRequest", "ended_run", "run_folder", "run_training"]
+__all__ = [
+    "RunEnded",
+    "TrainOutcome",
+    "TrainRequest",
+    "checked_seed_mode",
+    "ended_run",
+    "run_folder",
+    "run_training",
+]
 
 # The metric ``_final_metrics`` writes last: a run whose checkpoint has ended but lacks it is finished off.
 _FINAL_METRIC = "final"
 # Where a training run's folder is (path and host): a run id reused from another folder names it.
 _FOLDER_METRIC = "folder"
+
+
+_log = logging.getLogger(__name__)
+_SEED_PROBE_TIMEOUT_S = 30.0
 
 
 class RunEnded(UserError):
@@ -222,6 +236,7 @@ async def run_training(
     and :class:`RunEnded`, having done nothing, when a resumed run has already ended."""
     if config.agent.bundle is None:
         raise ConfigError("agent.bundle is not set: the initial bundle training starts from")
+    config = await checked_seed_mode(config.for_run(request.run_id))
     ended = ended_run(request, config.store.url)
     if ended is not None:
         reason = f" ({ended.stop_reason})" if ended.stop_reason else ""
@@ -260,6 +275,20 @@ async def run_training(
         finally:
             await ctx.session.record_llm_events(ctx.run_id)  # the run's outages, on the record
             await log.close(status)
+
+
+async def checked_seed_mode(config: TrainSettings) -> TrainSettings:
+    """``config``, or with independent arms when an endpoint ignores the per-draw seed (said once)."""
+    ignoring = await seed_ignored(config.llm, config.agent.sampling, _SEED_PROBE_TIMEOUT_S)
+    if not ignoring:
+        return config
+    _log.warning(
+        "%s ignore(s) the request seed: training samples both arms of each draw independently "
+        "(agent.sampling.seed: null), which needs about a third more draws",
+        ", ".join(ignoring),
+    )
+    sampling = config.agent.sampling.model_copy(update={"seed": None})
+    return config.with_agent(config.agent.model_copy(update={"sampling": sampling, "seed_salt": ""}))
 
 
 def _mark_interrupted(folder: Path, reason: str, guard: StopGuard) -> Checkpoint | None:
