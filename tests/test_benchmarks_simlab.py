@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from simlab.marks import Accept, Reading, point_at, read_mark, spread, summarize
+from simlab.marks import Accept, Reading, accept_of, point_at, read_mark, spread, summarize
 from simlab.report import curve_table, summary_table, verdicts
 from simlab.world import Point
 from skillharness.errors import RunError
@@ -159,3 +159,35 @@ def test_the_curve_table_reads_every_grid_mark_the_budget_reaches() -> None:
 def test_the_curve_table_ends_at_the_runs_budget_even_off_the_grid() -> None:
     header = curve_table([_record("videomme-q", 0, 0.2, budget=600)], ["videomme-q"]).splitlines()[0]
     assert header == "| setup | 500 calls | 600 calls |"
+
+
+def test_harm_is_counted_per_inserted_line_when_the_record_has_lines() -> None:
+    """A helpful accept that carries a useless line counts that line: one of three lines here."""
+    helpful = accept_of(
+        {
+            "calls": 250,
+            "effect_test": 0.05,
+            "effect_val": 0.04,
+            "lines": [
+                {"line": "a", "effect_test": 0.03, "effect_val": 0.02},
+                {"line": "b", "effect_test": 0.0, "effect_val": 0.0},
+            ],
+        }
+    )
+    useless = accept_of(
+        {
+            "calls": 400,
+            "effect_test": 0.0,
+            "effect_val": 0.0,
+            "lines": [{"line": "c", "effect_test": 0.02, "effect_val": 0.0}],
+        }
+    )
+    reading = read_mark(CURVE, [helpful, useless], 1_000, end_reason="max_calls", spent=450)
+    assert (reading.accepts, reading.harmful_test) == (2, 1)
+    assert (reading.lines, reading.harmful_lines) == (3, 1)
+    summary = summarize([reading])
+    assert summary.harmful_share == pytest.approx(1 / 3)  # per line, not per accept (1/2)
+    # A record from before lines were scored keeps the per-accept share.
+    old = summarize([read_mark(CURVE, ACCEPTS, 1_000, end_reason="max_calls", spent=450)])
+    assert old.lines == 0
+    assert old.harmful_share == pytest.approx(1 / 2)

@@ -31,7 +31,8 @@ from skillharness.data.pools import load_pools, write_split
 from skillharness.data.split import SplitParams, UnitKind, make_split
 from skillharness.errors import RunError
 from skillharness.sim import SimServer
-from skillharness.skills import Workspace, initial_bundle
+from skillharness.sim.oracle import BundleText
+from skillharness.skills import Bundle, Workspace, initial_bundle, inserted_lines, with_line
 from skillharness.store import GateDecisionRow, RunMetric, RunReader
 from skillharness.train.budget import StopGuard, TrainingStopped
 from skillharness.train.checkpoint import Checkpoint
@@ -133,8 +134,25 @@ def _accepts(store_url: str, truth: Truth, ws: Workspace, curve: CurveObserver) 
         effect = {
             pool: truth.accuracy(after, pool) - truth.accuracy(before, pool) for pool in ("test", "val")
         }
-        accept = Accept(calls, effect["test"], effect["val"])
-        out.append({**asdict(accept), "target": row.target, "version_after": row.version_after})
+        lines = _line_effects(truth, before, row.target, row.document_before, row.document_after or "")
+        accept = Accept(calls, effect["test"], effect["val"], tuple(line["effect_test"] for line in lines))
+        out.append(
+            {**asdict(accept), "target": row.target, "version_after": row.version_after, "lines": lines}
+        )
+    return out
+
+
+def _line_effects(
+    truth: Truth, before: Bundle, target: str, document_before: str, after: str
+) -> list[dict[str, Any]]:
+    """Each line an accept inserted, added alone to the document it came into: its true effects."""
+    out = []
+    for line in inserted_lines(document_before, after):
+        alone = BundleText.from_bundle(before).with_document(target, with_line(document_before, line))
+        effect = {
+            pool: truth.accuracy(alone, pool) - truth.accuracy(before, pool) for pool in ("test", "val")
+        }
+        out.append({"line": line, "effect_test": effect["test"], "effect_val": effect["val"]})
     return out
 
 

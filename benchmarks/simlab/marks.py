@@ -13,6 +13,7 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from simlab.world import Point
 from skillharness.errors import RunError
@@ -29,6 +30,14 @@ class Accept:
     calls: int  # calls spent when its version first appeared on the curve
     effect_test: float  # oracle accuracy after minus before, on the test pool
     effect_val: float
+    # The true test effect of each line it inserted, added alone (harm is counted per line).
+    line_effects_test: tuple[float, ...] = ()
+
+
+def accept_of(record: dict[str, Any]) -> Accept:
+    """An :class:`Accept` from its stored record (``lines``: each inserted line's true effects)."""
+    lines = tuple(float(line["effect_test"]) for line in record.get("lines", ()))
+    return Accept(record["calls"], record["effect_test"], record["effect_val"], lines)
 
 
 @dataclass(frozen=True)
@@ -46,6 +55,8 @@ class Reading:
     harmful_val: int
     end_reason: str
     unspent: float  # share of the budget left unspent at the end
+    lines: int = 0  # lines the accepts inserted (0: a record from before lines were scored)
+    harmful_lines: int = 0  # of those, lines with a true test effect <= 0 added alone
 
 
 def point_at(points: Sequence[Point], budget: int) -> Point:
@@ -80,6 +91,8 @@ def read_mark(
         accepts=len(made),
         harmful_test=sum(a.effect_test <= NO_EFFECT for a in made),
         harmful_val=sum(a.effect_val <= NO_EFFECT for a in made),
+        lines=sum(len(a.line_effects_test) for a in made),
+        harmful_lines=sum(e <= NO_EFFECT for a in made for e in a.line_effects_test),
         end_reason="max_calls" if reached else end_reason,
         unspent=0.0 if reached else max(0, budget - calls) / budget,
     )
@@ -116,9 +129,14 @@ class MarkSummary:
     harmful_val: int
     alpha_sum: float  # Σα over every gate of every seed: bounds the expected false accepts in all
     end_reasons: dict[str, int] = field(default_factory=dict)
+    lines: int = 0
+    harmful_lines: int = 0
 
     @property
     def harmful_share(self) -> float | None:
+        """Harmful or useless lines among the inserted lines (per accept for records without lines)."""
+        if self.lines:
+            return self.harmful_lines / self.lines
         return self.harmful_test / self.accepts if self.accepts else None
 
     @property
@@ -142,4 +160,6 @@ def summarize(readings: Sequence[Reading]) -> MarkSummary:
         harmful_val=sum(r.harmful_val for r in readings),
         alpha_sum=sum(r.alpha_sum for r in readings),
         end_reasons=dict(Counter(r.end_reason for r in readings)),
+        lines=sum(r.lines for r in readings),
+        harmful_lines=sum(r.harmful_lines for r in readings),
     )

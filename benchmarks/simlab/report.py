@@ -10,7 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from simlab.marks import Accept, MarkSummary, Reading, point_at, read_mark, summarize
+from simlab.marks import MarkSummary, Reading, accept_of, point_at, read_mark, summarize
 from simlab.world import Point
 from skillharness.util.atomic import atomic_write_text
 
@@ -64,6 +64,8 @@ def _reasons(summary: MarkSummary) -> str:
 def _row(setup: str, summary: MarkSummary) -> str:
     c = summary.closure
     harmful = f"{summary.harmful_test}/{summary.accepts}"
+    if summary.lines:  # harm per inserted line, beside the accepts
+        harmful += f"; lines {summary.harmful_lines}/{summary.lines}"
     if summary.harmful_share is not None:
         harmful += f" ({summary.harmful_share:.0%})"
     per_point = "n/a (no gap closed)"
@@ -157,7 +159,7 @@ def reread(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         if "error" in r:
             out.append(r)
             continue
-        marks = [Accept(a["calls"], a["effect_test"], a["effect_val"]) for a in r["accepts"]]
+        marks = [accept_of(a) for a in r["accepts"]]
         again = {
             key: asdict(read_mark(curve_of(r), marks, int(key), end_reason=r["end_reason"], spent=r["spent"]))
             for key in r["readings"]

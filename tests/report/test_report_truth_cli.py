@@ -18,7 +18,8 @@ from skillharness.data.loader import load_questions
 from skillharness.errors import StoreError
 from skillharness.eval.report import ReportData, build_report
 from skillharness.sim import SimServer
-from skillharness.skills import Bundle
+from skillharness.sim.oracle import BundleText
+from skillharness.skills import Bundle, inserted_lines, with_line
 
 
 async def test_simulator_truth_sits_beside_each_number(tmp_path: Path, bench: Bench, sim: SimServer) -> None:
@@ -55,12 +56,24 @@ async def test_simulator_truth_sits_beside_each_number(tmp_path: Path, bench: Be
         )
         expected = oracle.edit_effect(before, after, ids).delta if ids else None
         assert gate.sim_delta == (pytest.approx(expected) if ids else None)
+        # Harm per line: each inserted line scored alone against the document it came into.
+        lines = inserted_lines(gate.document_before, gate.document_after or "")
+        assert [t.line for t in gate.sim_lines or ()] == (list(lines) if ids else [])
+        for truth_of_line in gate.sim_lines or ():
+            alone = BundleText.from_bundle(before)
+            skills = {**alone.skills, name: with_line(gate.document_before, truth_of_line.line)}
+            alone = alone.model_copy(update={"skills": skills})
+            assert truth_of_line.delta == pytest.approx(oracle.edit_effect(before, alone, ids).delta)
+    scored = [g for g in data.gates if g.accepted and g.sim_lines]
+    assert scored, "no accepted edit inserted a line: per-line harm is untested"
 
     page = parse_page(files.html.read_text())
     truth = page["val-baseline"].find_all("span", cls="sim")
     assert float(truth[0].attrs["data-sim"]) == pytest.approx(data.headlines[1].baseline.sim_truth)
     assert "sim truth" in truth[0].text
     assert "true Δ (sim)" in page["gate-table"].text
+    lines_total = sum(len(g.sim_lines or ()) for g in scored)
+    assert f"of the {lines_total} lines the {len(scored)} accepted edit(s) inserted" in page["verdict"].text
 
 
 async def test_report_command_writes_both_files(tmp_path: Path) -> None:

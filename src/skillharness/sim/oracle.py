@@ -71,6 +71,15 @@ class BundleText(StrictModel):
         }
         return Bundle(self.system_prompt, skills, dict(self.tool_descriptions), source=source)
 
+    def with_document(self, target: str, document: str) -> BundleText:
+        """These texts with ``target``'s document (``skill:slug``, ``system``, ``tools:name``) replaced."""
+        kind, _, name = target.partition(":")
+        if kind == "skill":
+            return self.model_copy(update={"skills": {**self.skills, name: document}})
+        if kind == "system":
+            return self.model_copy(update={"system_prompt": document})
+        return self.model_copy(update={"tool_descriptions": {**self.tool_descriptions, name: document}})
+
     @classmethod
     def from_bundle(cls, bundle: Bundle) -> BundleText:
         """The texts of a :class:`skillharness.skills.bundle.Bundle` (rendered skill documents)."""

@@ -12,6 +12,7 @@ from skillharness.skills.edits import (
     parse_edit_set,
 )
 from skillharness.skills.hashing import canonical_bytes, content_hash
+from skillharness.skills.lines import inserted_lines, normalised_line, with_line
 from skillharness.skills.markers import APPENDIX_MARKER, MOMENTUM_MARKER
 from skillharness.skills.patch import apply_edit_set, apply_edit_set_to_text
 from skillharness.skills.workspace import EditRecord, Manifest, VersionReason, VersionRecord, Workspace
@@ -42,5 +43,8 @@ __all__ = [
     "canonical_bytes",
     "content_hash",
     "initial_bundle",
+    "inserted_lines",
+    "normalised_line",
     "parse_edit_set",
+    "with_line",
 ]

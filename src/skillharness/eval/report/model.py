@@ -144,6 +144,13 @@ class DiffLine(StrictModel):
     region: str = ""
 
 
+class LineTruth(StrictModel):
+    """One inserted line of an accepted edit and its true effect on val when added alone."""
+
+    line: str
+    delta: float
+
+
 class GateView(StrictModel):
     """One candidate's fate, with the gate's evidence and the document diff."""
 
@@ -173,6 +180,13 @@ class GateView(StrictModel):
     document_before: str
     document_after: str | None
     sim_delta: float | None = None  # the oracle's true effect of the edit on val, if asked
+    # Each line the accepted edit inserted, scored alone by the oracle (its effect on val): harm
+    # is counted per line, so a useless line riding in a helpful set is seen.
+    sim_lines: list[LineTruth] | None = None
+
+    @property
+    def harmful_lines(self) -> int:
+        return sum(line.delta <= 0 for line in self.sim_lines or ())
 
     @property
     def accepted(self) -> bool:

@@ -14,8 +14,8 @@ import httpx
 
 from skillharness.data import Pool, slugify
 from skillharness.errors import ConfigError, SkillharnessError
-from skillharness.eval.report.model import GateView, ReportData
-from skillharness.skills import Bundle, Workspace
+from skillharness.eval.report.model import GateView, LineTruth, ReportData
+from skillharness.skills import Bundle, Workspace, inserted_lines, with_line
 from skillharness.store import DiagnosisRow, PredictionStatus, RunReader
 
 __all__ = ["OracleClient", "add_simulator_truth", "bundle_texts"]
@@ -102,6 +102,21 @@ def _gate_delta(
     return float(oracle.ask({"bundle": texts, "after": after, "question_ids": chosen})["delta"])
 
 
+def _line_truths(
+    oracle: OracleClient, texts: dict[str, Any], gate: GateView, ids: dict[str, str]
+) -> list[LineTruth] | None:
+    """Each line an accepted gate's edit inserted, scored alone against the document it came into."""
+    if not gate.accepted or gate.document_after is None:
+        return None
+    out = []
+    for line in inserted_lines(gate.document_before, gate.document_after):
+        alone = gate.model_copy(update={"document_after": with_line(gate.document_before, line)})
+        delta = _gate_delta(oracle, texts, alone, ids)
+        if delta is not None:
+            out.append(LineTruth(line=line, delta=delta))
+    return out
+
+
 _JUDGED = ("defect", "lapse", "uncertain")
 
 
@@ -173,7 +188,10 @@ def add_simulator_truth(data: ReportData, reader: RunReader, workspace: Path, or
             headlines.append(h.model_copy(update=updates) if updates else h)
         gates = [
             g.model_copy(
-                update={"sim_delta": _gate_delta(oracle, texts_of(g.version_before), g, pools[Pool.VAL])}
+                update={
+                    "sim_delta": _gate_delta(oracle, texts_of(g.version_before), g, pools[Pool.VAL]),
+                    "sim_lines": _line_truths(oracle, texts_of(g.version_before), g, pools[Pool.VAL]),
+                }
             )
             for g in data.gates
         ]

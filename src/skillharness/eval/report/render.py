@@ -124,6 +124,20 @@ def _verdicts(data: ReportData) -> tuple[list[str], list[tuple[str, str, dict[st
     return causes, [(run, task_type, row) for (run, task_type), row in table.items()]
 
 
+def _line_harm(data: ReportData) -> list[str]:
+    """The simulator's count of harmful or useless lines among every accepted edit's inserted lines."""
+    scored = [g for g in data.gates if g.accepted and g.sim_lines is not None]
+    if not scored:
+        return []
+    lines = sum(len(g.sim_lines or ()) for g in scored)
+    harmful = sum(g.harmful_lines for g in scored)
+    share = f" ({harmful / lines:.0%})" if lines else ""
+    return [
+        f"Simulator truth, per line: {harmful} of the {lines} lines the {len(scored)} accepted edit(s) "
+        f"inserted are harmful or useless on val when added alone{share}."
+    ]
+
+
 def _context(data: ReportData) -> dict[str, Any]:
     alpha = data.alpha_spent or {}
     drawn = [g for g in data.gates if g.path]
@@ -140,7 +154,7 @@ def _context(data: ReportData) -> dict[str, Any]:
         "gates_run": int(alpha.get("gates", len(drawn))),
         "accepted": sum(1 for g in data.gates if g.accepted),
         "accepted_gates": [g for g in data.gates if g.accepted],
-        "verdicts_text": [verdict(h) for h in data.headlines],
+        "verdicts_text": [verdict(h) for h in data.headlines] + _line_harm(data),
         "targets": sorted({g.target for g in data.gates}),
         "reasons": sorted({g.reason for g in data.gates}),
         "waterfall_keys": sorted({k for s in data.steps for k in s.waterfall}),
