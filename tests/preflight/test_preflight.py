@@ -233,7 +233,7 @@ def test_several_problems_are_all_listed(tmp_path: Path, bench: Bench, shared_si
     )
     failed = {p.check for p in report.problems}
     assert failed == {"templates", "gate", "eval", "endpoint", "store"}
-    assert {r.check for r in report.passed} == {"roles", "data", "bundle", "cache", "cache salt"}
+    assert {r.check for r in report.passed} == {"roles", "data", "bundle", "seed", "cache", "cache salt"}
     assert len({p.message for p in report.problems}) == len(report.problems)
 
 

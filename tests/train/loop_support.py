@@ -11,13 +11,15 @@ from bench_support import Bench
 from skillharness.config import load_config
 from skillharness.sim import SimServer
 from skillharness.store import GateDecisionRow, RunReader
+from skillharness.train.checkpoint import Checkpoint
 from skillharness.train.training import TrainOutcome, TrainRequest, run_folder, run_training
 
 TRAINED = ("Counting Problem", "Object Recognition", "OCR Problems")
 
 
 def loop_config(folder: Path, bench: Bench, sim: SimServer, **train: Any) -> Path:
-    """Sampling at temperature 0.7 (gates draw with replacement), three trained classes, small gates."""
+    """Sampling at temperature 0.7 (gates draw with replacement, one pinned seed per draw), three
+    trained classes, small gates."""
     settings: dict[str, Any] = {
         "epochs": 2,
         "batch_size": 4,
@@ -32,7 +34,9 @@ def loop_config(folder: Path, bench: Bench, sim: SimServer, **train: Any) -> Pat
         folder,
         bench,
         sim,
-        agent={"sampling": {"temperature": 0.7}, "concurrency": 8},
+        # One seed per draw (the default when sampling), its salt pinned: two runs of one config
+        # (a reference and a cut one) draw the same seeds, as a user pairs two runs.
+        agent={"sampling": {"temperature": 0.7}, "concurrency": 8, "seed_salt": "loop"},
         train=settings,
     )
 
@@ -41,6 +45,28 @@ async def train_once(config_path: Path, run_id: str, *, resume: bool = False) ->
     config = load_config(config_path)
     folder = run_folder(config_path.parent, run_id)
     return await run_training(config, TrainRequest(run_id=run_id, folder=folder, resume=resume))
+
+
+class Spending:
+    """A loop observer keeping each checkpoint as saved (with the run's spending), in order."""
+
+    def __init__(self) -> None:
+        self.saved: list[Checkpoint] = []
+
+    def on_start(self, ctx: object) -> None:
+        return None
+
+    def on_step(self, ckpt: Checkpoint, steps_in_epoch: int) -> None:
+        return None
+
+    def on_checkpoint(self, ckpt: Checkpoint) -> None:
+        self.saved.append(ckpt)
+
+
+async def train_observed(config_path: Path, run_id: str, observer: Spending) -> TrainOutcome:
+    config = load_config(config_path)
+    request = TrainRequest(run_id=run_id, folder=run_folder(config_path.parent, run_id))
+    return await run_training(config, request, observer=observer)
 
 
 def decisions(config_path: Path, run_id: str) -> list[tuple[Any, ...]]:

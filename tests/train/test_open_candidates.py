@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-from loop_support import decisions, loop_config, train_once
+from loop_support import Spending, decisions, loop_config, train_observed, train_once
 from train_support import train_context
 from validate_support import observations, with_lines
 
@@ -89,8 +90,18 @@ async def test_a_budget_stop_with_open_candidates_resumes_to_the_same_decisions(
     tests open and resumed decides exactly as the run that was never stopped."""
     with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
         reference = loop_config(experiment / "ref", train_bench, sim, epochs=1)
-        whole = await train_once(reference, "t-whole")
-        budgeted = loop_config(experiment / "cut", train_bench, sim, epochs=1, budget={"max_calls": 250})
+        seen = Spending()
+        whole = await train_observed(reference, "t-whole", seen)
+        # Checkpoints grouped by the calls spent when saved: a budget of one group's count + 1 stops
+        # the run among the next group's checkpoints. Cut before the first group whose every
+        # checkpoint holds an open test with evidence.
+        groups = [list(g) for _, g in itertools.groupby(seen.saved, key=lambda c: c.spent.calls)]
+        cut_at = next(
+            before[0].spent.calls + 1
+            for before, after in itertools.pairwise(groups)
+            if all(any(o.observed for o in c.open) for c in after)
+        )
+        budgeted = loop_config(experiment / "cut", train_bench, sim, epochs=1, budget={"max_calls": cut_at})
         with pytest.raises(TrainingStopped, match="call budget"):
             await train_once(budgeted, "t-cut")
         saved = json.loads((run_folder(budgeted.parent, "t-cut") / CHECKPOINT_FILE).read_text())

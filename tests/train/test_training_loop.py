@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from pathlib import Path
 
 import pytest
 import yaml
-from loop_support import TRAINED, decisions, loop_config, train_once
+from loop_support import TRAINED, Spending, decisions, loop_config, train_observed, train_once
 
 from bench_support import Bench
 from skillharness.config import load_config
@@ -25,7 +24,7 @@ from skillharness.store import (
 )
 from skillharness.train.budget import TrainingStopped
 from skillharness.train.checkpoint import Checkpoint, RunState
-from skillharness.train.training import TrainOutcome, TrainRequest, run_folder, run_training
+from skillharness.train.training import run_folder
 
 
 async def test_training_accepts_real_insights_in_a_decisive_world(train_bench: Bench, experiment) -> None:
@@ -181,28 +180,6 @@ async def test_two_experiments_train_concurrently_on_one_postgresql_store_and_on
         )
 
 
-class _Spending:
-    """Each checkpoint as saved (with the run's spending), in order."""
-
-    def __init__(self) -> None:
-        self.saved: list[Checkpoint] = []
-
-    def on_start(self, ctx: object) -> None:
-        return None
-
-    def on_step(self, ckpt: Checkpoint, steps_in_epoch: int) -> None:
-        return None
-
-    def on_checkpoint(self, ckpt: Checkpoint) -> None:
-        self.saved.append(ckpt)
-
-
-async def _train_observed(config_path: Path, run_id: str, observer: _Spending) -> TrainOutcome:
-    config = load_config(config_path)
-    request = TrainRequest(run_id=run_id, folder=run_folder(config_path.parent, run_id))
-    return await run_training(config, request, observer=observer)
-
-
 @pytest.mark.slow
 async def test_a_budget_that_runs_out_just_before_an_epoch_end_stops_within_one_stage(
     train_bench: Bench, experiment
@@ -212,8 +189,8 @@ async def test_a_budget_that_runs_out_just_before_an_epoch_end_stops_within_one_
     epoch end's tests and two passes over val."""
     with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
         reference = loop_config(experiment / "ref", train_bench, sim, epochs=1)
-        seen = _Spending()
-        whole = await _train_observed(reference, "t-ref", seen)
+        seen = Spending()
+        whole = await train_observed(reference, "t-ref", seen)
         assert whole.checkpoint.momentum_done, "no momentum test ran: the test needs an epoch end to cut"
         before_end = [c for c in seen.saved if c.epoch_end_done == 0 and not c.momentum_done][-1]
         budget = before_end.spent.calls + 1

@@ -59,7 +59,10 @@ def write_experiment(
         "agent": {
             "bundle": str(bundle),
             "concurrency": 16,
-            "sampling": {"temperature": DEMO_TEMPERATURE},
+            # One seed per draw (the default above temperature 0), its salt pinned: a second demo
+            # draws the same seeds, so it replays the first from the cache, number for number.
+            "sampling": {"temperature": DEMO_TEMPERATURE, "seed": "per_draw"},
+            "seed_salt": "demo",
             "frames": {"cache_dir": str(folder.parent / "frame-cache")},
         },
         "train": {

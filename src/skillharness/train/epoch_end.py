@@ -26,7 +26,7 @@ from skillharness.train.context import TrainContext
 from skillharness.train.decide import commit_or_adopt, decide, task_type_of_target
 from skillharness.train.records import Candidate, Refused
 from skillharness.train.replies import ConsolidateReply, MomentumReply, ReplyRefusal, parse_reply
-from skillharness.train.scoring import val_score
+from skillharness.train.scoring import ValScore, val_score
 
 __all__ = ["end_epoch"]
 
@@ -45,6 +45,33 @@ async def end_epoch(
     ``check_stop`` (the budget, the stop file) runs before each test and before the val score, and
     between a test's stages: each is resumable from the checkpoint saved before it.
     """
+    ckpt = await _epoch_end_tests(ctx, ws, ckpt, save=save, check_stop=check_stop)
+    check_stop()
+    score = await val_score(ctx, ws.load(ckpt.version), check_stop=check_stop)
+    improved = ckpt.best_score is None or score.accuracy > ckpt.best_score
+    waiting = 0 if improved else ckpt.epochs_without_improvement + 1
+    await ctx.store.aupsert([_epoch_metric(ctx, ckpt, score, improved)])
+    stop = waiting >= ctx.config.early_stop_patience
+    return ckpt.model_copy(
+        update={
+            "best_score": score.accuracy if improved else ckpt.best_score,
+            "epochs_without_improvement": waiting,
+            "epoch_end_done": ckpt.epoch,
+            "stop_reason": f"no val improvement for {waiting} epoch(s)" if stop else ckpt.stop_reason,
+        }
+    )
+
+
+async def _epoch_end_tests(
+    ctx: TrainContext,
+    ws: Workspace,
+    ckpt: Checkpoint,
+    *,
+    save: Callable[[Checkpoint], None],
+    check_stop: Callable[[], None],
+) -> Checkpoint:
+    """Slow momentum for each skill accepted this epoch, then consolidation of an over-long system
+    prompt: each a test of its own, checked against the budget first and marked done once decided."""
     epoch = ckpt.epoch
     if ctx.config.momentum.enabled:
         for label in sorted(ckpt.accepted_this_epoch):
@@ -59,38 +86,25 @@ async def end_epoch(
         ckpt = await _consolidate(ctx, ws, ckpt, check_stop)
         ckpt = ckpt.model_copy(update={"momentum_done": [*ckpt.momentum_done, f"{epoch}:system"]})
         save(ckpt)
-    check_stop()
-    score = await val_score(ctx, ws.load(ckpt.version), check_stop=check_stop)
-    improved = ckpt.best_score is None or score.accuracy > ckpt.best_score
-    waiting = 0 if improved else ckpt.epochs_without_improvement + 1
+    return ckpt
+
+
+def _epoch_metric(ctx: TrainContext, ckpt: Checkpoint, score: ValScore, improved: bool) -> RunMetric:
     low, high = score.interval()
-    await ctx.store.aupsert(
-        [
-            RunMetric(
-                run_id=ctx.run_id,
-                name=f"epoch_end/{epoch:03d}",
-                value={
-                    "epoch": epoch,
-                    "version": ckpt.version,
-                    "correct": score.correct,
-                    "n": score.n,
-                    "accuracy": score.accuracy,
-                    "low": low,
-                    "high": high,
-                    "per_class": {t: list(v) for t, v in score.per_class.items()},
-                    "improved": improved,
-                },
-            )
-        ]
-    )
-    stop = waiting >= ctx.config.early_stop_patience
-    return ckpt.model_copy(
-        update={
-            "best_score": score.accuracy if improved else ckpt.best_score,
-            "epochs_without_improvement": waiting,
-            "epoch_end_done": epoch,
-            "stop_reason": f"no val improvement for {waiting} epoch(s)" if stop else ckpt.stop_reason,
-        }
+    return RunMetric(
+        run_id=ctx.run_id,
+        name=f"epoch_end/{ckpt.epoch:03d}",
+        value={
+            "epoch": ckpt.epoch,
+            "version": ckpt.version,
+            "correct": score.correct,
+            "n": score.n,
+            "accuracy": score.accuracy,
+            "low": low,
+            "high": high,
+            "per_class": {t: list(v) for t, v in score.per_class.items()},
+            "improved": improved,
+        },
     )
 
 

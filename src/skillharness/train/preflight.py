@@ -61,7 +61,19 @@ __all__ = [
     "run_preflight_async",
 ]
 
-CHECKS = ("templates", "roles", "data", "bundle", "gate", "eval", "endpoint", "store", "cache", "cache salt")
+CHECKS = (
+    "templates",
+    "roles",
+    "data",
+    "bundle",
+    "gate",
+    "eval",
+    "endpoint",
+    "seed",
+    "store",
+    "cache",
+    "cache salt",
+)
 _LISTED = 10  # ids named in one message before "..."
 
 

@@ -22,27 +22,28 @@ from skillharness.skills import Workspace
 from skillharness.train.checkpoint import Checkpoint, OpenCandidate
 from skillharness.train.context import TrainContext
 from skillharness.train.decide import record_decision
+from skillharness.train.draws import DrawPlan
 from skillharness.train.gate import (
     Decision,
     DecisionKind,
     Ladder,
     PairedOutcome,
-    WithoutReplacement,
-    make_bet_strategy,
 )
 from skillharness.train.gate.power import plausibly_futile
 from skillharness.train.open_gates import candidate_of, is_stale, rebase
 from skillharness.train.outage import InfraOutage
 from skillharness.train.records import Candidate, GateOutcome, GateReason
+from skillharness.train.scope import GateScope
 from skillharness.train.validate import (
-    _REASONS,
     _Arms,
-    _guard,
     _rows,
     _wealth_after,
     draw_plan,
-    guard_discordance,
     guard_size,
+    infra_outage,
+    new_ladder,
+    plan_evidence,
+    verdict,
 )
 
 __all__ = ["evidence_round", "next_pick"]
@@ -80,10 +81,7 @@ def _ladder(ctx: TrainContext, oc: OpenCandidate, budget: int, with_replacement:
     config = ctx.config.gate.model_copy(
         update={"alpha": oc.alpha, "alpha_spending": "none", "n_max": oc.n_max}
     )
-    strategy = make_bet_strategy(config.bet_strategy, config.bet_cap)
-    if not with_replacement:
-        strategy = WithoutReplacement(strategy)
-    ladder = Ladder(config, budget, label=label, strategy=strategy)
+    ladder = new_ladder(config, budget, with_replacement=with_replacement, label=label)
     if oc.infra:
         ladder.feed([None] * oc.infra)
     start = 0
@@ -142,14 +140,7 @@ async def _advance(
     )
     if not decision.terminal:
         if at >= len(plan.draws):  # the plan ran out: only INFRA can make that happen
-            raise InfraOutage(
-                f"{scope.label}: the gate's draws ran out with {decision.infra} INFRA outcome(s) skipped; "
-                "no decision is recorded, and a resume runs this gate again",
-                reason="infra_outage",
-                what=f"gate {oc.key}",
-                failed=decision.infra,
-                asked=at,
-            )
+            raise infra_outage(scope.label, oc.key, decision, at)
         return ckpt
     if decision.kind is DecisionKind.ACCEPT and scope.guard_classes:
         check()  # the guard may cost thousands of calls
@@ -222,43 +213,38 @@ def _evidence(oc: OpenCandidate) -> dict[str, Any]:
 async def _outcome(
     ctx: TrainContext,
     arms: _Arms,
-    scope: Any,
+    scope: GateScope,
     candidate: Candidate,
-    plan: Any,
+    plan: DrawPlan,
     oc: OpenCandidate,
     decision: Decision,
     discordance: dict[str, list[int]],
 ) -> GateOutcome:
     """The closed test's verdict: the ladder's, then the McNemar guard after an accept (sized by
     the run's measured ``discordance``)."""
-    reason = _REASONS[decision.kind]
     plausible = decision.n < plan.budget and decision.kind is DecisionKind.REJECT_INERTIA
-    detail = (
-        f"{scope.label}: {reason.value} after {decision.n} observations over {oc.rounds} round(s) "
-        f"({decision.wins} wins, {decision.losses} losses, {decision.ties} ties, {decision.infra} INFRA); "
-        f"wealth {decision.wealth:.3g}, harm wealth {decision.harm_wealth:.3g}, "
-        f"threshold {decision.threshold:.3g}" + ("; futility plausible" if plausible else "")
-    )
-    guard_draws = guard_size(ctx.config.gate, scope)
     evidence = {
         **_evidence(oc),
-        "classes": list(scope.classes),
-        "distinct_questions": plan.distinct,
-        "budget": plan.budget,
-        "with_replacement": plan.with_replacement,
-        "samples": [plan.first_sample, plan.samples_end(guard_draws)],
+        **plan_evidence(scope, plan, guard_size(ctx.config.gate, scope)),
         "draws": oc.cursor,
     }
-    guard = None
-    if reason is GateReason.ACCEPT and scope.guard_classes:
-        measured = guard_discordance(ctx.config.gate, discordance, scope.guard_classes)
-        guard = await _guard(
-            ctx, arms, scope, candidate, plan, oc.key, decision, drawn=oc.cursor, discordance=measured
-        )
-        if guard["harmed"]:
-            reason = GateReason.REJECT_GUARD
-            detail += f"; the McNemar guard found harm on {', '.join(guard['harmed'])}"
-    return GateOutcome(reason, detail, decision, alpha=oc.alpha, guard=guard, evidence=evidence)
+    outcome = await verdict(
+        ctx,
+        arms,
+        scope,
+        candidate,
+        plan,
+        oc.key,
+        decision,
+        alpha=oc.alpha,
+        evidence=evidence,
+        drawn=oc.cursor,
+        discordance=discordance,
+        how=f" over {oc.rounds} round(s)",
+    )
+    if plausible:
+        return replace(outcome, detail=outcome.detail + "; futility plausible")
+    return outcome
 
 
 async def _close(

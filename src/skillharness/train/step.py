@@ -30,7 +30,7 @@ from skillharness.train.diagnose import DiagnosisReport, diagnose
 from skillharness.train.evolve import evolve_all
 from skillharness.train.merge import under_test
 from skillharness.train.open_gates import open_candidate
-from skillharness.train.reach import screen_packs
+from skillharness.train.reach import Screened, screen_packs
 from skillharness.train.records import Candidate, CasePack, Refused
 from skillharness.train.rounds import evidence_round
 
@@ -58,22 +58,8 @@ async def run_step(
         start, [(q, sample) for q in batch], suffix, kind=RunKind.INFER, pool=Pool.TRAIN
     )
     report = await diagnose(ctx, start, f"{ctx.run_id}.{suffix}", predictions)
-    packs = build_case_packs(
-        report.diagnoses,
-        max_cases=ctx.config.casepack.max_cases,
-        seed=ctx.config.seed,
-        salt=f"{epoch}:{step}",
-    )
-    trained = {EditTarget.skill(t).label() for t in ctx.task_types}
-    packs = [p for p in packs if p.target.kind != "skill" or p.target.label() in trained]
-    # A target with train.gate.max_open tests open (at the step's start) waits for one to close.
-    packs = [p for p in packs if p.target.label() not in (ckpt.step_busy or [])]
-    # The step's screen rests on gates_run at its start, so a resumed step keeps the same packs.
-    gates_run = ckpt.gates_run if ckpt.step_gates_run is None else ckpt.step_gates_run
-    screened = screen_packs(ctx, packs, gates_run=gates_run, retired=ckpt.retired)
+    ckpt, screened = _screened_packs(ctx, ckpt, report)
     if screened.retired:
-        retired = {k: RetiredTarget(epoch=epoch, step=step, detail=v) for k, v in screened.retired.items()}
-        ckpt = ckpt.model_copy(update={"retired": {**ckpt.retired, **retired}})
         save(ckpt)
     packs = list(screened.packs)
     rejected = {label: tuple(memo) for label, memo in ckpt.rejected.items()}
@@ -105,6 +91,31 @@ async def run_step(
             "step_busy": None,
         }
     )
+
+
+def _screened_packs(
+    ctx: TrainContext, ckpt: Checkpoint, report: DiagnosisReport
+) -> tuple[Checkpoint, Screened]:
+    """The step's case packs, of trained targets without ``max_open`` open tests, screened for
+    reach (the checkpoint with any target retired for good)."""
+    epoch, step = ckpt.epoch, ckpt.step
+    packs = build_case_packs(
+        report.diagnoses,
+        max_cases=ctx.config.casepack.max_cases,
+        seed=ctx.config.seed,
+        salt=f"{epoch}:{step}",
+    )
+    trained = {EditTarget.skill(t).label() for t in ctx.task_types}
+    packs = [p for p in packs if p.target.kind != "skill" or p.target.label() in trained]
+    # A target with train.gate.max_open tests open (at the step's start) waits for one to close.
+    packs = [p for p in packs if p.target.label() not in (ckpt.step_busy or [])]
+    # The step's screen rests on gates_run at its start, so a resumed step keeps the same packs.
+    gates_run = ckpt.gates_run if ckpt.step_gates_run is None else ckpt.step_gates_run
+    screened = screen_packs(ctx, packs, gates_run=gates_run, retired=ckpt.retired)
+    if screened.retired:
+        retired = {k: RetiredTarget(epoch=epoch, step=step, detail=v) for k, v in screened.retired.items()}
+        ckpt = ckpt.model_copy(update={"retired": {**ckpt.retired, **retired}})
+    return ckpt, screened
 
 
 def _begin(ctx: TrainContext, ckpt: Checkpoint) -> Checkpoint:

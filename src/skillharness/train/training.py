@@ -236,7 +236,7 @@ async def run_training(
     and :class:`RunEnded`, having done nothing, when a resumed run has already ended."""
     if config.agent.bundle is None:
         raise ConfigError("agent.bundle is not set: the initial bundle training starts from")
-    config = await checked_seed_mode(config.for_run(request.run_id))
+    config = await checked_seed_mode(config.for_run(request.run_id), _stored_settings(request, config))
     ended = ended_run(request, config.store.url)
     if ended is not None:
         reason = f" ({ended.stop_reason})" if ended.stop_reason else ""
@@ -277,8 +277,28 @@ async def run_training(
             await log.close(status)
 
 
-async def checked_seed_mode(config: TrainSettings) -> TrainSettings:
-    """``config``, or with independent arms when an endpoint ignores the per-draw seed (said once)."""
+def _stored_settings(request: TrainRequest, config: TrainSettings) -> dict[str, Any] | None:
+    """The settings the run was started with, when a resume continues a started run (else None)."""
+    if not request.resume or not (request.folder / CHECKPOINT_FILE).exists():
+        return None
+    try:
+        with RunReader(config.store.url) as reader:
+            return reader.settings(request.run_id)
+    except StoreError:  # killed before its run row was written: a first start
+        return None
+
+
+async def checked_seed_mode(config: TrainSettings, stored: dict[str, Any] | None = None) -> TrainSettings:
+    """``config``, or with independent arms when an endpoint ignores the per-draw seed (said once).
+
+    A started run keeps the mode it started with (``stored``: its settings), without asking again:
+    a resume must not spend calls, nor change how its arms are drawn.
+    """
+    if not config.agent.sampling.per_draw:
+        return config
+    if stored is not None:
+        fell_back = stored.get("agent.sampling.seed", "per_draw") is None
+        return _independent(config) if fell_back else config
     ignoring = await seed_ignored(config.llm, config.agent.sampling, _SEED_PROBE_TIMEOUT_S)
     if not ignoring:
         return config
@@ -287,6 +307,10 @@ async def checked_seed_mode(config: TrainSettings) -> TrainSettings:
         "(agent.sampling.seed: null), which needs about a third more draws",
         ", ".join(ignoring),
     )
+    return _independent(config)
+
+
+def _independent(config: TrainSettings) -> TrainSettings:
     sampling = config.agent.sampling.model_copy(update={"seed": None})
     return config.with_agent(config.agent.model_copy(update={"sampling": sampling, "seed_salt": ""}))
 

@@ -66,8 +66,12 @@ __all__ = [
     "gate_alpha_for",
     "guard_discordance",
     "guard_size",
+    "infra_outage",
+    "new_ladder",
     "paired_outcomes",
+    "plan_evidence",
     "validate",
+    "verdict",
 ]
 
 GATE_POOL = Pool.VAL
@@ -351,6 +355,88 @@ async def _validate_by_rule(
     return GateOutcome(reason, detail, decision, alpha=alpha, evidence=evidence)
 
 
+def new_ladder(config: GateConfig, budget: int, *, with_replacement: bool, label: str) -> Ladder:
+    """A fresh ladder for a plan of ``budget`` observations; without replacement (a finite
+    population) it bets only while the running sum is >= 0."""
+    strategy = make_bet_strategy(config.bet_strategy, config.bet_cap)
+    if not with_replacement:
+        strategy = WithoutReplacement(strategy)
+    return Ladder(config, budget, label=label, strategy=strategy)
+
+
+def infra_outage(label: str, gate_index: int, decision: Decision, asked: int) -> InfraOutage:
+    """The stop of a gate whose plan ran out with INFRA outcomes skipped: nothing is decided."""
+    return InfraOutage(
+        f"{label}: the gate's draws ran out with {decision.infra} INFRA outcome(s) skipped; "
+        "no decision is recorded, and a resume runs this gate again",
+        reason="infra_outage",
+        what=f"gate {gate_index}",
+        failed=decision.infra,
+        asked=asked,
+    )
+
+
+def plan_evidence(scope: GateScope, plan: DrawPlan, guard_draws: int) -> dict[str, Any]:
+    """What a gate's decision records of its plan."""
+    return {
+        "classes": list(scope.classes),
+        "distinct_questions": plan.distinct,
+        "budget": plan.budget,
+        "with_replacement": plan.with_replacement,
+        "samples": [plan.first_sample, plan.samples_end(guard_draws)],  # [first, end) of the gate's indices
+    }
+
+
+async def verdict(
+    ctx: TrainContext,
+    arms: _Arms,
+    scope: GateScope,
+    candidate: Candidate,
+    plan: DrawPlan,
+    gate_index: int,
+    decision: Decision,
+    *,
+    alpha: float,
+    evidence: dict[str, Any],
+    drawn: int,
+    discordance: Mapping[str, Sequence[int]],
+    how: str = "",
+) -> GateOutcome:
+    """A decided ladder's outcome: its reason, then the McNemar guard after an accept of a system or
+    tool edit (sized by the run's measured ``discordance``, skipping the ``drawn`` plan draws)."""
+    reason = _REASONS[decision.kind]
+    detail = (
+        f"{scope.label}: {reason.value} after {decision.n} observations{how} "
+        f"({decision.wins} wins, {decision.losses} losses, {decision.ties} ties, {decision.infra} INFRA); "
+        f"wealth {decision.wealth:.3g}, harm wealth {decision.harm_wealth:.3g}, "
+        f"threshold {decision.threshold:.3g}"
+    )
+    guard = None
+    if reason is GateReason.ACCEPT and scope.guard_classes:
+        measured = guard_discordance(ctx.config.gate, discordance, scope.guard_classes)
+        guard = await _guard(
+            ctx, arms, scope, candidate, plan, gate_index, decision, drawn=drawn, discordance=measured
+        )
+        if guard["harmed"]:
+            reason = GateReason.REJECT_GUARD
+            detail += f"; the McNemar guard found harm on {', '.join(guard['harmed'])}"
+    return GateOutcome(reason, detail, decision, alpha=alpha, guard=guard, evidence=evidence)
+
+
+def _unreachable(
+    scope: GateScope, plan: DrawPlan, config: GateConfig, alpha: float, evidence: dict[str, Any]
+) -> GateOutcome | None:
+    """``reject_inertia`` with nothing asked when the plan cannot reach acceptance (audit P0-3)."""
+    reach = reachability(alpha, config.bet_cap, plan.budget, config.n_candidates)
+    if reach.reachable:
+        return None
+    detail = (
+        f"{scope.label}: unreachable: acceptance needs {reach.min_wins} wins but only {plan.budget} "
+        f"observations can be drawn ({plan.distinct} distinct val questions); nothing was asked"
+    )
+    return GateOutcome(GateReason.REJECT_INERTIA, detail, None, alpha=alpha, evidence=evidence)
+
+
 async def validate(
     ctx: TrainContext,
     incumbent: Bundle,
@@ -376,60 +462,35 @@ async def validate(
         update["n_max"] = n_max
     gate_config = ctx.config.gate.model_copy(update=update)
     scope, plan = draw_plan(ctx, candidate, gate_index, first_sample=first_sample, n_max=gate_config.n_max)
-    guard_draws = guard_size(gate_config, scope)
-    evidence: dict[str, Any] = {
-        "classes": list(scope.classes),
-        "distinct_questions": plan.distinct,
-        "budget": plan.budget,
-        "with_replacement": plan.with_replacement,
-        "samples": [plan.first_sample, plan.samples_end(guard_draws)],  # [first, end) of the gate's indices
-    }
-    if gate_config.rule != "eprocess":
-        arms = _Arms(ctx, incumbent, candidate.bundle, gate_index)
-        return await _validate_by_rule(ctx, arms, scope, plan, gate_index, alpha, evidence)
-    reach = reachability(alpha, gate_config.bet_cap, plan.budget, gate_config.n_candidates)
-    if not reach.reachable:
-        detail = (
-            f"{scope.label}: unreachable: acceptance needs {reach.min_wins} wins but only {plan.budget} "
-            f"observations can be drawn ({plan.distinct} distinct val questions); nothing was asked"
-        )
-        return GateOutcome(GateReason.REJECT_INERTIA, detail, None, alpha=alpha, evidence=evidence)
-    strategy = make_bet_strategy(gate_config.bet_strategy, gate_config.bet_cap)
-    if not plan.with_replacement:  # a finite population: bet only while the running sum is >= 0
-        strategy = WithoutReplacement(strategy)
-    ladder = Ladder(gate_config, plan.budget, label=scope.label, strategy=strategy)
+    evidence = plan_evidence(scope, plan, guard_size(gate_config, scope))
     arms = _Arms(ctx, incumbent, candidate.bundle, gate_index)
+    if gate_config.rule != "eprocess":
+        return await _validate_by_rule(ctx, arms, scope, plan, gate_index, alpha, evidence)
+    unreachable = _unreachable(scope, plan, gate_config, alpha, evidence)
+    if unreachable is not None:
+        return unreachable
+    ladder = new_ladder(gate_config, plan.budget, with_replacement=plan.with_replacement, label=scope.label)
     decision, used = await _run_ladder(ctx, arms, ladder, plan, gate_index, check_stop)
     if decision is None:  # cannot happen: a reachable plan holds at least one stage
         raise GateError(f"{scope.label}: the ladder asked for no stage", gate_index=gate_index)
     evidence |= {"draws": used, "decision": decision.to_record()}
     if not decision.terminal:
         if decision.infra:  # the evidence was lost to infrastructure: decide nothing, resume here
-            raise InfraOutage(
-                f"{scope.label}: the gate's draws ran out with {decision.infra} INFRA outcome(s) skipped; "
-                "no decision is recorded, and a resume runs this gate again",
-                reason="infra_outage",
-                what=f"gate {gate_index}",
-                failed=decision.infra,
-                asked=used,
-            )
+            raise infra_outage(scope.label, gate_index, decision, used)
         detail = f"{scope.label}: the draws ran out before a decision"
         return GateOutcome(GateReason.REJECT_INERTIA, detail, decision, alpha=alpha, evidence=evidence)
-    reason = _REASONS[decision.kind]
-    detail = (
-        f"{scope.label}: {reason.value} after {decision.n} observations "
-        f"({decision.wins} wins, {decision.losses} losses, {decision.ties} ties, {decision.infra} INFRA); "
-        f"wealth {decision.wealth:.3g}, harm wealth {decision.harm_wealth:.3g}, "
-        f"threshold {decision.threshold:.3g}"
-    )
-    guard = None
-    if reason is GateReason.ACCEPT and scope.guard_classes:
+    if decision.kind is DecisionKind.ACCEPT and scope.guard_classes:
         check_stop()  # the guard may cost thousands of calls
-        measured = guard_discordance(gate_config, discordance or {}, scope.guard_classes)
-        guard = await _guard(
-            ctx, arms, scope, candidate, plan, gate_index, decision, drawn=used, discordance=measured
-        )
-        if guard["harmed"]:
-            reason = GateReason.REJECT_GUARD
-            detail += f"; the McNemar guard found harm on {', '.join(guard['harmed'])}"
-    return GateOutcome(reason, detail, decision, alpha=alpha, guard=guard, evidence=evidence)
+    return await verdict(
+        ctx,
+        arms,
+        scope,
+        candidate,
+        plan,
+        gate_index,
+        decision,
+        alpha=alpha,
+        evidence=evidence,
+        drawn=used,
+        discordance=discordance or {},
+    )
