@@ -74,6 +74,17 @@ def test_item6_failed_requests_score_as_each_reference_scores_them() -> None:
     # VLMEvalKit's API wrapper also turns an empty reply into its fail_msg.
     empty = ScoredAnswer(_q("003-1", "A"), 0, PredictionStatus.PARSE_ERROR, None, "")
     assert (empty.reference_letter(Parser.VLMEVALKIT), empty.reference_letter(Parser.LMMS_EVAL)) == ("A", "")
+    # It strips the reply first: one of only spaces is empty, and scored as its fail_msg too.
+    spaces = ScoredAnswer(_q("004-1", "A"), 0, PredictionStatus.PARSE_ERROR, None, "   ")
+    assert spaces.reference_letter(Parser.VLMEVALKIT) == "A"
+    assert spaces.reference_letter(Parser.LMMS_EVAL) == ""
+    # A reply with text keeps it: only an empty one is replaced.
+    assert (
+        ScoredAnswer(_q("005-1", "B"), 0, PredictionStatus.OK, "B", "  B  ").reference_letter(
+            Parser.VLMEVALKIT
+        )
+        == "B"
+    )
 
 
 def test_a_parser_gap_is_named_only_when_the_intervals_part() -> None:

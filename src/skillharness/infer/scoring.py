@@ -76,8 +76,11 @@ class ScoredAnswer:
 
     def _scored_text(self, parser: Parser) -> str:
         if self.status is not PredictionStatus.INFRA_ERROR:
-            # VLMEvalKit's API wrapper turns an empty reply into its fail_msg as well.
-            return self.raw or (VLMEVALKIT_FAIL_MSG if parser is Parser.VLMEVALKIT else "")
+            if parser is Parser.VLMEVALKIT:
+                # VLMEvalKit's API wrapper strips the reply and turns an empty one (a reply of only
+                # spaces too) into its fail_msg, which its extractor then reads like any reply.
+                return self.raw.strip() or VLMEVALKIT_FAIL_MSG
+            return self.raw
         if parser is Parser.LMMS_EVAL:
             preview = self.error.replace("\n", " ")[:200]
             return LMMS_EVAL_FAILURE_TEXT.format(error=preview)
