@@ -192,6 +192,60 @@ def test_lever4_without_landed_drops_only_insertions_the_text_holds() -> None:
     assert without_landed(edit_set, "nothing here") is edit_set
 
 
+def test_without_landed_matches_whole_lines_not_parts_of_longer_ones() -> None:
+    """A new line that is only part of a longer landed line is still new; whitespace does not count."""
+    landed = "body\n- Count every object twice before you answer.\n-   Read  the clock.\nmore"
+    edit_set = EditSet(
+        skill_update_mode="patch",
+        edits=(Edit(op=EditOp.INSERT_AFTER, anchor="a", text="\n- Count every object\n- Read the clock."),),
+        rationale="r",
+    )
+    (left,) = without_landed(edit_set, landed).edits
+    assert left.text == "\n- Count every object\n"
+
+
+async def test_a_merged_set_refused_at_rebase_reopens_as_the_proposal_alone(
+    train_bench: Bench, experiment: Path
+) -> None:
+    """When the incumbent moves so that the merged set no longer applies (its partner's anchor is
+    gone), the test restarts on the proposal's own edits, with a new gate index and no partner."""
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        ckpt, _, ws, initial = await _open_two(experiment, train_bench, sim)
+        config_path = experiment / "experiment.yaml"
+        async with train_context(config_path, run_id="t-merge") as ctx:
+            partner, merged = ckpt.open
+            assert merged.own_edit_set is not None
+            # The partner's anchor is rewritten away; the proposal's own line is re-anchored below.
+            anchor = _anchor(initial, COUNTING)
+            revised = "- Counting guidance, revised."
+            body = document(initial, COUNTING).replace(anchor, revised)
+            moved = initial.apply(
+                COUNTING, EditSet(skill_update_mode="rewrite", edits=(), body=body, rationale="r")
+            )
+            assert isinstance(moved, Bundle)
+            record = EditRecord(target=COUNTING, reason=VersionReason.ACCEPTED, detail="test")
+            version = ws.commit(moved, "v0000", record)
+            own = EditSet.model_validate_json(json.dumps(merged.own_edit_set))
+            anchored = own.model_copy(
+                update={"edits": tuple(e.model_copy(update={"anchor": revised}) for e in own.edits)}
+            )
+            reopenable = merged.model_copy(update={"own_edit_set": json.loads(anchored.model_dump_json())})
+            ckpt = ckpt.model_copy(update={"version": version, "open": [partner, reopenable]})
+            ckpt = rebase(ctx, ws, ckpt, reopenable)
+    reopened = next((o for o in ckpt.open if o.rebased_from == [merged.key]), None)
+    assert reopened is not None, [(o.key, o.invalid, o.rebased_from) for o in ckpt.open]
+    assert reopened.invalid == ""
+    assert reopened.merged_with == []
+    assert reopened.key != merged.key
+    assert [e["text"] for e in reopened.edit_set["edits"]] == ["\n- Count slowly, frame by frame."]
+    assert "reopened alone" in reopened.choice_detail
+    # Without its own edit set to fall back on, the same refusal closes it as invalid.
+    bare = reopenable.model_copy(update={"own_edit_set": None})
+    async with train_context(config_path, run_id="t-merge") as ctx:
+        closed = rebase(ctx, ws, ckpt.model_copy(update={"open": [partner, bare]}), bare)
+    assert next(o for o in closed.open if o.key == bare.key).invalid.startswith("rebased onto")
+
+
 def test_lever4_the_proposer_sees_the_tests_open_as_its_step_began_strongest_first() -> None:
     """A resumed step must ask the same prompts: tests opened in the running step are not listed."""
 

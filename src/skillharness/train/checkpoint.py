@@ -124,6 +124,7 @@ class OpenCandidate(StrictModel):
     rebased_from: list[int] = Field(default_factory=list)  # earlier gate indices of this edit set
     invalid: str = ""  # a rebase whose re-apply was refused: closes as reject_invalid
     merged_with: list[int] = Field(default_factory=list)  # open tests whose edits this set carries too
+    own_edit_set: dict[str, Any] | None = None  # a merged test's own proposal: reopened alone if refused
 
 
 class Checkpoint(StrictModel):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from skillharness.skills import Bundle, Edit, EditOp, EditSet, Refusal
+from skillharness.skills import Bundle, Edit, EditOp, EditSet, Refusal, normalised_line
 from skillharness.train.checkpoint import Checkpoint, OpenCandidate
 from skillharness.train.context import TrainContext
 from skillharness.train.evolve_prompts import edit_limits
@@ -79,21 +79,24 @@ def merged_proposal(
 
 
 def without_landed(edit_set: EditSet, text: str) -> EditSet:
-    """``edit_set`` less the inserted lines the incumbent's ``text`` already holds (an insertion
-    left with none is dropped).
+    """``edit_set`` less the inserted lines the incumbent's ``text`` already holds as whole lines
+    (compared normalised: :func:`skillharness.skills.normalised_line`; an insertion left with none
+    is dropped).
 
     After a merged set lands, its partner's lines are in the incumbent, and after the partner
     lands, so is the first part of the merged set; re-inserting them would test duplicated lines.
     """
     if edit_set.skill_update_mode != "patch":
         return edit_set
+    present = {normalised_line(line) for line in text.splitlines()}
     kept: list[Edit] = []
     for edit in edit_set.edits:
         if edit.op not in _INSERTS:
             kept.append(edit)
             continue
         lines = edit.text.splitlines(keepends=True)
-        fresh = [line for line in lines if not line.strip() or line.strip() not in text]
+        # Whole lines, normalised: a new line that is only part of a longer landed line is new.
+        fresh = [line for line in lines if not line.strip() or normalised_line(line) not in present]
         if any(line.strip() for line in fresh):
             kept.append(edit if fresh == lines else edit.model_copy(update={"text": "".join(fresh)}))
     return edit_set if kept == list(edit_set.edits) else edit_set.model_copy(update={"edits": tuple(kept)})

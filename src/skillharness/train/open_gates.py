@@ -111,6 +111,7 @@ async def open_candidate(
     label = proposal.target.label()
     partner = merge_partner(ctx, ckpt, proposal)
     merged = merged_proposal(ctx, incumbent, partner, proposal) if partner else None
+    own = proposal.edit_set  # kept with a merged test: it reopens alone if the merge is refused
     proposal = merged or proposal
     applied = incumbent.apply(proposal.target, proposal.edit_set, edit_limits(ctx))
     if isinstance(applied, Refusal) or applied.text_of(proposal.target) == incumbent.text_of(proposal.target):
@@ -143,6 +144,7 @@ async def open_candidate(
         base_hash=scope_hash(ctx, incumbent, candidate.target),
         opened=(cursor["epoch"], cursor.get("step", -1)),
         merged_with=[partner.key] if merged and partner else [],
+        own_edit_set=json.loads(own.model_dump_json()) if merged else None,
         **{k: fields[k] for k in _TEST_FIELDS},
     )
     return _spend(ckpt, fields).model_copy(update={"open": [*ckpt.open, oc]}), "opened"
@@ -178,23 +180,49 @@ def rebase(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, oc: OpenCandidate
     """Restart ``oc``'s test against the incumbent of the moment: a new gate index, level and samples.
 
     A re-apply that is refused (or that changes nothing) marks it invalid; it closes as
-    ``reject_invalid`` when it is next picked.
+    ``reject_invalid`` when it is next picked. A merged set so refused reopens as the target's own
+    proposal alone (``own_edit_set``): the partner's edits it carried are tested, or landed, apart.
     """
     incumbent = ws.load(ckpt.version)
     target = EditTarget.parse(oc.target)
-    edit_set = without_landed(EditSet.model_validate_json(json.dumps(oc.edit_set)), incumbent.text_of(target))
-    if not edit_set.edits and edit_set.skill_update_mode == "patch":
-        invalid = oc.model_copy(update={"invalid": f"rebased onto {ckpt.version}: its edits already landed"})
-        return _replace(ckpt, oc, invalid)
-    applied = incumbent.apply(target, edit_set, edit_limits(ctx))
-    if isinstance(applied, Refusal) or applied.text_of(target) == incumbent.text_of(target):
-        why = (
-            f"{applied.reason}: {applied.detail}"
-            if isinstance(applied, Refusal)
-            else "no_change: the new incumbent already holds this edit"
+    restarted = _restart(
+        ctx, ckpt, oc, incumbent, target, EditSet.model_validate_json(json.dumps(oc.edit_set))
+    )
+    if isinstance(restarted, Checkpoint):
+        return restarted
+    if oc.merged_with and oc.own_edit_set is not None:
+        alone = oc.model_copy(
+            update={
+                "merged_with": [],
+                "own_edit_set": None,
+                "choice_detail": f"reopened alone: the merged set was refused ({restarted})"[:300],
+            }
         )
-        invalid = oc.model_copy(update={"invalid": f"rebased onto {ckpt.version}: {why}"[:300]})
-        return _replace(ckpt, oc, invalid)
+        own = EditSet.model_validate_json(json.dumps(oc.own_edit_set))
+        reopened = _restart(ctx, ckpt, alone, incumbent, target, own)
+        if isinstance(reopened, Checkpoint):
+            return reopened
+    invalid = oc.model_copy(update={"invalid": f"rebased onto {ckpt.version}: {restarted}"[:300]})
+    return _replace(ckpt, oc, invalid)
+
+
+def _restart(
+    ctx: TrainContext,
+    ckpt: Checkpoint,
+    oc: OpenCandidate,
+    incumbent: Bundle,
+    target: EditTarget,
+    edits: EditSet,
+) -> Checkpoint | str:
+    """The checkpoint with ``oc``'s test restarted on ``edits`` against ``incumbent``, or why it cannot be."""
+    edit_set = without_landed(edits, incumbent.text_of(target))
+    if not edit_set.edits and edit_set.skill_update_mode == "patch":
+        return "its edits already landed"
+    applied = incumbent.apply(target, edit_set, edit_limits(ctx))
+    if isinstance(applied, Refusal):
+        return f"{applied.reason}: {applied.detail}"
+    if applied.text_of(target) == incumbent.text_of(target):
+        return "no_change: the new incumbent already holds this edit"
     candidate = Candidate(
         target,
         edit_set,
@@ -206,8 +234,7 @@ def rebase(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, oc: OpenCandidate
     )
     fields, reachable = _start_test(ctx, ckpt, candidate)
     if not reachable:  # only under alpha spending: the next level is out of reach for good
-        why = f"rebased onto {ckpt.version}: unreachable at gate {ckpt.gates_run + 1}"
-        return _replace(ckpt, oc, oc.model_copy(update={"invalid": why}))
+        return f"unreachable at gate {ckpt.gates_run + 1}"
     restarted = oc.model_copy(
         update={
             **{k: fields[k] for k in _TEST_FIELDS},
