@@ -164,6 +164,8 @@ def _gate_view(
         ties=num("ties"),
         infra=num("infra"),
         final_wealth=observations[-1].wealth if observations else record.get("wealth"),
+        decision_wealth=record.get("wealth", observations[-1].wealth if observations else None),
+        decided_at=_decided_at(observations, num("n")) if record else None,
         final_harm_wealth=observations[-1].harm_wealth if observations else record.get("harm_wealth"),
         version_before=decision.version_before,
         version_after=decision.version_after,
@@ -177,6 +179,18 @@ def _gate_view(
         document_before=decision.document_before,
         document_after=decision.document_after,
     )
+
+
+def _decided_at(observations: list[GateObservationRow], n: int) -> int | None:
+    """The draw index of the ``n``-th paired observation of the target arm: where the ladder decided
+    (the rest of its stage was drawn, but the decision rests on these)."""
+    seen = 0
+    for o in observations:
+        if o.arm == "target" and o.candidate is not None and o.incumbent is not None:
+            seen += 1
+            if seen == n:
+                return o.draw_index
+    return None
 
 
 def _gates(reader: RunReader, run_id: str, gate: GateConfig | None) -> list[GateView]:

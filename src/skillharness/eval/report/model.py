@@ -168,8 +168,10 @@ class GateView(StrictModel):
     losses: int
     ties: int
     infra: int
-    final_wealth: float | None
+    final_wealth: float | None  # after the last observation drawn (a stage may run past the decision)
     final_harm_wealth: float | None
+    decision_wealth: float | None = None  # at the observation the ladder decided on
+    decided_at: int | None = None  # that observation's draw index (later ones are drawn lighter)
     version_before: str
     version_after: str | None
     rationale: str

@@ -112,16 +112,33 @@ def learning_curves_svg(
 
 
 def _gate_panel(ax: Axes, gate: GateView) -> None:
-    xs = [d.draw_index + 1 for d in gate.path]
-    ax.plot(xs, [max(d.wealth, 1e-6) for d in gate.path], color="#264653", linewidth=1.2, label="wealth")
-    ax.plot(
-        xs,
-        [max(d.harm_wealth, 1e-6) for d in gate.path],
-        color="#e76f51",
-        linewidth=1,
-        linestyle="--",
-        label="harm",
-    )
+    # The path up to the deciding observation in full, the rest of its stage lighter: the decision
+    # rests on the first part only.
+    path = [d for d in gate.path if d.arm == "target"]  # the guard's draws are not on the gate's axis
+    cut = len(path)
+    if gate.decided_at is not None:
+        cut = next((i + 1 for i, d in enumerate(path) if d.draw_index == gate.decided_at), cut)
+    for part, alpha, labelled in ((path[:cut], 1.0, True), (path[max(cut - 1, 0) :], 0.3, False)):
+        if len(part) < (1 if labelled else 2):
+            continue
+        xs = [d.draw_index + 1 for d in part]
+        ax.plot(
+            xs,
+            [max(d.wealth, 1e-6) for d in part],
+            color="#264653",
+            linewidth=1.2,
+            alpha=alpha,
+            label="wealth" if labelled else None,
+        )
+        ax.plot(
+            xs,
+            [max(d.harm_wealth, 1e-6) for d in part],
+            color="#e76f51",
+            linewidth=1,
+            linestyle="--",
+            alpha=alpha,
+            label="harm" if labelled else None,
+        )
     if gate.threshold:
         ax.axhline(gate.threshold, color="black", linewidth=0.8, linestyle=":", label="1/α")
     for end in gate.stage_ends:
