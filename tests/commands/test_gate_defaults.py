@@ -6,9 +6,8 @@ import typer
 import typer.main
 
 from skillharness.commands.gate import gate_app
-from skillharness.commands.split import gate_min_val
+from skillharness.commands.split import split_gate
 from skillharness.train.config import GateConfig
-from skillharness.train.gate import min_net_wins
 
 _FLAG_FIELD = {
     "--alpha": "alpha",
@@ -35,8 +34,7 @@ def test_gate_plan_and_simulate_defaults_are_the_configs() -> None:
     assert seen == set(_FLAG_FIELD)
 
 
-def test_split_micro_class_minimum_defaults_to_the_gates() -> None:
+def test_split_micro_report_uses_the_gates_defaults() -> None:
     defaults = GateConfig()
-    assert gate_min_val(None, None) == min_net_wins(alpha=defaults.alpha, bet_cap=defaults.bet_cap)
-    assert gate_min_val(0.2, None) == min_net_wins(alpha=0.2, bet_cap=defaults.bet_cap)
-    assert gate_min_val(0.2, None) < gate_min_val(None, None)
+    assert split_gate() == defaults
+    assert split_gate(0.2, None) == defaults.model_copy(update={"alpha": 0.2})

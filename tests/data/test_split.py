@@ -16,11 +16,13 @@ from typer.testing import CliRunner
 from cli_support import command_app
 from cli_support import run_cli as cli
 from skillharness.commands import split as split_cmd
+from skillharness.commands.split import micro_verdicts
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import load_pools, verify_split, write_split
 from skillharness.data.questions import Question, TaskType
 from skillharness.data.split import SplitParams, make_split
 from skillharness.errors import ConfigError, SplitError
+from skillharness.train.config import GateConfig
 
 MICRO = {"Temporal Perception", "Spatial Perception", "Spatial Reasoning"}
 
@@ -64,27 +66,29 @@ def test_video_units_never_cross_pools(real: list[Question]) -> None:
 
 
 def test_micro_classes_are_reported(real: list[Question]) -> None:
-    split = make_split(real, SplitParams(sizes=(210, 90, 600), unit="video", seed=0, micro_min_val=8))
+    """The split prints training's own micro verdict (train/coverage.py): one rule, one wording."""
+    split = make_split(real, SplitParams(sizes=(210, 90, 600), unit="video", seed=0))
     counts = val_counts(split, real)
-    reported = {m.task_type for m in split.micro}
-    assert reported == {t for t in (x.value for x in TaskType) if counts[t] < 8 or t not in counts}
-    assert reported & MICRO, "the real data's three micro classes are short in a 90-video val pool"
-    for micro in split.micro:
-        assert micro.val_questions == counts[micro.task_type]
-        assert "needed for a gate to accept" in micro.reason
+    gate = GateConfig()
+    for temperature in (0.0, 0.7):
+        verdicts = micro_verdicts(split, real, gate, temperature)
+        # Fewer than min_distinct distinct val questions is micro at any temperature.
+        assert {t for t in verdicts} >= {t for t, n in counts.items() if n < gate.min_distinct}
+        assert set(verdicts) & MICRO, "the real data's three micro classes are short in a 90-video val pool"
+        for task, reason in verdicts.items():
+            if counts.get(task, 0) < gate.min_distinct:
+                assert f"{counts.get(task, 0)} distinct val question(s) < train.gate.min_distinct" in reason
 
 
 def test_p0_3_val_covers_every_trained_class(real: list[Question]) -> None:
-    k = 8
+    k = GateConfig().min_distinct
     split = make_split(real, SplitParams(sizes=(210, 90, 600), unit="video", seed=3, min_val_per_class=k))
     counts = val_counts(split, real)
-    micro = {m.task_type for m in split.micro}
+    micro = set(micro_verdicts(split, real, GateConfig(), 0.7))
     for task in (t.value for t in TaskType):
         if task not in micro:
             assert counts[task] >= k, (task, counts[task])
     assert set(split.unmet_min_val) <= micro
-    # Every class that has enough units reaches K: so with K = the gate minimum nothing is micro.
-    assert not micro, split.micro
     assert [len(split.pools[p]) for p in ("train", "val", "test")] == [210, 90, 600]
 
 

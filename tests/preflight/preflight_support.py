@@ -13,7 +13,9 @@ from skillharness.config import Config, load_config
 
 # With alpha 0.5 and bet cap 1/2 a gate needs 2 wins (1.5^2 >= 2), so the tiny synthetic split
 # has reachable classes (2 val questions) and unreachable ones (1 val question) side by side.
-GATE = {"alpha": 0.5, "bet_cap": 0.5}
+# min_distinct 2: the reachable classes' 2 val questions are enough for a claim here; the
+# unreachable class's one is micro by both rules.
+GATE = {"alpha": 0.5, "bet_cap": 0.5, "min_distinct": 2}
 REACHABLE = ["Attribute Perception", "OCR Problems"]  # 2 val and 1 train question each
 UNREACHABLE = "Action Reasoning"  # 1 val question
 # The retry policy of tests whose endpoint probe meets failures: 3 quick attempts (the default policy

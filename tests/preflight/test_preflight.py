@@ -92,7 +92,8 @@ def test_p0_3_unset_task_types_leave_micro_classes_out(
     gate = {r.check: r.message for r in report.passed}["gate"]
     trained, _, left_out = gate.partition("micro classes left out")
     assert all(t in trained for t in REACHABLE)
-    assert f"{UNREACHABLE}: 1 val question(s) < 2 needed" in left_out
+    assert f"{UNREACHABLE}: 1 distinct val question(s) < train.gate.min_distinct=2" in left_out
+    assert "1 val question(s) < 2 needed for its gate to accept" in left_out
 
 
 def test_p0_3_alpha_spending_names_the_last_gate_each_class_can_accept(
@@ -307,8 +308,8 @@ def test_p1_1_sampling_draws_with_replacement_and_warns_about_few_questions(
     gate = {r.check: r.message for r in sampled.passed}["gate"]
     assert "with replacement" in gate
     # ...but its accepts would be claims about one question, and the report says so.
-    assert "WARNING: fewer than train.gate.min_distinct=20" in gate
-    assert f"{UNREACHABLE} (1)" in gate
+    assert "WARNING: micro classes trained because train.task_types names them" in gate
+    assert f"{UNREACHABLE}: 1 distinct val question(s) < train.gate.min_distinct=2" in gate
     quiet = _preflight(
         tmp_path / "quiet",
         bench,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from skillharness.eval.report.collect import _gate_view
 from skillharness.eval.report.plots import gates_svg
+from skillharness.eval.report.render import micro_targets
 from skillharness.store import GateDecisionRow, GateObservationRow
 
 
@@ -54,3 +55,9 @@ def test_an_accept_shows_the_wealth_at_its_decision_and_draws_the_rest_of_its_st
     undecided = _gate_view(decision.model_copy(update={"evidence": {"alpha": 0.05}}), observations, None)
     assert undecided.decided_at is None
     assert "stroke-opacity: 0.3" not in (gates_svg([undecided]) or "")
+
+
+def test_the_accepts_of_a_micro_class_trained_by_name_are_marked_apart() -> None:
+    assert micro_targets({"micro_trained": ["OCR Problems"]}) == {"skill:ocr_problems"}
+    assert micro_targets({"micro_trained": []}) == set()
+    assert micro_targets(None) == set()  # a run from before, or one with no final metric yet

@@ -38,7 +38,15 @@ def _config(folder: Path, bench: Bench, sim: SimServer, **gate: Any) -> Path:
         train={
             "epochs": 1,
             "batch_size": 4,
-            "gate": {"alpha": 0.2, "n_max": 48, "first_stage": 4, "guard_draws": 0, **gate},
+            # min_distinct 1: these classes are micro or not by reachability alone.
+            "gate": {
+                "alpha": 0.2,
+                "n_max": 48,
+                "first_stage": 4,
+                "guard_draws": 0,
+                "min_distinct": 1,
+                **gate,
+            },
             "evolve": {"candidates": 1, "rank": False},
         },
     )

@@ -16,11 +16,18 @@ from rich.console import Console
 
 from skillharness import __version__
 from skillharness.commands.demo_report import print_demo_truth
-from skillharness.commands.demo_setup import DEMO_VIDEOS, demo_sizes, size_explanation, write_experiment
+from skillharness.commands.demo_setup import (
+    DEMO_GATE,
+    DEMO_TEMPERATURE,
+    DEMO_VIDEOS,
+    demo_sizes,
+    size_explanation,
+    write_experiment,
+)
 from skillharness.commands.eval import holdout_for_run
 from skillharness.commands.eval_table import print_holdout
 from skillharness.commands.folders import ensure_folder
-from skillharness.commands.split import gate_min_val, print_split
+from skillharness.commands.split import micro_verdicts, print_split
 from skillharness.commands.train import print_outcome
 from skillharness.config import Config, load_config
 from skillharness.data.loader import load_questions
@@ -56,11 +63,10 @@ def _split(
         unit="video",
         min_val_per_class=_MIN_VAL_PER_CLASS,
         seed=seed,
-        micro_min_val=gate_min_val(None, None),  # train.gate's defaults, as the demo trains with them
     )
     result = make_split(questions, params)
     written = write_split(result, questions, questions_path, out, force=False, version=__version__)
-    print_split(console, result, questions)
+    print_split(console, result, questions, micro_verdicts(result, questions, DEMO_GATE, DEMO_TEMPERATURE))
     return written.pools_path
 
 

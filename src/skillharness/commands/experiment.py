@@ -35,7 +35,7 @@ from skillharness.commands.experiment_files import (
 from skillharness.commands.folders import ensure_folder
 from skillharness.commands.gate import gate_app
 from skillharness.commands.preflight import preflight
-from skillharness.commands.split import print_split, split_params
+from skillharness.commands.split import micro_verdicts, print_split, split_gate, split_params
 from skillharness.config import load_config
 from skillharness.data import (
     MANIFEST_FILE,
@@ -101,8 +101,6 @@ def init(
     rows = _check_inputs(questions, videos, subtitles)
     params = split_params(
         sizes,
-        None,  # the gate's alpha and bet cap: train.gate's defaults, which the YAML keeps
-        None,
         unit=unit,
         sample=sample,
         min_val_per_class=min_val_per_class,
@@ -176,7 +174,8 @@ def _write(console: Console, exp: Experiment, split: Split, rows: list[Question]
             files=differ,
         )
     split_is, bundle_is, yaml_is = states.values()
-    print_split(console, split, rows)
+    # The micro verdict of the run the YAML sets up: train.gate's defaults, at its temperature.
+    print_split(console, split, rows, micro_verdicts(split, rows, split_gate(), exp.temperature))
     if split_is is State.SAME:
         console.print(f"split: {split_dir} already holds this split (verified); kept")
     else:

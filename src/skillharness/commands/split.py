@@ -14,10 +14,12 @@ from rich.console import Console
 from skillharness import __version__
 from skillharness.commands.fit_table import Col, FitTable
 from skillharness.data.loader import load_questions
-from skillharness.data.pools import verify_split, write_split
+from skillharness.data.pools import FrozenPools, verify_split, write_split
 from skillharness.data.questions import Question
 from skillharness.data.split import Pool, Split, SplitParams, count_table, make_split
 from skillharness.errors import ConfigError, SplitError
+from skillharness.train.config import GateConfig
+from skillharness.train.coverage import class_coverage
 from skillharness.util.model import describe_validation
 
 split_app = typer.Typer(help="Freeze train/val/test pools (split) or check frozen ones (split verify).")
@@ -33,23 +35,33 @@ def _parse_sizes(text: str) -> tuple[int, int, int]:
     return sizes  # type: ignore[return-value]
 
 
-def gate_min_val(alpha: float | None, bet_cap: float | None) -> int:
-    """Val questions a class needs so that its gate can ever accept (see train.gate).
-
-    ``None`` takes train.gate's default, so this command never restates the gate's settings.
-    """
-    from skillharness.train.config import GateConfig
-    from skillharness.train.gate import min_net_wins
-
+def split_gate(alpha: float | None = None, bet_cap: float | None = None) -> GateConfig:
+    """train.gate with the split's --alpha and --bet-cap (None: train.gate's default)."""
     given = {"alpha": alpha, "bet_cap": bet_cap}
-    gate = GateConfig(**{k: v for k, v in given.items() if v is not None})  # type: ignore[arg-type]
-    return min_net_wins(alpha=gate.alpha, bet_cap=gate.bet_cap)
+    try:
+        return GateConfig(**{k: v for k, v in given.items() if v is not None})  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise ConfigError(f"invalid --alpha or --bet-cap: {describe_validation(exc)}") from exc
 
 
-def split_params(sizes: str, alpha: float | None, bet_cap: float | None, **flags: Any) -> SplitParams:
+def micro_verdicts(
+    result: Split, questions: Sequence[Question], gate: GateConfig, temperature: float
+) -> dict[str, str]:
+    """Each micro class of ``result`` and why, by the one rule training uses (train/coverage.py)."""
+    pools = FrozenPools(
+        result.params.unit,
+        {pool: tuple(u.id for u in units) for pool, units in result.pools.items()},
+        {pool: tuple(q for u in units for q in u.question_ids) for pool, units in result.pools.items()},
+        "",
+    )
+    coverage = class_coverage(questions, pools, gate, temperature)
+    return {name: c.reason() for name, c in coverage.items() if c.micro}
+
+
+def split_params(sizes: str, **flags: Any) -> SplitParams:
     """The split's parameters from its flags; a bad flag is the user's error, not a traceback."""
     try:
-        return SplitParams(sizes=_parse_sizes(sizes), micro_min_val=gate_min_val(alpha, bet_cap), **flags)
+        return SplitParams(sizes=_parse_sizes(sizes), **flags)
     except ValidationError as exc:
         raise ConfigError(f"invalid split parameters: {describe_validation(exc)}") from exc
 
@@ -79,6 +91,12 @@ def split(
     bet_cap: float | None = typer.Option(
         None, "--bet-cap", help="Gate bet cap for the micro-class report (default: train.gate.bet_cap's)."
     ),
+    temperature: float = typer.Option(
+        0.7,
+        "--temperature",
+        help="Agent temperature for the micro-class report (as `experiment init`'s default): at 0 a "
+        "gate draws each val question once.",
+    ),
     force: bool = typer.Option(False, "--force", help="Replace existing artifacts (old ones are backed up)."),
 ) -> None:
     """Split a questions file into frozen train/val/test pools."""
@@ -89,11 +107,10 @@ def split(
     if unit not in ("video", "question"):
         raise ConfigError(f"--unit must be 'video' or 'question', got {unit!r}")
     started = time.perf_counter()
+    gate = split_gate(alpha, bet_cap)  # a bad flag is refused before anything is read
     rows = load_questions(questions)
     params = split_params(
         sizes,
-        alpha,
-        bet_cap,
         unit=unit,
         sample=sample,
         min_val_per_class=min_val_per_class,
@@ -103,7 +120,7 @@ def split(
     result = make_split(rows, params)
     written = write_split(result, rows, questions, out, force=force, version=__version__)
     console = Console()
-    print_split(console, result, rows)
+    print_split(console, result, rows, micro_verdicts(result, rows, gate, temperature))
     if written.backup_dir is not None:
         console.print(f"[yellow]Replaced existing artifacts; the old ones are in {written.backup_dir}[/]")
     console.print(
@@ -124,11 +141,13 @@ def verify(
     typer.echo(f"split in {directory} verified: hashes and counts match the manifest")
 
 
-def print_split(console: Console, result: Split, questions: Sequence[Question]) -> None:
-    """The pool table (questions per task type and pool) and the micro-class report."""
+def print_split(
+    console: Console, result: Split, questions: Sequence[Question], micro: dict[str, str]
+) -> None:
+    """The pool table (questions per task type and pool) and the micro-class report (``micro``:
+    each micro class and why, from :func:`micro_verdicts`)."""
     columns = [Col("task type", "left", wrap=True), *(Col(pool) for pool in Pool)]
     table = FitTable(f"Pools ({result.params.unit} units, seed {result.params.seed})", columns)
-    micro = {m.task_type for m in result.micro}
     cells = count_table(result, questions)
     counts = {
         pool: {task: sum(by_duration.values()) for task, by_duration in cells[pool].items()} for pool in Pool
@@ -140,16 +159,17 @@ def print_split(console: Console, result: Split, questions: Sequence[Question]) 
     table.add_row("units", *(str(len(result.pools[p])) for p in Pool))
     table.add_row("questions", *(str(sum(counts[p].values())) for p in Pool))
     table.print(console)
-    if result.micro:
+    if micro:
         console.print(
-            "[bold magenta]Micro classes[/] (exclude them from training, or name them in the config):"
+            "[bold magenta]Micro classes[/] (training leaves them out unless train.task_types names "
+            "them; their accepts are then reported apart):"
         )
-        for m in result.micro:
-            console.print(f"  - {m.task_type}: {m.reason}")
+        for name, reason in sorted(micro.items()):
+            console.print(f"  - {name}: {reason}")
     else:
         console.print(
-            f"No micro classes: every task type has at least {result.params.micro_min_val} val "
-            "questions and a train question, so every gate can accept."
+            "No micro classes: every task type has enough distinct val questions for a claim, a gate "
+            "that can accept, and a train question."
         )
     if result.unmet_min_val:
         console.print(

@@ -99,7 +99,6 @@ def _manifest(
             for name, units in split.pools.items()
         },
         "counts": count_table(split, questions),
-        "micro_classes": [m.__dict__ for m in split.micro],
         "unmet_min_val_per_class": list(split.unmet_min_val),
         "pools_sha256": pools_sha,
     }

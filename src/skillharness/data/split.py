@@ -12,8 +12,9 @@ parameters always give the same pools):
 5. ``min_val_per_class``: while a task type has fewer than K val questions, swap a unit holding it
    into val (taken from test, then the unused rest, then train while train keeps one) against a
    val unit whose removal starves no class. Classes that still fall short are reported.
-6. Micro classes: task types whose val pool is too small for a gate to ever accept, or that have no
-   train question to learn from. The caller passes the gate's minimum (it lives in train.gate).
+Which classes are *micro* (too few val questions for a claim, or none to learn from) is not the
+split's to say: it depends on the gate and the temperature, and has one home,
+:func:`skillharness.train.coverage.class_coverage`, which the split command prints.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from skillharness.errors import ConfigError, SplitError
 from skillharness.util.model import StrictModel
 
 __all__ = [
-    "MicroClass",
     "Pool",
     "Split",
     "SplitParams",
@@ -91,7 +91,6 @@ class SplitParams(StrictModel):
     min_val_per_class: int = Field(0, ge=0)
     exclude_task_types: tuple[str, ...] = ()
     seed: int = 0
-    micro_min_val: int = Field(8, ge=1, description="Val questions a class needs for its gate to accept.")
 
     @model_validator(mode="after")
     def _sizes_non_negative(self) -> SplitParams:
@@ -112,18 +111,9 @@ class Unit:
 
 
 @dataclass(frozen=True)
-class MicroClass:
-    task_type: str
-    val_questions: int
-    train_questions: int
-    reason: str
-
-
-@dataclass(frozen=True)
 class Split:
     params: SplitParams
     pools: dict[str, tuple[Unit, ...]]  # train, val, test (in that order); units sorted by id
-    micro: tuple[MicroClass, ...]
     unmet_min_val: tuple[str, ...]  # task types that could not reach min_val_per_class
 
 
@@ -181,7 +171,7 @@ def make_split(questions: Sequence[Question], params: SplitParams) -> Split:
         name: tuple(sorted((u for u, p in assignment.items() if p == name), key=lambda u: u.id))
         for name in Pool
     }
-    return Split(params, pools, _micro_classes(units, pools, params.micro_min_val), unmet)
+    return Split(params, pools, unmet)
 
 
 def _by_stratum(units: Sequence[Unit], rng: random.Random) -> dict[tuple[str, str], list[Unit]]:
@@ -257,23 +247,6 @@ def _swap_into_val(assignment: dict[Unit, str], task_type: str, k: int, rng: ran
                 assignment[leaving], assignment[donor] = assignment[donor], Pool.VAL
                 return True
     return False
-
-
-def _micro_classes(
-    units: Sequence[Unit], pools: dict[str, tuple[Unit, ...]], min_val: int
-) -> tuple[MicroClass, ...]:
-    micro = []
-    for task_type in sorted({t for u in units for t in u.task_types}):
-        val_n = sum(u.task_types.count(task_type) for u in pools[Pool.VAL])
-        train_n = sum(u.task_types.count(task_type) for u in pools[Pool.TRAIN])
-        reasons = []
-        if val_n < min_val:
-            reasons.append(f"{val_n} val questions < {min_val} needed for a gate to accept")
-        if train_n == 0:
-            reasons.append("no train question to learn from")
-        if reasons:
-            micro.append(MicroClass(task_type, val_n, train_n, "; ".join(reasons)))
-    return tuple(micro)
 
 
 def count_table(split: Split, questions: Sequence[Question]) -> dict[str, dict[str, dict[str, int]]]:

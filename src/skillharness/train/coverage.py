@@ -1,10 +1,14 @@
 """Which task types a training run trains, and whether each one's gate can ever accept (audit P0-3).
 
-A class is *micro* when its gate is unreachable with the val questions it has (acceptance needs
-at least ``min_wins`` drawable observations, see :mod:`skillharness.train.gate.reachability`) or
-when the train pool holds none of its questions (nothing to learn from). With
-``train.task_types`` unset the run trains every class of the questions file except the micro
-ones; a class named explicitly must be trainable, or preflight refuses the run.
+The one home of *micro*: a class is micro when its claims would rest on fewer than
+``train.gate.min_distinct`` distinct val questions (sampling with replacement draws more
+observations, not more questions), when its gate is unreachable with the val questions it has
+(acceptance needs at least ``min_wins`` drawable observations, see
+:mod:`skillharness.train.gate.reachability`), or when the train pool holds none of its questions
+(nothing to learn from). The split, ``experiment init``, preflight and the loop all print
+:meth:`ClassCoverage.reason`. With ``train.task_types`` unset the run trains every class of the
+questions file except the micro ones; a micro class named explicitly is trained, and its accepts
+are reported apart (``micro_trained``).
 
 The drawable observations depend on the sampling temperature (see :mod:`skillharness.train.draws`):
 at temperature 0 each val question is drawn at most once, so the gate's budget is the class's
@@ -48,13 +52,20 @@ class ClassCoverage:
     few_distinct: bool = False  # fewer distinct val questions than gate.min_distinct
     last_gate: int | None = None  # last gate index that can still accept (None: every gate)
 
+    min_distinct: int = 0  # train.gate.min_distinct
+
     @property
     def micro(self) -> bool:
-        return not self.reachable or self.train == 0
+        return not self.reachable or self.train == 0 or self.few_distinct
 
     def reason(self) -> str:
         """Why the class is micro ("" when it is not)."""
         reasons = []
+        if self.few_distinct:
+            reasons.append(
+                f"{self.val} distinct val question(s) < train.gate.min_distinct={self.min_distinct}: "
+                "too few for a claim about the class"
+            )
         if not self.reachable:
             have = (
                 f"{self.val} val question(s)"
@@ -80,6 +91,11 @@ class TrainedClasses:
     def names(self) -> tuple[str, ...]:
         return tuple(c.task_type for c in self.trained)
 
+    @property
+    def micro_trained(self) -> tuple[str, ...]:
+        """Micro classes trained because ``train.task_types`` names them: their accepts stand apart."""
+        return tuple(c.task_type for c in self.trained if c.micro)
+
 
 def class_coverage(
     questions: Sequence[Question], pools: FrozenPools, gate: GateConfig, temperature: float = 0.0
@@ -104,6 +120,7 @@ def class_coverage(
             drawable=reach.drawable,
             few_distinct=val[task_type] < gate.min_distinct,
             last_gate=last_reachable_gate(gate, drawable),
+            min_distinct=gate.min_distinct,
         )
     return result
 

@@ -24,7 +24,7 @@ from skillharness.store import RunKind
 from skillharness.train.caller import RoleCaller
 from skillharness.train.config import TrainConfig
 from skillharness.train.context import TrainContext
-from skillharness.train.coverage import plan_trained_classes
+from skillharness.train.coverage import TrainedClasses, plan_trained_classes
 from skillharness.train.draws import draw_temperature
 from skillharness.train.templates import load_templates
 
@@ -56,7 +56,7 @@ def _pool_questions(
 
 def trained_task_types(
     config: TrainSettings, questions: tuple[Question, ...], pools: FrozenPools
-) -> tuple[str, ...]:
+) -> TrainedClasses:
     """The classes training edits, by preflight's rule: the configured ones, else the non-micro ones.
 
     ``questions`` are the train and val questions (the test pool stays sealed); a class with none
@@ -69,7 +69,7 @@ def trained_task_types(
             "train.task_types names task types with no train or val question: " + ", ".join(classes.unknown),
             key="train.task_types",
         )
-    return classes.names
+    return classes
 
 
 @contextlib.asynccontextmanager
@@ -78,7 +78,7 @@ async def open_training(
 ) -> AsyncIterator[TrainContext]:
     """A :class:`TrainContext` for ``run_id`` whose session stays open for the block."""
     train_units, val, pools = _pool_questions(config)
-    task_types = trained_task_types(config, (*(q for u in train_units for q in u), *val), pools)
+    classes = trained_task_types(config, (*(q for u in train_units for q in u), *val), pools)
     check_media(config.data, [q for unit in train_units for q in unit] + list(val))
     templates = load_templates(config.train.prompts_dir)
     provenance = run_provenance(
@@ -107,7 +107,8 @@ async def open_training(
             caller=caller,
             train_units=train_units,
             val_questions=val,
-            task_types=task_types,
+            task_types=classes.names,
+            micro_trained=classes.micro_trained,
             provenance=provenance,
             max_infra_share=config.infer.max_infra_share,
         )

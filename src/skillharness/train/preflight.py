@@ -323,12 +323,12 @@ def _gate(config: PreflightSettings, inputs: _Inputs, out: _Collector) -> str | 
         summary += f"; micro classes left out: {excluded}"
     summary += _spending(classes, config.train.gate)
     summary += _guard(inputs.questions, inputs.pools, config.train.gate, temperature)
-    few = [f"{c.task_type} ({c.val})" for c in classes.trained if c.few_distinct]
+    few = [f"{c.task_type}: {c.reason()}" for c in classes.trained if c.few_distinct]
     if few:
         summary += (
-            f"; WARNING: fewer than train.gate.min_distinct={config.train.gate.min_distinct} distinct val "
-            f"questions in {', '.join(few)}: their accepts are claims about very few questions, "
-            "and only the holdout can say whether they generalize"
+            f"; WARNING: micro classes trained because train.task_types names them ({'; '.join(few)}): "
+            "their accepts are claims about very few questions, reported apart, and only the holdout "
+            "can say whether they generalize"
         )
     return summary
 

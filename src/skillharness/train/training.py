@@ -416,6 +416,8 @@ def _common_metrics(
             "stop_reason": ckpt.stop_reason,
             "baseline_run": ckpt.baseline_run_id,
             "open_candidates": len(ckpt.open),  # tests still open (a budget stop leaves some)
+            # Micro classes trained because train.task_types names them: their accepts stand apart.
+            "micro_trained": list(ctx.micro_trained),
         },
         "alpha_spent": {
             "sum": ckpt.alpha_spent,

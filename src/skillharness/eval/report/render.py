@@ -16,6 +16,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from skillharness.data import slugify
 from skillharness.eval.report.model import Headline, ReportData
 from skillharness.eval.report.plots import MAX_GATE_PANELS, cost_svg, gates_svg, learning_curves_svg
 from skillharness.util.atomic import atomic_open
@@ -138,6 +139,11 @@ def _line_harm(data: ReportData) -> list[str]:
     ]
 
 
+def micro_targets(final: dict[str, Any] | None) -> set[str]:
+    """The skill targets of micro classes a run trained by name: their accepts are reported apart."""
+    return {f"skill:{slugify(t)}" for t in (final or {}).get("micro_trained", [])}
+
+
 def _context(data: ReportData) -> dict[str, Any]:
     alpha = data.alpha_spent or {}
     drawn = [g for g in data.gates if g.path]
@@ -154,6 +160,7 @@ def _context(data: ReportData) -> dict[str, Any]:
         "gates_run": int(alpha.get("gates", len(drawn))),
         "accepted": sum(1 for g in data.gates if g.accepted),
         "accepted_gates": [g for g in data.gates if g.accepted],
+        "micro_targets": micro_targets(data.final),
         "verdicts_text": [verdict(h) for h in data.headlines] + _line_harm(data),
         "targets": sorted({g.target for g in data.gates}),
         "reasons": sorted({g.reason for g in data.gates}),
