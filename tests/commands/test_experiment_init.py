@@ -68,7 +68,13 @@ def test_experiment_init_sets_up_an_experiment_that_train_runs_and_a_rerun_write
     bench: Bench, sim: SimServer, tmp_path: Path
 ) -> None:
     out = tmp_path / "exp"
-    frames = {"SKILLHARNESS_AGENT__FRAMES__CACHE_DIR": str(tmp_path / "frames")}
+    # This bench's val pool holds 1-4 questions per class: micro under train.gate.min_distinct's
+    # default (20), so every class would be left out. The test lowers it, as a user with such a
+    # pool would after reading the split's report.
+    frames = {
+        "SKILLHARNESS_AGENT__FRAMES__CACHE_DIR": str(tmp_path / "frames"),
+        "SKILLHARNESS_TRAIN__GATE__MIN_DISTINCT": "1",
+    }
     first = _cli(*_args(bench, out, sim.base_url, sim.model_name, "--holdout"), **frames)
     assert first.returncode == 0, first.stderr[-3000:] + first.stdout[-3000:]
     said = " ".join(first.stdout.split())

@@ -163,7 +163,9 @@ def _agent_cache_hits(result: Any) -> float:
 def test_a_new_run_replays_another_runs_answers_only_when_sharing_is_chosen_or_safe(
     tmp_path: Path, bench: Bench, sim: SimServer, temperature: float, share: bool | None, replayed: bool
 ) -> None:
-    sampling = {"sampling": {"temperature": temperature}}
+    # One seed salt for both runs: per-draw seeds (the default when sampling) salted by each run's id
+    # would give the second run other requests, so only a pinned salt lets sharing replay anything.
+    sampling = {"sampling": {"temperature": temperature}, "seed_salt": "shared"}
     config = load_config(_config(tmp_path, bench, sim, agent=sampling, cache={"share_across_runs": share}))
     first = asyncio.run(run_inference(load_job(config, pool="val", run_id="first", resume=False)))
     second = asyncio.run(run_inference(load_job(config, pool="val", run_id="second", resume=False)))

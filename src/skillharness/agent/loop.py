@@ -35,7 +35,7 @@ from skillharness.agent.records import Prediction
 from skillharness.agent.tools import ToolBox, available_tools, tool_specs
 from skillharness.data.questions import Question
 from skillharness.errors import ConfigError, DataError
-from skillharness.llm.errors import refuses_request
+from skillharness.llm import refuses_request
 from skillharness.llm.roles import TOOL_SUBMIT_ANSWER, Role
 from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse, SamplingParams, ToolCall
 from skillharness.video.frames import uniform_timestamps

@@ -35,8 +35,8 @@ from skillharness.commands.experiment_files import (
 from skillharness.commands.folders import ensure_folder
 from skillharness.commands.gate import gate_app
 from skillharness.commands.preflight import preflight
-from skillharness.commands.split import micro_verdicts, print_split, split_gate, split_params
-from skillharness.config import load_config
+from skillharness.commands.split import micro_verdicts, print_split, split_params
+from skillharness.config import Config, load_config
 from skillharness.data import (
     MANIFEST_FILE,
     Pool,
@@ -174,8 +174,10 @@ def _write(console: Console, exp: Experiment, split: Split, rows: list[Question]
             files=differ,
         )
     split_is, bundle_is, yaml_is = states.values()
-    # The micro verdict of the run the YAML sets up: train.gate's defaults, at its temperature.
-    print_split(console, split, rows, micro_verdicts(split, rows, split_gate(), exp.temperature))
+    # The micro verdict of the run the YAML sets up: train.gate's defaults (and the environment's
+    # SKILLHARNESS_TRAIN__GATE__*, as preflight reads them), at its temperature.
+    gate = Config().train.gate
+    print_split(console, split, rows, micro_verdicts(split, rows, gate, exp.temperature))
     if split_is is State.SAME:
         console.print(f"split: {split_dir} already holds this split (verified); kept")
     else:

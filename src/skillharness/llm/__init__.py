@@ -14,6 +14,7 @@ from skillharness.llm.config import (
     RetryConfig,
     TimeoutConfig,
 )
+from skillharness.llm.errors import refuses_request
 from skillharness.llm.events import AttemptEvent, EventLog, LLMEvent
 from skillharness.llm.probe import probe_models
 from skillharness.llm.roles import (
@@ -84,6 +85,7 @@ __all__ = [
     "open_backend",
     "probe_models",
     "redact_url",
+    "refuses_request",
     "response_format",
     "role_of_request",
 ]

@@ -7,6 +7,7 @@ from skillharness.train.caller import evolve_calls
 from skillharness.train.casepack import build_case_packs
 from skillharness.train.checkpoint import Checkpoint
 from skillharness.train.config import GateConfig, TrainConfig
+from skillharness.train.coverage import class_coverage
 from skillharness.train.diagnose import JUDGED, DiagnosisReport, run_waterfall
 from skillharness.train.diagnosis_summary import COLUMNS, defect_confusion, waterfall_table
 from skillharness.train.draws import gate_budget
@@ -75,6 +76,7 @@ __all__ = [
     "TrainingStopped",
     "build_case_packs",
     "check_templates",
+    "class_coverage",
     "coupled_discordance",
     "default_train_run_id",
     "defect_confusion",
