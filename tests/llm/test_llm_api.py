@@ -27,6 +27,7 @@ def test_public_surface_is_pinned() -> None:
         "open_backend",
         "probe_models",
         "redact_url",
+        "refuses_request",
         "draw_seed",
         "response_format",
         "role_of_request",
