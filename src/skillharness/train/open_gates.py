@@ -23,10 +23,11 @@ from skillharness.train.context import TrainContext
 from skillharness.train.decide import record_decision, sized_n_max
 from skillharness.train.evolve_prompts import edit_limits
 from skillharness.train.gate import gate_alpha, reachability
+from skillharness.train.guard import guard_size
 from skillharness.train.merge import merge_partner, merged_proposal, without_landed
 from skillharness.train.records import Candidate, GateOutcome, GateReason
 from skillharness.train.scope import gate_scope
-from skillharness.train.validate import draw_plan, guard_size
+from skillharness.train.validate import draw_plan
 
 __all__ = ["candidate_of", "is_stale", "open_candidate", "rebase", "scope_hash"]
 

@@ -10,7 +10,6 @@ problem for the same cause. The network and disk probes live in
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -21,10 +20,10 @@ from skillharness.errors import ConfigError, SkillharnessError
 from skillharness.infer.runner import InferSettings, check_media, load_bundle
 from skillharness.llm.roles import Role
 from skillharness.train.caller import evolve_calls, role_sampling
-from skillharness.train.config import GateConfig, TrainConfig
-from skillharness.train.coverage import ClassCoverage, TrainedClasses, plan_trained_classes
+from skillharness.train.config import TrainConfig
+from skillharness.train.coverage import TrainedClasses, plan_trained_classes
 from skillharness.train.draws import draw_temperature
-from skillharness.train.gate import guard_draws_per_class
+from skillharness.train.preflight_gate import draw_mode, guard_summary, spending_summary, unreachable_message
 from skillharness.train.preflight_probes import (
     cache_problems,
     endpoint_problems,
@@ -312,17 +311,17 @@ def _gate(config: PreflightSettings, inputs: _Inputs, out: _Collector) -> str | 
         )
     for c in classes.trained:
         if not c.reachable:
-            out.fail("gate", _unreachable(c, config.train.gate))
+            out.fail("gate", unreachable_message(c, config.train.gate))
         if c.train == 0:
             out.fail("gate", f"trained class {c.task_type!r} has no train question to learn from")
     trained = ", ".join(f"{c.task_type} (val {c.val})" for c in classes.trained)
     excluded = "; ".join(f"{c.task_type}: {c.reason()}" for c in classes.excluded_micro)
     source = "train.task_types" if classes.explicit else "all non-micro task types"
-    summary = f"trained ({source}): {trained}; {_draw_mode(temperature, config.train.gate)}"
+    summary = f"trained ({source}): {trained}; {draw_mode(temperature, config.train.gate)}"
     if excluded:
         summary += f"; micro classes left out: {excluded}"
-    summary += _spending(classes, config.train.gate)
-    summary += _guard(inputs.questions, inputs.pools, config.train.gate, temperature)
+    summary += spending_summary(classes, config.train.gate)
+    summary += guard_summary(inputs.questions, inputs.pools, config.train.gate, temperature)
     few = [f"{c.task_type}: {c.reason()}" for c in classes.trained if c.few_distinct]
     if few:
         summary += (
@@ -331,80 +330,6 @@ def _gate(config: PreflightSettings, inputs: _Inputs, out: _Collector) -> str | 
             "can say whether they generalize"
         )
     return summary
-
-
-def _spending(classes: TrainedClasses, gate: GateConfig) -> str:
-    """Under alpha spending, the gate index after which each trained class can no longer accept."""
-    if gate.alpha_spending == "none":
-        return ""
-    limits = [f"{c.task_type} (gate {c.last_gate})" for c in classes.trained if c.last_gate]
-    if not limits:
-        return ""
-    return (
-        f"; alpha_spending={gate.alpha_spending}: later gates need more wins, so these classes can "
-        f"accept only up to the run's gate shown and are then no longer evolved (reported once): "
-        f"{', '.join(limits)}"
-    )
-
-
-def _guard(questions: Sequence[Question], pools: FrozenPools, gate: GateConfig, temperature: float) -> str:
-    """The McNemar guard's size and cost: every class with val questions is guarded."""
-    if gate.guard_draws == 0:
-        return "; McNemar guard off (train.gate.guard_draws = 0)"
-    val = set(pools.questions.get(Pool.VAL, ()))
-    guarded = len({q.task_type for q in questions if q.question_id in val})
-    # At temperature 0 a class gives each val question once, and none the gate itself drew.
-    fewest = min(Counter(q.task_type for q in questions if q.question_id in val).values(), default=0)
-    per_class, sized = guard_draws_per_class(gate, guarded)
-    if gate.guard_draws is not None:
-        how = "fixed by train.gate.guard_draws"
-    elif sized is None:
-        how = (
-            f"capped by guard_max_draws: a {gate.guard_harm:.0%} drop needs more for power "
-            f"{gate.guard_power:g}"
-        )
-    else:
-        how = (
-            f"sized to flag a {gate.guard_harm:.0%} drop with probability >= {gate.guard_power:g} at "
-            f"discordance {gate.guard_discordance:g}, re-sized at run time from the discordance measured"
-        )
-    cap = (
-        f"; at temperature 0 a class gives at most its val questions the gate did not draw "
-        f"(as few as {fewest})"
-        if temperature <= 0 and fewest < per_class
-        else ""
-    )
-    return (
-        f"; McNemar guard after an accepted system or tool edit: {per_class} draws on each of the "
-        f"{guarded} classes with val questions ({how}; up to {per_class * guarded} draws{cap}; "
-        "`skillharness gate plan` shows what it can see per class)"
-    )
-
-
-def _draw_mode(temperature: float, gate: GateConfig) -> str:
-    """How the gate draws at this temperature (docs/gate.md, "Validity in both modes")."""
-    if temperature > 0:
-        return (
-            f"temperature {temperature:g}: fresh samples with replacement, budget n_max={gate.n_max} per gate"
-        )
-    return (
-        "temperature 0 (or a fixed sampling seed): each val question at most once per gate, "
-        "budget = distinct val questions"
-    )
-
-
-def _unreachable(c: ClassCoverage, gate: GateConfig) -> str:
-    """Why class ``c``'s gate can never accept, and what to change."""
-    if gate.n_max < c.min_val:
-        cause = f"train.gate.n_max={gate.n_max} is below the {c.min_val} observations acceptance needs"
-        fix = f"raise train.gate.n_max to at least {c.min_val}"
-    else:
-        cause = f"it has {c.val} val question(s), its gate needs at least {c.min_val} to be able to accept"
-        fix = f"exclude it (set train.task_types) or re-split with --min-val-per-class {c.min_val}"
-    return (
-        f"trained class {c.task_type!r}: acceptance is unreachable: {cause} "
-        f"(alpha {gate.alpha:g}, bet cap {gate.bet_cap:g}); {fix}"
-    )
 
 
 def _bundle(config: PreflightSettings, inputs: _Inputs) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 
 from skillharness.infer import Draw
 from skillharness.skills import Workspace
+from skillharness.train.arms import Arms, observation_rows, wealth_after
 from skillharness.train.checkpoint import Checkpoint, OpenCandidate
 from skillharness.train.context import TrainContext
 from skillharness.train.decide import record_decision
@@ -30,21 +31,12 @@ from skillharness.train.gate import (
     PairedOutcome,
 )
 from skillharness.train.gate.power import plausibly_futile
+from skillharness.train.guard import guard_size
 from skillharness.train.open_gates import candidate_of, is_stale, rebase
 from skillharness.train.outage import InfraOutage
 from skillharness.train.records import Candidate, GateOutcome, GateReason
 from skillharness.train.scope import GateScope
-from skillharness.train.validate import (
-    _Arms,
-    _rows,
-    _wealth_after,
-    draw_plan,
-    guard_size,
-    infra_outage,
-    new_ladder,
-    plan_evidence,
-    verdict,
-)
+from skillharness.train.validate import draw_plan, infra_outage, new_ladder, plan_evidence, verdict
 
 __all__ = ["evidence_round", "next_pick"]
 
@@ -120,7 +112,7 @@ async def _advance(
     candidate = candidate_of(ctx, ws, oc)
     scope, plan = draw_plan(ctx, candidate, oc.key, first_sample=oc.first_sample, n_max=oc.n_max)
     ladder = _ladder(ctx, oc, plan.budget, plan.with_replacement, scope.label)
-    arms = _Arms(ctx, ws.load(oc.base_version), candidate.bundle, oc.key)
+    arms = Arms(ctx, ws.load(oc.base_version), candidate.bundle, oc.key)
     ckpt, fed, decision = await _feed(ctx, ckpt, oc, plan.draws, ladder, arms, check)
     if decision is None:
         raise InfraOutage(
@@ -154,7 +146,7 @@ async def _feed(
     oc: OpenCandidate,
     draws: Sequence[Draw],
     ladder: Ladder,
-    arms: _Arms,
+    arms: Arms,
     check: Callable[[], None],
 ) -> tuple[Checkpoint, OpenCandidate, Decision | None]:
     """Draw ``oc``'s next stage (more when INFRA left it short) and feed it to the ladder; the
@@ -173,8 +165,8 @@ async def _feed(
         infra += len(outcomes) - len(fresh)
         if fresh:
             ends.append(len(observed))
-        wealth = _wealth_after(ladder, outcomes, before)
-        await ctx.store.aupsert(_rows(ctx, oc.key, at, stage, outcomes, wealth, "target"))
+        wealth = wealth_after(ladder, outcomes, before)
+        await ctx.store.aupsert(observation_rows(ctx, oc.key, at, stage, outcomes, wealth, "target"))
         ckpt = _discordance(ckpt, stage, outcomes)
         at += len(stage)
         if decision.terminal or len(observed) in ladder.plan:
@@ -212,7 +204,7 @@ def _evidence(oc: OpenCandidate) -> dict[str, Any]:
 
 async def _outcome(
     ctx: TrainContext,
-    arms: _Arms,
+    arms: Arms,
     scope: GateScope,
     candidate: Candidate,
     plan: DrawPlan,

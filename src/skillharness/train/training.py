@@ -14,7 +14,6 @@ and touches nothing.
 from __future__ import annotations
 
 import asyncio
-import logging
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,13 +26,14 @@ from skillharness.infer.runner import load_bundle
 from skillharness.skills import Bundle, Workspace
 from skillharness.store import RunKind, RunMetric, RunReader, RunStatus, settings_changes
 from skillharness.train.budget import StopGuard, TrainingStopped
-from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState, Spent
+from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
 from skillharness.train.context import TrainContext
 from skillharness.train.experiment import TrainSettings, open_training
-from skillharness.train.final_score import FinalValScore, final_val_score
+from skillharness.train.final_score import final_val_score
 from skillharness.train.loop import LoopObserver, train_epochs
-from skillharness.train.preflight_probes import seed_ignored
+from skillharness.train.run_end import budget_stop_metrics, checkpoint_saver, final_metrics, mark_interrupted
 from skillharness.train.scoring import ValScore, score_predictions, val_score
+from skillharness.train.seed_mode import checked_seed_mode, stored_settings
 
 __all__ = [
     "RunEnded",
@@ -45,14 +45,10 @@ __all__ = [
     "run_training",
 ]
 
-# The metric ``_final_metrics`` writes last: a run whose checkpoint has ended but lacks it is finished off.
+# The metric ``final_metrics`` writes last: a run whose checkpoint has ended but lacks it is finished off.
 _FINAL_METRIC = "final"
 # Where a training run's folder is (path and host): a run id reused from another folder names it.
 _FOLDER_METRIC = "folder"
-
-
-_log = logging.getLogger(__name__)
-_SEED_PROBE_TIMEOUT_S = 30.0
 
 
 class RunEnded(UserError):
@@ -236,7 +232,10 @@ async def run_training(
     and :class:`RunEnded`, having done nothing, when a resumed run has already ended."""
     if config.agent.bundle is None:
         raise ConfigError("agent.bundle is not set: the initial bundle training starts from")
-    config = await checked_seed_mode(config.for_run(request.run_id), _stored_settings(request, config))
+    config = await checked_seed_mode(
+        config.for_run(request.run_id),
+        stored_settings(request.folder, request.resume, request.run_id, config),
+    )
     ended = ended_run(request, config.store.url)
     if ended is not None:
         reason = f" ({ended.stop_reason})" if ended.stop_reason else ""
@@ -264,93 +263,17 @@ async def run_training(
             return outcome
         except TrainingStopped as exc:
             status = RunStatus.INTERRUPTED
-            stopped = _mark_interrupted(request.folder, str(exc), guard)
+            stopped = mark_interrupted(request.folder, str(exc), guard)
             if exc.budget and stopped is not None:  # what the budget bought, without the final score
-                await ctx.store.aupsert(_budget_stop_metrics(ctx, ws, stopped, guard))
+                await ctx.store.aupsert(budget_stop_metrics(ctx, ws, stopped, guard))
             raise
         except (asyncio.CancelledError, KeyboardInterrupt) as exc:
             status = RunStatus.INTERRUPTED
-            _mark_interrupted(request.folder, str(exc) or type(exc).__name__, guard)
+            mark_interrupted(request.folder, str(exc) or type(exc).__name__, guard)
             raise
         finally:
             await ctx.session.record_llm_events(ctx.run_id)  # the run's outages, on the record
             await log.close(status)
-
-
-def _stored_settings(request: TrainRequest, config: TrainSettings) -> dict[str, Any] | None:
-    """The settings the run was started with, when a resume continues a started run (else None)."""
-    if not request.resume or not (request.folder / CHECKPOINT_FILE).exists():
-        return None
-    try:
-        with RunReader(config.store.url) as reader:
-            return reader.settings(request.run_id)
-    except StoreError:  # killed before its run row was written: a first start
-        return None
-
-
-async def checked_seed_mode(config: TrainSettings, stored: dict[str, Any] | None = None) -> TrainSettings:
-    """``config``, or with independent arms when an endpoint ignores the per-draw seed (said once).
-
-    A started run keeps the mode it started with (``stored``: its settings), without asking again:
-    a resume must not spend calls, nor change how its arms are drawn.
-    """
-    if not config.agent.sampling.per_draw:
-        return config
-    if stored is not None:
-        fell_back = stored.get("agent.sampling.seed", "per_draw") is None
-        return _independent(config) if fell_back else config
-    ignoring = await seed_ignored(config.llm, config.agent.sampling, _SEED_PROBE_TIMEOUT_S)
-    if not ignoring:
-        return config
-    _log.warning(
-        "%s ignore(s) the request seed: training samples both arms of each draw independently "
-        "(agent.sampling.seed: null), which needs about a third more draws",
-        ", ".join(ignoring),
-    )
-    return _independent(config)
-
-
-def _independent(config: TrainSettings) -> TrainSettings:
-    sampling = config.agent.sampling.model_copy(update={"seed": None})
-    return config.with_agent(config.agent.model_copy(update={"sampling": sampling, "seed_salt": ""}))
-
-
-def _mark_interrupted(folder: Path, reason: str, guard: StopGuard) -> Checkpoint | None:
-    """The last checkpoint, marked interrupted, with everything this invocation spent: the calls
-    made since it was saved are in the response cache, so its resume replays them for nothing."""
-    try:
-        ckpt = Checkpoint.load(folder)
-    except ConfigError:
-        return None
-    ckpt = ckpt.model_copy(
-        update={"state": RunState.INTERRUPTED, "stop_reason": reason, "spent": guard.spent()}
-    )
-    ckpt.save(folder)
-    return ckpt
-
-
-def _saver(ctx: TrainContext, folder: Path, guard: StopGuard) -> Callable[[Checkpoint], Checkpoint]:
-    """Save a checkpoint with the run's spending up to now (the budget a resume goes on from), and
-    once a step the ``budget`` metric that ``runs show`` and the report read."""
-    last_step: list[tuple[int, int]] = []
-
-    def save(ckpt: Checkpoint) -> Checkpoint:
-        stamped = ckpt.model_copy(update={"spent": guard.spent()})
-        stamped.save(folder)
-        if last_step != [(stamped.epoch, stamped.step)]:
-            last_step[:] = [(stamped.epoch, stamped.step)]
-            ctx.store.upsert([_budget_metric(ctx, stamped.spent, guard)])
-        return stamped
-
-    return save
-
-
-def _budget_metric(ctx: TrainContext, spent: Spent, guard: StopGuard) -> RunMetric:
-    return RunMetric(
-        run_id=ctx.run_id,
-        name="budget",
-        value={"spent": spent.model_dump(mode="json"), "limits": guard.limits()},
-    )
 
 
 async def _train(
@@ -374,7 +297,7 @@ async def _train(
                 "ema": {t: baseline.class_accuracy(t) for t in ctx.task_types},
             }
         )
-    save = _saver(ctx, request.folder, guard)
+    save = checkpoint_saver(ctx, request.folder, guard)
     ckpt = save(ckpt)
     ckpt = await train_epochs(ctx, ws, ckpt, save=save, check_stop=guard.check, observer=observer)
     # On samples no gate or guard drew (the epoch-end scores replay theirs): see final_score.py.
@@ -382,68 +305,8 @@ async def _train(
     scored = await final_val_score(
         ctx, ws.load("v0000"), ws.load(ckpt.version), next_sample=ckpt.next_sample, check_stop=guard.check
     )
-    await ctx.store.aupsert(_final_metrics(ctx, ws, ckpt, guard, scored))
+    await ctx.store.aupsert(final_metrics(ctx, ws, ckpt, guard, scored))
     ckpt = save(ckpt)  # with everything the run spent, the final score's included
     return TrainOutcome(
         ctx.run_id, ckpt, ws.path, scored.baseline, scored.final, scored.gain, ctx.session.usage()
     )
-
-
-def _budget_stop_metrics(
-    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, guard: StopGuard
-) -> list[RunMetric]:
-    """A budget stop's ``final`` metric, marked ``budget``: the incumbent it reached, the tests it
-    left open, the budget; no val score (it would spend past the budget). A resume with a larger
-    budget goes on and replaces it."""
-    return [
-        RunMetric(run_id=ctx.run_id, name=name, value=value)
-        for name, value in _common_metrics(ctx, ws, ckpt, guard, stop="budget").items()
-    ]
-
-
-def _common_metrics(
-    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, guard: StopGuard, *, stop: str
-) -> dict[str, Any]:
-    """What every end of a run stores: the incumbent, why it ended, Σα, usage and the budget."""
-    spending = ctx.config.gate.alpha_spending
-    return {
-        "final": {
-            "workspace": str(ws.path),
-            "version": ckpt.version,
-            "bundle_hash": ws.load(ckpt.version).bundle_hash,
-            "state": ckpt.state.value,
-            "stop": stop,  # "budget" (resumable with a larger one) or "end"
-            "stop_reason": ckpt.stop_reason,
-            "baseline_run": ckpt.baseline_run_id,
-            "open_candidates": len(ckpt.open),  # tests still open (a budget stop leaves some)
-            # Micro classes trained because train.task_types names them: their accepts stand apart.
-            "micro_trained": list(ctx.micro_trained),
-        },
-        "alpha_spent": {
-            "sum": ckpt.alpha_spent,
-            "gates": ckpt.gates_run,
-            # Each opened test (a rebase opens a new one) spends its level once, however many
-            # rounds it is continued over.
-            "bound": "run-wide: P(any false accept) <= alpha"
-            if spending != "none"
-            else "per test: expected false accepts <= sum of alpha over the opened tests",
-        },
-        "usage": ctx.session.usage(),
-        "budget": _budget_metric(ctx, guard.spent(), guard).value,
-    }
-
-
-def _final_metrics(
-    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, guard: StopGuard, scored: FinalValScore
-) -> list[RunMetric]:
-    baseline, final = scored.baseline, scored.final
-    values = _common_metrics(ctx, ws, ckpt, guard, stop="end")
-    values["final"]["val_runs"] = scored.runs  # the runs the val gain pairs (fresh samples)
-    values |= {
-        "val_gain": scored.gain,
-        "val_scores": {
-            "baseline": {"correct": baseline.correct, "n": baseline.n, "per_class": baseline.per_class},
-            "final": {"correct": final.correct, "n": final.n, "per_class": final.per_class},
-        },
-    }
-    return [RunMetric(run_id=ctx.run_id, name=name, value=value) for name, value in values.items()]

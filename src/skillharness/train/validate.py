@@ -24,60 +24,43 @@ so it ends with the same observations and the same decision.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from skillharness.data import Pool
 from skillharness.errors import GateError
-from skillharness.infer import Draw, single_error
 from skillharness.skills import Bundle
-from skillharness.store import GateObservationRow, RunKind
-from skillharness.train.baseline_cache import BaselineCache
+from skillharness.train.arms import Arms, observation_rows, wealth_after
 from skillharness.train.config import GateConfig
 from skillharness.train.context import TrainContext
-from skillharness.train.draws import DrawPlan, draw_temperature, plan_draws, plan_guard_draws
+from skillharness.train.draws import DrawPlan, draw_temperature, plan_draws
 from skillharness.train.gate import (
     Decision,
     DecisionKind,
     FixedNStandardError,
     GateRule,
     Ladder,
-    PairedOutcome,
     StrictlyBetterMinibatch,
     WithoutReplacement,
     gate_alpha,
-    guard_draws_per_class,
     make_bet_strategy,
-    mcnemar_guard,
-    mcnemar_power,
     reachability,
 )
-from skillharness.train.gate.power import measured_discordance
+from skillharness.train.guard import guard_size, run_guard
 from skillharness.train.outage import InfraOutage
 from skillharness.train.records import Candidate, GateOutcome, GateReason
 from skillharness.train.scope import GateScope, gate_scope, scope_pool
 
 __all__ = [
-    "GUARD_DRAW_BASE",
     "draw_plan",
     "gate_alpha_for",
-    "guard_discordance",
-    "guard_size",
     "infra_outage",
     "new_ladder",
-    "paired_outcomes",
     "plan_evidence",
     "validate",
     "verdict",
 ]
-
-GATE_POOL = Pool.VAL
-# Guard observations share the gate's table; their draw indexes start here, far past any target
-# draw, so that a replay writes each to the same row whatever the number of target draws used.
-GUARD_DRAW_BASE = 1_000_000
 
 _REASONS = {
     DecisionKind.ACCEPT: GateReason.ACCEPT,
@@ -89,52 +72,6 @@ _REASONS = {
 def gate_alpha_for(config: GateConfig, k: int) -> float:
     """The level of a run's ``k``-th gate (1-based) under ``config.alpha_spending``."""
     return gate_alpha(config.alpha, config.alpha_spending, k)
-
-
-class _Arms:
-    """Paired outcomes of one gate: cached or fresh incumbent samples, fresh candidate samples."""
-
-    def __init__(self, ctx: TrainContext, incumbent: Bundle, candidate: Bundle, gate_index: int) -> None:
-        self.ctx = ctx
-        self.incumbent = incumbent
-        self.candidate = candidate
-        self.prefix = f"g{gate_index:04d}"
-        self.cache = BaselineCache(ctx.store, ctx.sampling_hash, scope=ctx.baseline_scope)
-
-    async def _incumbent(self, draws: Sequence[Draw]) -> list[bool | None]:
-        cached = await self.cache.alookup(self.incumbent, draws)
-        missing = list(
-            {(q.question_id, s): (q, s) for q, s in draws if (q.question_id, s) not in cached}.values()
-        )
-        fresh: dict[tuple[str, int], bool | None] = {}
-        if missing:
-            predictions = await self.ctx.rollout(
-                self.incumbent, missing, f"{self.prefix}.inc", kind=RunKind.GATE, pool=GATE_POOL
-            )
-            await self.cache.arecord(self.incumbent, missing, predictions)
-            fresh = {(p.question_id, p.sample_idx): p.correct for p in predictions}
-        return [
-            cached[key].correct if (key := (q.question_id, s)) in cached else fresh.get(key) for q, s in draws
-        ]
-
-    async def _candidate(self, draws: Sequence[Draw]) -> list[bool | None]:
-        predictions = await self.ctx.rollout(
-            self.candidate, draws, f"{self.prefix}.cand", kind=RunKind.GATE, pool=GATE_POOL
-        )
-        return [p.correct for p in predictions]
-
-    async def outcomes(self, draws: Sequence[Draw]) -> list[PairedOutcome]:
-        """One paired outcome per draw (each rollout has asked its INFRA draws again, see
-        ``TrainContext.rollout``); a side still INFRA makes the outcome INFRA."""
-        # Both arms at once: a stage then waits on one slow tail (a retried draw), not on two.
-        try:
-            async with asyncio.TaskGroup() as group:
-                inc_task = group.create_task(self._incumbent(draws))
-                cand_task = group.create_task(self._candidate(draws))
-        except BaseExceptionGroup as errors:
-            raise single_error(errors) from None
-        inc, cand = inc_task.result(), cand_task.result()
-        return [PairedOutcome(c, i) for c, i in zip(cand, inc, strict=True)]
 
 
 def draw_plan(
@@ -154,83 +91,9 @@ def draw_plan(
     return scope, plan
 
 
-def guard_size(config: GateConfig, scope: GateScope) -> int:
-    """Guard draws per class this scope's gate may use (0: no guard): the room its samples need.
-
-    A guard sized by power is sized when it runs, from the discordance measured by then, so the
-    room is its cap (``guard_max_draws``), whatever size it takes.
-    """
-    if not scope.guard_classes:
-        return 0
-    return config.guard_draws if config.guard_draws is not None else config.guard_max_draws
-
-
-def guard_discordance(
-    config: GateConfig, counts: Mapping[str, Sequence[int]], classes: Sequence[str]
-) -> float:
-    """The discordance a guard over ``classes`` is sized by: the run's measured one (its paired
-    observations of those classes, shrunk toward the prior), else the planning assumption."""
-    seen = [counts[t] for t in classes if t in counts]
-    if not seen:
-        return config.guard_discordance
-    return measured_discordance(sum(c[0] for c in seen), sum(c[1] for c in seen))
-
-
-async def paired_outcomes(
-    ctx: TrainContext, incumbent: Bundle, candidate: Bundle, draws: Sequence[Draw], *, gate_index: int
-) -> list[PairedOutcome]:
-    """Paired outcomes of ``draws`` exactly as a gate gets them (cache, fresh samples, INFRA retries).
-
-    For other acceptance rules run on the same pipeline (``benchmarks/gate.py``); writes no ledger row.
-    """
-    return await _Arms(ctx, incumbent, candidate, gate_index).outcomes(draws)
-
-
-def _rows(
-    ctx: TrainContext,
-    gate_index: int,
-    start: int,
-    draws: Sequence[Draw],
-    outcomes: Sequence[PairedOutcome],
-    wealth: Sequence[tuple[float, float]],
-    arm: str,
-) -> list[GateObservationRow]:
-    return [
-        GateObservationRow(
-            train_run_id=ctx.run_id,
-            gate_index=gate_index,
-            draw_index=start + i,
-            question_id=q.question_id,
-            task_type=q.task_type,
-            sample_idx=s,
-            arm=arm,
-            candidate=None if o.candidate is None else int(o.candidate),
-            incumbent=None if o.incumbent is None else int(o.incumbent),
-            wealth=w,
-            harm_wealth=h,
-        )
-        for i, ((q, s), o, (w, h)) in enumerate(zip(draws, outcomes, wealth, strict=True))
-    ]
-
-
-def _wealth_after(
-    ladder: Ladder, outcomes: Sequence[PairedOutcome], before: int
-) -> list[tuple[float, float]]:
-    """Wealth after each outcome of a stage; an INFRA outcome leaves it where it was."""
-    up, down = ladder.wealth_path()
-    current = (up[before - 1], down[before - 1]) if before else (1.0, 1.0)
-    out: list[tuple[float, float]] = []
-    for o in outcomes:
-        if o.d is not None:
-            current = (up[before], down[before])
-            before += 1
-        out.append(current)
-    return out
-
-
 async def _run_ladder(
     ctx: TrainContext,
-    arms: _Arms,
+    arms: Arms,
     ladder: Ladder,
     plan: DrawPlan,
     gate_index: int,
@@ -246,69 +109,10 @@ async def _run_ladder(
         outcomes = await arms.outcomes(stage)
         observed_before = len(ladder.wealth_path()[0])
         decision = ladder.feed(outcomes)
-        wealth = _wealth_after(ladder, outcomes, observed_before)
-        await ctx.store.aupsert(_rows(ctx, gate_index, cursor, stage, outcomes, wealth, "target"))
+        wealth = wealth_after(ladder, outcomes, observed_before)
+        await ctx.store.aupsert(observation_rows(ctx, gate_index, cursor, stage, outcomes, wealth, "target"))
         cursor += len(stage)
     return decision, cursor
-
-
-async def _guard(
-    ctx: TrainContext,
-    arms: _Arms,
-    scope: GateScope,
-    candidate: Candidate,
-    plan: DrawPlan,
-    gate_index: int,
-    final: Decision,
-    *,
-    drawn: int,
-    discordance: float,
-) -> dict[str, Any]:
-    """The McNemar guard on fresh draws of each guarded class (run once, after an accept).
-
-    Its draws avoid the ``drawn`` draws of the plan the gate consumed (only those: at temperature
-    0 a question the gate never reached is still fresh), and it is sized by ``discordance``.
-    """
-    gate = ctx.config.gate
-    per_class, sized = guard_draws_per_class(gate, len(scope.guard_classes), discordance=discordance)
-    draws: list[Draw] = []
-    for task_type in scope.guard_classes:
-        draws += plan_guard_draws(
-            scope_pool(ctx, (task_type,), candidate.evidence_ids),
-            seed=ctx.config.seed,
-            gate_index=gate_index,
-            temperature=draw_temperature(ctx.session.agent_config.sampling),
-            n=per_class,
-            used=plan.draws[:drawn],
-            label=task_type,
-            first_sample=plan.first_sample,
-        )
-    outcomes = await arms.outcomes(draws)
-    wealth = [(final.wealth, final.harm_wealth)] * len(draws)
-    await ctx.store.aupsert(_rows(ctx, gate_index, GUARD_DRAW_BASE, draws, outcomes, wealth, "guard"))
-    counts = {t: [0, 0] for t in scope.guard_classes}
-    for (q, _), o in zip(draws, outcomes, strict=True):
-        if o.d:
-            counts[q.task_type][0 if o.d > 0 else 1] += 1
-    results = mcnemar_guard({t: (w, lo) for t, (w, lo) in counts.items()}, alpha=gate.mcnemar_alpha)
-    return {
-        "alpha": gate.mcnemar_alpha,
-        "draws": len(draws),
-        "draws_per_class": per_class,
-        # What the size was chosen for (None: guard_draws fixed it, or guard_max_draws capped it).
-        "sized_for": None
-        if sized is None
-        else {"harm": gate.guard_harm, "power": gate.guard_power, "discordance": discordance},
-        # Its power at the discordance measured by now (the planning figure until there is one).
-        "power": mcnemar_power(
-            per_class, gate.guard_harm, discordance, gate.mcnemar_alpha / max(len(scope.guard_classes), 1)
-        ),
-        "infra": sum(o.d is None for o in outcomes),
-        "classes": {
-            r.label: {"wins": r.wins, "losses": r.losses, "p": r.p_value, "harmed": r.harmed} for r in results
-        },
-        "harmed": [r.label for r in results if r.harmed],
-    }
 
 
 def _rule(config: GateConfig) -> GateRule:
@@ -320,7 +124,7 @@ def _rule(config: GateConfig) -> GateRule:
 
 async def _validate_by_rule(
     ctx: TrainContext,
-    arms: _Arms,
+    arms: Arms,
     scope: GateScope,
     plan: DrawPlan,
     gate_index: int,
@@ -336,7 +140,9 @@ async def _validate_by_rule(
     rule = _rule(gate)
     draws = plan.draws[: gate.minibatch_size if gate.rule == "minibatch" else gate.n_max]
     outcomes = await arms.outcomes(draws)
-    await ctx.store.aupsert(_rows(ctx, gate_index, 0, draws, outcomes, [(1.0, 1.0)] * len(draws), "target"))
+    await ctx.store.aupsert(
+        observation_rows(ctx, gate_index, 0, draws, outcomes, [(1.0, 1.0)] * len(draws), "target")
+    )
     d = [o.d for o in outcomes if o.d is not None]
     kind = (
         DecisionKind(int(rule.run(np.array([d], dtype=np.int8)).kinds[0]))
@@ -389,7 +195,7 @@ def plan_evidence(scope: GateScope, plan: DrawPlan, guard_draws: int) -> dict[st
 
 async def verdict(
     ctx: TrainContext,
-    arms: _Arms,
+    arms: Arms,
     scope: GateScope,
     candidate: Candidate,
     plan: DrawPlan,
@@ -413,9 +219,8 @@ async def verdict(
     )
     guard = None
     if reason is GateReason.ACCEPT and scope.guard_classes:
-        measured = guard_discordance(ctx.config.gate, discordance, scope.guard_classes)
-        guard = await _guard(
-            ctx, arms, scope, candidate, plan, gate_index, decision, drawn=drawn, discordance=measured
+        guard = await run_guard(
+            ctx, arms, scope, candidate, plan, gate_index, decision, drawn=drawn, counts=discordance
         )
         if guard["harmed"]:
             reason = GateReason.REJECT_GUARD
@@ -463,7 +268,7 @@ async def validate(
     gate_config = ctx.config.gate.model_copy(update=update)
     scope, plan = draw_plan(ctx, candidate, gate_index, first_sample=first_sample, n_max=gate_config.n_max)
     evidence = plan_evidence(scope, plan, guard_size(gate_config, scope))
-    arms = _Arms(ctx, incumbent, candidate.bundle, gate_index)
+    arms = Arms(ctx, incumbent, candidate.bundle, gate_index)
     if gate_config.rule != "eprocess":
         return await _validate_by_rule(ctx, arms, scope, plan, gate_index, alpha, evidence)
     unreachable = _unreachable(scope, plan, gate_config, alpha, evidence)
