@@ -144,3 +144,7 @@ def test_the_real_split_and_the_training_plan_agree_on_micro(videomme_questions_
     )
     assert all(c.reachable for c in plan.excluded_micro)
     assert FEW not in plan.names
+    # docs/data.md shows this report: it must be the report, word for word.
+    documented = (Path(__file__).resolve().parents[2] / "docs/data.md").read_text()
+    for name, reason in printed.items():
+        assert f"    - {name}: {reason}\n" in documented, name
