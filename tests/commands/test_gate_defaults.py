@@ -17,6 +17,7 @@ _FLAG_FIELD = {
     "--n-max": "n_max",
     "--first-stage": "first_stage",
     "--growth": "stage_growth",
+    "--min-distinct": "min_distinct",
 }
 
 
