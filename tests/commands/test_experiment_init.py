@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -15,10 +16,12 @@ from cli_support import command_app, run_cli
 from net_support import free_port
 from skillharness.commands import experiment
 from skillharness.config import load_config
-from skillharness.data import DataConfig
+from skillharness.data import DataConfig, Pool, load_pool_questions
 from skillharness.errors import ConfigError
 from skillharness.sim import SimServer
 from skillharness.train.checkpoint import Checkpoint, RunState
+from skillharness.train.experiment import trained_task_types
+from skillharness.train.preflight import run_preflight
 from skillharness.train.training import run_folder
 
 _APP = command_app(experiment.register)
@@ -164,3 +167,35 @@ def test_experiment_init_names_an_endpoint_that_does_not_answer_after_its_retrie
     assert f"--endpoint {dead} does not answer" in message
     assert "after 2 attempt(s)" in message
     assert not (tmp_path / "exp").exists()
+
+
+@pytest.mark.slow
+def test_experiment_init_prints_the_micro_classes_preflight_leaves_out(
+    bench: Bench, shared_sim: SimServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One experiment, one rule: the split's micro classes are preflight's, in the same words."""
+    # min_distinct 2 on this bench's 1-4 val questions per class: some classes micro, some trained.
+    monkeypatch.setenv("SKILLHARNESS_TRAIN__GATE__MIN_DISTINCT", "2")
+    monkeypatch.setenv("SKILLHARNESS_AGENT__FRAMES__CACHE_DIR", str(tmp_path / "frames"))
+    monkeypatch.setenv("COLUMNS", "400")  # one line per micro class
+    out = tmp_path / "exp"
+    result = CliRunner().invoke(
+        _APP, _args(bench, out, shared_sim.base_url, shared_sim.model_name, "--holdout")
+    )
+    assert result.exit_code == 0, result.output
+    said = result.output.partition("Micro classes")[2].partition("split: wrote")[0]
+    printed = dict(re.findall(r"^  - ([^:\n]+): (.+)$", said, flags=re.MULTILINE))
+    assert printed, result.output
+    config = load_config(out / "experiment.yaml")
+    report = run_preflight(config, endpoint_timeout_s=3.0)
+    assert report.ok, report.problems
+    gate = {r.check: r.message for r in report.passed}["gate"]
+    left_out = "; ".join(f"{name}: {reason}" for name, reason in sorted(printed.items()))
+    assert f"micro classes left out: {left_out}; " in gate
+    # The loop's plan, from the train and val pools, trains what preflight names and none of them.
+    chosen, frozen = load_pool_questions(config.data, (Pool.TRAIN, Pool.VAL), purpose="training")
+    loop = trained_task_types(config, (*chosen[Pool.TRAIN], *chosen[Pool.VAL]), frozen)
+    assert loop.names
+    assert not set(loop.names) & set(printed)
+    names = ", ".join(f"{c.task_type} (val {c.val})" for c in loop.trained)
+    assert gate.startswith(f"trained (all non-micro task types): {names};")

@@ -17,6 +17,7 @@ _FLAG_FIELD = {
     "--n-max": "n_max",
     "--first-stage": "first_stage",
     "--growth": "stage_growth",
+    "--min-distinct": "min_distinct",
 }
 
 
@@ -38,3 +39,6 @@ def test_split_micro_report_uses_the_gates_defaults() -> None:
     defaults = GateConfig()
     assert split_gate() == defaults
     assert split_gate(0.2, None) == defaults.model_copy(update={"alpha": 0.2})
+    assert split_gate(min_distinct=6, n_max=64) == defaults.model_copy(
+        update={"min_distinct": 6, "n_max": 64}
+    )

@@ -225,6 +225,8 @@ def test_split_parameter_edge_cases_are_refused() -> None:
         (["--min-val-per-class", "-1"], "min_val_per_class"),
         (["--bet-cap", "0"], "bet_cap"),
         (["--alpha", "1.5"], "alpha"),
+        (["--min-distinct", "0"], "min_distinct"),
+        (["--n-max", "0"], "n_max"),
     ],
 )
 def test_bad_split_flags_are_user_errors_not_tracebacks(

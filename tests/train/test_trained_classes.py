@@ -18,9 +18,11 @@ from train_support import write_train_config
 
 from bench_support import Bench
 from skillharness.config import load_config
+from skillharness.data import Pool, load_pool_questions
 from skillharness.sim import SimServer, decisive_world
 from skillharness.skills import EditTarget
-from skillharness.store import DiagnosisRow, GateDecisionRow, RunReader, TrainStepRow
+from skillharness.store import DiagnosisRow, GateDecisionRow, RunMetric, RunReader, TrainStepRow
+from skillharness.train.experiment import trained_task_types
 from skillharness.train.preflight import run_preflight_async
 
 # Train and val questions of train_bench per class (seed 5, split 12/12/6 videos).
@@ -28,14 +30,18 @@ TRAINABLE = ("Counting Problem", "Information Synopsis", "Object Reasoning", "Te
 MICRO_WITH_TRAIN = ("Action Recognition", "Attribute Perception", "OCR Problems")  # val 2-3, train 3-7
 
 
-def _config(folder: Path, bench: Bench, sim: SimServer, **gate: Any) -> Path:
-    """Every class left to the default rule (train.task_types unset), temperature 0, one epoch."""
+def _config(
+    folder: Path, bench: Bench, sim: SimServer, task_types: tuple[str, ...] | None = None, **gate: Any
+) -> Path:
+    """Every class left to the default rule (unless ``task_types`` names them), temperature 0, one
+    epoch."""
     return write_train_config(
         folder,
         bench,
         sim,
         agent={"sampling": {"temperature": 0.0}, "concurrency": 8},
         train={
+            "task_types": task_types,
             "epochs": 1,
             "batch_size": 4,
             # min_distinct 1: these classes are micro or not by reachability alone.
@@ -115,3 +121,28 @@ async def test_p0_3_alpha_spending_retires_a_class_before_paying_for_it(
         assert later == [], label
     # Preflight's classes were all reachable at gate 1: these ran out of reach at later gates.
     assert set(retired) <= _skills(TRAINABLE)
+
+
+@pytest.mark.slow
+async def test_micro_classes_named_in_task_types_are_trained_and_set_apart_in_the_final_metrics(
+    train_bench: Bench, experiment: Path
+) -> None:
+    """min_distinct 5: the trainable classes with 4 val questions are micro (their gates can still
+    accept), so only naming them trains them, and the run's final metrics list them apart."""
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        config_path = _config(experiment, train_bench, sim, task_types=TRAINABLE, min_distinct=5)
+        config = load_config(config_path)
+        report = await run_preflight_async(config, endpoint_timeout_s=5.0)
+        assert report.ok, report.problems
+        chosen, frozen = load_pool_questions(config.data, (Pool.TRAIN, Pool.VAL), purpose="training")
+        classes = trained_task_types(config, (*chosen[Pool.TRAIN], *chosen[Pool.VAL]), frozen)
+        micro = set(classes.micro_trained)
+        assert micro, "no trainable class has fewer than 5 val questions: the test lost its point"
+        assert micro < set(TRAINABLE)
+        gate_line = next(r.message for r in report.rows() if r.check == "gate")
+        warning = gate_line.partition("WARNING: micro classes trained because train.task_types names them")[2]
+        assert all(f"{t}: 4 distinct val question(s) < train.gate.min_distinct=5" in warning for t in micro)
+        await train_once(config_path, "t-named")
+    with RunReader(load_config(config_path).store) as reader:
+        metrics = {m.name: m.value for m in reader.ledger(RunMetric, run_id="t-named")}
+    assert set(metrics["final"]["micro_trained"]) == micro

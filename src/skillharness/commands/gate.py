@@ -131,7 +131,10 @@ _TEMPERATURE = typer.Option(
     "(budget = distinct questions); above 0 draws fresh samples with replacement (budget = --budget).",
 )
 _MIN_DISTINCT = typer.Option(
-    20, "--min-distinct", min=1, help="Warn for classes with fewer distinct val questions."
+    _GATE.min_distinct,
+    "--min-distinct",
+    min=1,
+    help="Mark classes with fewer distinct val questions (micro: left out of training).",
 )
 
 
@@ -248,8 +251,9 @@ def _warn_few(console: Console, distinct: dict[str, int], min_distinct: int) -> 
     if few:
         console.print(
             f"[yellow]warning[/yellow]: fewer than {min_distinct} distinct val questions (!): "
-            f"{', '.join(few)}. Their accepts are claims about very few questions; only the holdout "
-            "can say whether they generalize."
+            f"{', '.join(few)}. These classes are micro: training leaves them out unless "
+            "train.task_types names them, since their accepts would be claims about very few questions "
+            "that only the holdout can check."
         )
 
 

@@ -35,13 +35,19 @@ def _parse_sizes(text: str) -> tuple[int, int, int]:
     return sizes  # type: ignore[return-value]
 
 
-def split_gate(alpha: float | None = None, bet_cap: float | None = None) -> GateConfig:
-    """train.gate with the split's --alpha and --bet-cap (None: train.gate's default)."""
-    given = {"alpha": alpha, "bet_cap": bet_cap}
+def split_gate(
+    alpha: float | None = None,
+    bet_cap: float | None = None,
+    n_max: int | None = None,
+    min_distinct: int | None = None,
+) -> GateConfig:
+    """train.gate with the split's --alpha, --bet-cap, --n-max and --min-distinct (None: train.gate's
+    default), so the micro report judges the classes as the experiment's gate will."""
+    given = {"alpha": alpha, "bet_cap": bet_cap, "n_max": n_max, "min_distinct": min_distinct}
     try:
         return GateConfig(**{k: v for k, v in given.items() if v is not None})  # type: ignore[arg-type]
     except ValidationError as exc:
-        raise ConfigError(f"invalid --alpha or --bet-cap: {describe_validation(exc)}") from exc
+        raise ConfigError(f"invalid gate flag: {describe_validation(exc)}") from exc
 
 
 def micro_verdicts(
@@ -91,6 +97,15 @@ def split(
     bet_cap: float | None = typer.Option(
         None, "--bet-cap", help="Gate bet cap for the micro-class report (default: train.gate.bet_cap's)."
     ),
+    n_max: int | None = typer.Option(
+        None, "--n-max", help="Gate budget for the micro-class report (default: train.gate.n_max's)."
+    ),
+    min_distinct: int | None = typer.Option(
+        None,
+        "--min-distinct",
+        help="Fewest distinct val questions of a class that is not micro (default: "
+        "train.gate.min_distinct's).",
+    ),
     temperature: float = typer.Option(
         0.7,
         "--temperature",
@@ -107,7 +122,7 @@ def split(
     if unit not in ("video", "question"):
         raise ConfigError(f"--unit must be 'video' or 'question', got {unit!r}")
     started = time.perf_counter()
-    gate = split_gate(alpha, bet_cap)  # a bad flag is refused before anything is read
+    gate = split_gate(alpha, bet_cap, n_max, min_distinct)  # a bad flag is refused before anything is read
     rows = load_questions(questions)
     params = split_params(
         sizes,

@@ -120,7 +120,10 @@ class GateConfig(StrictModel):
         ),
     )
     min_distinct: int = Field(
-        20, ge=1, description="Warn when a class's accepts rest on fewer distinct val questions than this."
+        20,
+        ge=1,
+        description="A class with fewer distinct val questions is micro: its accepts would be claims about "
+        "too few questions, so training leaves it out unless train.task_types names it.",
     )
     rule: Literal["eprocess", "minibatch", "fixed_n"] = Field(
         "eprocess",

@@ -16,9 +16,9 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from skillharness.data import slugify
 from skillharness.eval.report.model import Headline, ReportData
 from skillharness.eval.report.plots import MAX_GATE_PANELS, cost_svg, gates_svg, learning_curves_svg
+from skillharness.skills import EditTarget
 from skillharness.util.atomic import atomic_open
 
 __all__ = ["SECTIONS", "ReportFiles", "render_html", "verdict", "write_report"]
@@ -141,7 +141,7 @@ def _line_harm(data: ReportData) -> list[str]:
 
 def micro_targets(final: dict[str, Any] | None) -> set[str]:
     """The skill targets of micro classes a run trained by name: their accepts are reported apart."""
-    return {f"skill:{slugify(t)}" for t in (final or {}).get("micro_trained", [])}
+    return {EditTarget.skill(t).label() for t in (final or {}).get("micro_trained", [])}
 
 
 def _context(data: ReportData) -> dict[str, Any]:
