@@ -16,7 +16,7 @@ from skillharness.llm.roles import (
     response_format,
 )
 from skillharness.sim import Oracle, SimConfig
-from skillharness.sim.config import EvolveConfig, JudgeConfig
+from skillharness.sim.config import EvolveConfig, JudgeConfig, WorldConfig
 from skillharness.sim.model import SimModel
 from skillharness.skills.document import SkillDocument
 from skillharness.skills.edits import EditSet, parse_edit_set
@@ -107,7 +107,12 @@ def _apply(document: str, proposal: dict) -> str:
 
 @pytest.mark.parametrize(("rates", "sign"), [((1.0, 0.0), 1), ((0.0, 1.0), -1), ((0.0, 0.0), 0)])
 def test_evolve_edits_apply_cleanly_and_have_the_intended_true_effect(questions, rates, sign):
-    config = SimConfig(seed=4, evolve=EvolveConfig(insight_rate=rates[0], harmful_rate=rates[1]))
+    # Filler is worth exactly nothing only with no spread (test_sim_honest_world checks the default's).
+    config = SimConfig(
+        seed=4,
+        world=WorldConfig(filler_effect_sd=0.0),
+        evolve=EvolveConfig(insight_rate=rates[0], harmful_rate=rates[1]),
+    )
     model = SimModel(config, questions)
     oracle = Oracle(model.world)
     cases = [q for q in questions if q.task_type == "Counting Problem"][:3]

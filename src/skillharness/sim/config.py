@@ -151,6 +151,37 @@ class WorldConfig(StrictModel):
             "a measured llama.cpp pair (docs/simulator.md, 'Seed coupling'). No seed: no coupling."
         ),
     )
+    filler_effect_sd: float = Field(
+        0.015,
+        ge=0,
+        le=0.2,
+        description=(
+            "Each filler wording (the 'useless' lines of sim/insights.py) present in a text shifts the "
+            "accuracy of its task type's questions by a fixed amount drawn once from Normal(0, sd), keyed "
+            "on the world seed, the wording and the task type. 0: filler changes nothing."
+        ),
+    )
+    insight_overlap: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description=(
+            "Sub-additivity of one question's insights: with k of its n needed insights present it gains "
+            "gain * (k/n) * (1 + overlap * (n - k) / n). All n still give the whole gain, but the first "
+            "are worth more and the last less, so insights tested together gain less than the sum of "
+            "their single effects. 0: additive."
+        ),
+    )
+    restate_gain: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        description=(
+            "A needed insight restated in the clear form (what slow momentum writes, see "
+            "evolve.momentum_clear_rate) adds this share of the insight's worth (gain / needed) to the "
+            "question; the muddled form takes the same share away. 0: restating changes nothing."
+        ),
+    )
 
     @model_validator(mode="after")
     def _ranges(self) -> WorldConfig:

@@ -1,0 +1,115 @@
+"""Issue 37: the world's knobs that keep the simulator from flattering the loop.
+
+Filler lines carry small seeded effects, insights can combine sub-additively, and restated
+insights are worth something.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+from sim_support import make_questions
+
+from skillharness.data import Question
+from skillharness.sim import Oracle, SimConfig, World
+from skillharness.sim.config import WorldConfig
+from skillharness.sim.insights import RESTATE_FORMS, USELESS_RULES
+
+QUESTIONS = make_questions(per_task=30)
+TASK = "Counting Problem"
+# Task types to draw filler effects for: each (wording, task type) is one draw.
+TASK_TYPES = tuple(f"Task type {i}" for i in range(40))
+
+
+def _class(task: str = TASK) -> list[Question]:
+    return [q for q in QUESTIONS if q.task_type == task]
+
+
+def _skill(lines: list[str]) -> dict[str, dict[str, str]]:
+    return {"skills": {TASK: "# Counting\n" + "\n".join(lines)}}
+
+
+def test_filler_lines_have_small_deterministic_effects_centred_on_zero() -> None:
+    world = World(SimConfig(seed=5), QUESTIONS)
+    sd = world.config.world.filler_effect_sd
+    assert sd > 0
+    effects = [world.filler_effect(w, t) for w in USELESS_RULES for t in TASK_TYPES]
+    assert all(e != 0 for e in effects)
+    n = len(effects)
+    assert abs(statistics.fmean(effects)) < 4 * sd / n**0.5  # centred on 0
+    assert 0.8 * sd < statistics.stdev(effects) < 1.2 * sd  # 320 draws: the sd within about 8 %
+    assert max(abs(e) for e in effects) < 5 * sd
+    # A function of the world seed, the wording and the task type alone.
+    again = World(SimConfig(seed=5), QUESTIONS)
+    assert [again.filler_effect(w, t) for w in USELESS_RULES for t in TASK_TYPES] == effects
+    other = World(SimConfig(seed=6), QUESTIONS)
+    assert [other.filler_effect(w, t) for w in USELESS_RULES for t in TASK_TYPES] != effects
+    # Markup and case do not change the wording's identity.
+    assert world.filler_effect("think STEP by step", TASK) == world.filler_effect("Think step by step.", TASK)
+
+
+def test_a_filler_line_moves_only_its_own_class_by_its_effect_and_nothing_at_spread_zero() -> None:
+    world = World(SimConfig(seed=5), QUESTIONS)
+    oracle = Oracle(world)
+    wording = USELESS_RULES[2]
+    before, after = _skill(["- Look at the frames."]), _skill(["- Look at the frames.", f"- {wording}"])
+    counting = _class()
+    effect = oracle.edit_effect(before, after, counting).delta
+    assert effect != 0
+    # Base accuracies lie well inside floor..ceiling: no clip, so the class moves by the effect.
+    assert effect == pytest.approx(world.filler_effect(wording, TASK) * world.letter_kept_share())
+    assert oracle.edit_effect(before, after, _class("OCR Problems")).delta == 0
+    # Twice the same wording is one line's identity: it counts once.
+    twice = _skill(["- Look at the frames.", f"- {wording}", f"* {wording.upper()}"])
+    assert oracle.edit_effect(before, twice, counting).delta == pytest.approx(effect)
+    flat = Oracle(World(SimConfig(seed=5, world=WorldConfig(filler_effect_sd=0.0)), QUESTIONS))
+    assert flat.edit_effect(before, after, counting).delta == 0
+
+
+@pytest.mark.parametrize("overlap", [0.0, 0.5, 1.0])
+def test_insight_overlap_makes_insights_tested_together_gain_less_than_their_sum(overlap: float) -> None:
+    config = SimConfig(seed=5, world=WorldConfig(insight_overlap=overlap))
+    oracle = Oracle(World(config, QUESTIONS))
+    truths = {q.question_id: oracle.world.truth(q) for q in _class()}
+    # Questions needing two insights, away from the ceiling so no clip hides the sum.
+    questions = [q for q in _class() if len(truths[q.question_id].needed) == 2]
+    questions = [q for q in questions if truths[q.question_id].base + truths[q.question_id].gain < 0.97]
+    assert len(questions) >= 5
+    kept = oracle.world.letter_kept_share()
+    for q in questions:
+        truth = truths[q.question_id]
+        first, second = (oracle.world.insight(i).canonical for i in truth.needed)
+        none, both = oracle.question_accuracy("", q), oracle.question_accuracy(f"{first}\n{second}", q)
+        single = [oracle.question_accuracy(text, q) - none for text in (first, second)]
+        # All needed insights still give the whole gain, whatever the overlap.
+        assert both == pytest.approx((truth.base + truth.gain) * kept)
+        # Each alone is worth gain/2 * (1 + overlap/2); at overlap 0 the two add up, as before.
+        assert single == pytest.approx([truth.gain / 2 * (1 + overlap / 2) * kept] * 2)
+        assert sum(single) - (both - none) == pytest.approx(overlap / 2 * truth.gain * kept)
+
+
+def test_momentum_restating_in_the_clear_form_is_worth_its_share_of_the_insight() -> None:
+    world = World(SimConfig(seed=5), QUESTIONS)
+    oracle = Oracle(world)
+    share = world.config.world.restate_gain
+    kept = world.letter_kept_share()
+    # Questions whose every needed insight, one restated clearly, stays under the ceiling.
+    questions = [q for q in _class() if world.truth(q).base + world.truth(q).gain * (1 + share) < 0.97]
+    assert len(questions) >= 10
+    for q in questions:
+        truth = world.truth(q)
+        rule = world.insight(truth.needed[0])
+        base = "\n".join(world.insight(i).canonical for i in truth.needed)
+        plain = oracle.question_accuracy(base, q)
+        assert plain == pytest.approx((truth.base + truth.gain) * kept)
+        for form, sign in (("clear", 1), ("muddled", -1), ("plain", 0)):
+            line = RESTATE_FORMS[form].format(wording=rule.wordings[1])
+            p = oracle.question_accuracy(f"{base}\n- {line}", q)
+            worth = share * truth.gain / len(truth.needed) * kept
+            assert p == pytest.approx(plain + sign * worth), form
+    off = Oracle(World(SimConfig(seed=5, world=WorldConfig(restate_gain=0.0)), QUESTIONS))
+    q = _class()[0]
+    rule = off.world.insight(off.world.truth(q).needed[0])
+    clear = RESTATE_FORMS["clear"].format(wording=rule.canonical)
+    assert off.question_accuracy(clear, q) == off.question_accuracy(rule.canonical, q)
