@@ -1,20 +1,24 @@
 """Issue 37: the world's knobs that keep the simulator from flattering the loop.
 
-Filler lines carry small seeded effects, insights can combine sub-additively, and restated
-insights are worth something.
+Filler lines carry small seeded effects, insights can combine sub-additively and slow momentum's
+restatements have a real effect.
 """
 
 from __future__ import annotations
 
+import json
 import statistics
 
 import pytest
 from sim_support import make_questions
 
 from skillharness.data import Question
+from skillharness.llm.roles import DOCUMENT_CLOSE, DOCUMENT_OPEN, Role, response_format
 from skillharness.sim import Oracle, SimConfig, World
 from skillharness.sim.config import WorldConfig
 from skillharness.sim.insights import RESTATE_FORMS, USELESS_RULES
+from skillharness.sim.model import SimModel
+from skillharness.skills.markers import APPENDIX_MARKER, MOMENTUM_MARKER
 
 QUESTIONS = make_questions(per_task=30)
 TASK = "Counting Problem"
@@ -87,6 +91,48 @@ def test_insight_overlap_makes_insights_tested_together_gain_less_than_their_sum
         # Each alone is worth gain/2 * (1 + overlap/2); at overlap 0 the two add up, as before.
         assert single == pytest.approx([truth.gain / 2 * (1 + overlap / 2) * kept] * 2)
         assert sum(single) - (both - none) == pytest.approx(overlap / 2 * truth.gain * kept)
+
+
+def _momentum_doc(world: World) -> str:
+    lines = "".join(f"- {r.canonical}\n" for r in world.insights_for(TASK))
+    return f"# Counting\n\n{lines}{MOMENTUM_MARKER}\n{APPENDIX_MARKER}\n"
+
+
+def _momentum(model: SimModel, document: str, sample_idx: int) -> str:
+    body = {
+        "model": "sim-vl",
+        "messages": [{"role": "user", "content": f"{DOCUMENT_OPEN}\n{document}\n{DOCUMENT_CLOSE}"}],
+        "response_format": response_format(Role.MOMENTUM),
+        "temperature": 0.7,
+        "sample_idx": sample_idx,
+    }
+    return json.loads(model.respond(body, Role.MOMENTUM).content)["guidance"]
+
+
+def test_slow_momentum_has_a_real_effect_mostly_small_and_positive() -> None:
+    model = SimModel(SimConfig(seed=5), QUESTIONS)
+    oracle = Oracle(model.world)
+    document = _momentum_doc(model.world)
+    counting = _class()
+    before = oracle.expected_accuracy({"skills": {TASK: document}}, counting)
+    effects, forms = [], {form: 0 for form in RESTATE_FORMS}
+    for sample_idx in range(200):
+        guidance = _momentum(model, document, sample_idx)
+        for form, template in RESTATE_FORMS.items():
+            forms[form] += guidance.count(template.split("{", 1)[0])
+        after = oracle.expected_accuracy({"skills": {TASK: document + guidance}}, counting)
+        effects.append(after - before)
+    # Each restated insight takes a form with the configured odds (600 restatements).
+    cfg = model.config.evolve
+    total = sum(forms.values())
+    assert total == 600
+    assert abs(forms["clear"] / total - cfg.momentum_clear_rate) < 0.07
+    assert abs(forms["muddled"] / total - cfg.momentum_muddled_rate) < 0.07
+    # The oracle sees it: positive on average, sometimes zero or negative, never large.
+    assert statistics.fmean(effects) > 0.005
+    assert min(effects) < 0 < max(effects)
+    assert effects.count(0.0) >= 1  # every restatement plain: nothing changes
+    assert max(abs(e) for e in effects) < 0.15
 
 
 def test_momentum_restating_in_the_clear_form_is_worth_its_share_of_the_insight() -> None:

@@ -265,11 +265,36 @@ class EvolveConfig(StrictModel):
     consolidate_drop_rate: float = Field(
         0.1, ge=0, le=1, description="Consolidation drops one instruction line it should have kept."
     )
+    proposer_compliance: float = Field(
+        0.7,
+        ge=0,
+        le=1,
+        description=(
+            "Share of evolve replies that heed the prompt's edit sets under test (UNDER_TEST_OPEN/CLOSE): "
+            "one that does treats their insights as present and states another; one that does not "
+            "ignores the block and may repeat an open insight. 1: every proposal heeds it."
+        ),
+    )
+    momentum_clear_rate: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description=(
+            "Slow momentum restates each insight the body holds in the clear form with this probability "
+            "(worth world.restate_gain), in the muddled form with momentum_muddled_rate (worth as much "
+            "less), and plainly otherwise (worth nothing)."
+        ),
+    )
+    momentum_muddled_rate: float = Field(
+        0.2, ge=0, le=1, description="Slow momentum restates an insight in the muddled form (see above)."
+    )
 
     @model_validator(mode="after")
     def _sum(self) -> EvolveConfig:
         if self.insight_rate + self.harmful_rate > 1.0 + 1e-9:
             raise ValueError("insight_rate + harmful_rate must be <= 1")
+        if self.momentum_clear_rate + self.momentum_muddled_rate > 1.0 + 1e-9:
+            raise ValueError("momentum_clear_rate + momentum_muddled_rate must be <= 1")
         return self
 
 
