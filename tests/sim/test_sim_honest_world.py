@@ -1,7 +1,7 @@
 """Issue 37: the world's knobs that keep the simulator from flattering the loop.
 
-Filler lines carry small seeded effects, insights can combine sub-additively and slow momentum's
-restatements have a real effect.
+Filler lines carry small seeded effects, insights can combine sub-additively, slow momentum's
+restatements have a real effect, and the seed coupling is the one our llama.cpp run measured.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from sim_support import make_questions
 from skillharness.data import Question
 from skillharness.llm.roles import DOCUMENT_CLOSE, DOCUMENT_OPEN, Role, response_format
 from skillharness.sim import Oracle, SimConfig, World
-from skillharness.sim.config import WorldConfig
+from skillharness.sim.config import EvolveConfig, WorldConfig
 from skillharness.sim.insights import RESTATE_FORMS, USELESS_RULES
 from skillharness.sim.model import SimModel
 from skillharness.skills.markers import APPENDIX_MARKER, MOMENTUM_MARKER
@@ -159,3 +159,13 @@ def test_momentum_restating_in_the_clear_form_is_worth_its_share_of_the_insight(
     rule = off.world.insight(off.world.truth(q).needed[0])
     clear = RESTATE_FORMS["clear"].format(wording=rule.canonical)
     assert off.question_accuracy(clear, q) == off.question_accuracy(rule.canonical, q)
+
+
+def test_the_new_settings_are_strict_and_validated() -> None:
+    assert WorldConfig().seed_coupling == 0.31  # our llama.cpp measurement (docs/benchmarks.md)
+    with pytest.raises(ValueError, match="momentum_clear_rate"):
+        EvolveConfig(momentum_clear_rate=0.7, momentum_muddled_rate=0.4)
+    with pytest.raises(ValueError, match="proposer_complience"):
+        SimConfig.model_validate({"evolve": {"proposer_complience": 0.5}})
+    with pytest.raises(ValueError, match="insight_overlap"):
+        WorldConfig(insight_overlap=1.5)
