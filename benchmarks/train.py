@@ -3,7 +3,9 @@
 Run: ``.venv/bin/python benchmarks/train.py [--dataset synth|videomme] [--seeds 1 2 3] [--rows all]
 [--world decisive|realistic] [--no-write]``; the efficiency setups: ``--dataset videomme-q videomme-v
 [--budgets 2000 8000 32000] [--separate-budgets] [--jobs N] [--max-minutes M]`` (``simlab.efficiency``
-says what they measure; ``docs/benchmarks.md`` shows the tables).
+says what they measure; ``docs/benchmarks.md`` shows the tables). Either takes ``--sim KEY=VALUE``
+(repeatable) for any simulator setting over the world's, e.g. ``--sim world.seed_coupling=0.2 --sim
+evolve.proposer_compliance=0.5``; the title names them and the results carry them with a fingerprint.
 
 Each row trains the initial bundle in-process (``run_training``) against one simulator world per
 seed, with a text-only agent (``vision: false``), and reads the truth from the world's oracle.
@@ -47,8 +49,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from simlab.efficiency import BUDGETS, EPOCHS, SETUPS, plan_jobs, run_jobs
 from simlab.report import reread, section, write_results
 from simlab.world import (
@@ -59,7 +59,9 @@ from simlab.world import (
     Data,
     Source,
     Truth,
+    dotted_settings,
     merge,
+    sim_fingerprint,
     sim_world,
     synth_source,
     videomme_source,
@@ -297,14 +299,14 @@ def gain_table(results: dict[str, list[RunResult]]) -> str:
 
 
 async def measure(
-    dataset: str, seeds: list[int], rows: list[str], world: str, questions: Path
+    dataset: str, seeds: list[int], rows: list[str], world: str, questions: Path, sim: dict[str, Any]
 ) -> tuple[Data, dict[str, list[RunResult]]]:
     results: dict[str, list[RunResult]] = {name: [] for name in rows}
     with tempfile.TemporaryDirectory(prefix="simlab-") as tmp:
         source = (videomme_source if dataset == "videomme" else synth_source)(Path(tmp), questions)
         data = prepare_data(Path(tmp) / "data", source)
         for seed in seeds:
-            config = sim_world(world, seed)
+            config = sim_world(world, seed, sim)
             for name in rows:
                 result = await run_one(
                     data, config, ROWS[name], Path(tmp) / f"s{seed}-{len(results[name])}-{rows.index(name)}"
@@ -325,9 +327,12 @@ def ablations(args: argparse.Namespace, argv: list[str]) -> str:
     seeds = args.seeds or [1, 2, 3]
     rows = list(ROWS) if args.rows is None or "all" in args.rows else args.rows
     world = args.world or "decisive"
+    sim = sim_settings(args)
     start = time.perf_counter()
-    data, results = asyncio.run(measure(args.dataset[0], seeds, rows, world, args.videomme))
+    data, results = asyncio.run(measure(args.dataset[0], seeds, rows, world, args.videomme, sim))
     title = f"SimLab: {DATASETS[args.dataset[0]]}, {world} world"
+    if sim:
+        title += ", " + ", ".join(sim_label(sim))
     header = (
         f"### {title}\n\n`.venv/bin/python {_command(argv)}`: seeds {seeds}; trained classes "
         f"{', '.join(data.classes)} ({len(data.val)} val / {len(data.test)} test questions of them); "
@@ -341,16 +346,31 @@ def ablations(args: argparse.Namespace, argv: list[str]) -> str:
 
 def train_settings(items: list[str]) -> dict[str, Any]:
     """``--set gate.merge_open=false`` ... as the nested train settings they name."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            sys.exit(f"--set {item!r}: expected KEY=VALUE, e.g. gate.merge_open=false")
-        *parents, leaf = key.split(".")
-        node = out
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = yaml.safe_load(value)
+    try:
+        return dotted_settings(items, "--set")
+    except ValueError as exc:
+        sys.exit(str(exc))
+
+
+def sim_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """``--sim world.seed_coupling=0.2`` ... (and ``--seed-coupling``) as nested simulator settings,
+    checked against the world of seed 0: an unknown key or a bad value ends the command."""
+    try:
+        settings = dotted_settings(args.sim, "--sim")
+        if args.seed_coupling is not None:
+            settings = merge(settings, {"world": {"seed_coupling": args.seed_coupling}})
+        sim_world(args.world or "realistic", 0, settings)
+    except ValueError as exc:  # a pydantic ValidationError is one
+        sys.exit(f"--sim: {exc}")
+    return settings
+
+
+def sim_label(settings: dict[str, Any], prefix: str = "") -> list[str]:
+    """``{"world": {"seed_coupling": 0.2}}`` as ``["world.seed_coupling=0.2"]``, sorted."""
+    out = []
+    for key, value in sorted(settings.items()):
+        name = f"{prefix}{key}"
+        out += sim_label(value, f"{name}.") if isinstance(value, dict) else [f"{name}={value}"]
     return out
 
 
@@ -360,6 +380,7 @@ def efficiency(args: argparse.Namespace, argv: list[str]) -> str:
     if len(rows) != 1 or "all" in rows:
         sys.exit("the efficiency setups measure one row at a time: give --rows NAME")
     world = args.world or "realistic"
+    sim = sim_settings(args)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="simlab-") as tmp:
         folder = args.workdir or Path(tmp)
@@ -375,7 +396,7 @@ def efficiency(args: argparse.Namespace, argv: list[str]) -> str:
             epochs=args.epochs,
             train=merge(ROWS[rows[0]], train_settings(args.set)),
             per_draw=args.per_draw_seeds,
-            coupling=args.seed_coupling,
+            sim=sim,
         )
         records = run_jobs(jobs, args.jobs)
     elapsed = time.perf_counter() - start
@@ -385,8 +406,10 @@ def efficiency(args: argparse.Namespace, argv: list[str]) -> str:
     if args.set:
         title += ", " + ", ".join(f"train.{item}" for item in args.set)
     if args.per_draw_seeds:
-        rho = "the default" if args.seed_coupling is None else args.seed_coupling
-        title += f", per-draw seeds (world.seed_coupling {rho})"
+        title += f", per-draw seeds (world.seed_coupling {sim_world(world, 0, sim).world.seed_coupling:g})"
+    others = [item for item in sim_label(sim) if not item.startswith("world.seed_coupling=")]
+    if others:
+        title += ", " + ", ".join(others)
     top = max(args.budgets)
     mode = (
         "one run per seed and budget"
@@ -404,6 +427,8 @@ def efficiency(args: argparse.Namespace, argv: list[str]) -> str:
         "commit": _commit(),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "world": world,
+        "sim": sim,
+        "sim_fingerprint": sim_fingerprint(sim_world(world, 0, sim)),
         "row": rows[0],
         "budgets": sorted(args.budgets),
         "separate_budgets": args.separate_budgets,
@@ -464,7 +489,17 @@ def parser() -> argparse.ArgumentParser:
         help="Setups: agent.sampling.seed per_draw (both arms of a paired draw share a seed).",
     )
     out.add_argument(
-        "--seed-coupling", type=float, help="Setups: the world's seed_coupling rho (default: the sim's)."
+        "--seed-coupling",
+        type=float,
+        help="The world's seed_coupling rho (default: the sim's); the same as --sim world.seed_coupling=RHO.",
+    )
+    out.add_argument(
+        "--sim",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="A simulator setting over the world's, e.g. world.seed_coupling=0.2 or "
+        "evolve.proposer_compliance=0.5 (YAML value; repeatable; unknown keys refused).",
     )
     out.add_argument(
         "--set",

@@ -13,9 +13,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
+import train as simlab_train
+from simlab.efficiency import plan_jobs
 from simlab.marks import Accept, Reading, accept_of, point_at, read_mark, spread, summarize
 from simlab.report import curve_table, summary_table, verdicts
-from simlab.world import Point
+from simlab.world import Point, Source, sim_fingerprint, sim_world
 from skillharness.errors import RunError
 
 
@@ -191,3 +193,41 @@ def test_harm_is_counted_per_inserted_line_when_the_record_has_lines() -> None:
     old = summarize([read_mark(CURVE, ACCEPTS, 1_000, end_reason="max_calls", spent=450)])
     assert old.lines == 0
     assert old.harmful_share == pytest.approx(1 / 2)
+
+
+def test_issue_37_simlab_sets_simulator_knobs_from_the_command_line(tmp_path: Path) -> None:
+    """``--sim KEY=VALUE`` (and ``--seed-coupling``) reach every simulator setting, strictly, and the
+    jobs carry them; the fingerprint tells two worlds' settings apart, not two seeds."""
+    argv = ["--dataset", "videomme-q", "--sim", "evolve.proposer_compliance=0.5", "--seed-coupling", "0.2"]
+    settings = simlab_train.sim_settings(simlab_train.parser().parse_args(argv))
+    assert settings == {"evolve": {"proposer_compliance": 0.5}, "world": {"seed_coupling": 0.2}}
+    assert simlab_train.sim_label(settings) == ["evolve.proposer_compliance=0.5", "world.seed_coupling=0.2"]
+    world = sim_world("realistic", 3, settings)
+    assert (world.seed, world.world.seed_coupling, world.evolve.proposer_compliance) == (3, 0.2, 0.5)
+    assert world.evolve.insight_rate == sim_world("realistic", 3).evolve.insight_rate  # the rest kept
+    decisive = sim_world("decisive", 3, {"world": {"filler_effect_sd": 0.0}})
+    assert (decisive.world.insights_per_task, decisive.world.filler_effect_sd) == (1, 0.0)
+    assert sim_fingerprint(world) == sim_fingerprint(sim_world("realistic", 4, settings))
+    assert sim_fingerprint(world) != sim_fingerprint(sim_world("realistic", 3))
+    for bad in (
+        ["--sim", "world.seed_couplng=0.2"],
+        ["--sim", "evolve.proposer_compliance=2"],
+        ["--sim", "x"],
+    ):
+        with pytest.raises(SystemExit, match="--sim"):
+            simlab_train.sim_settings(simlab_train.parser().parse_args(["--dataset", "videomme-q", *bad]))
+    source = Source(tmp_path / "q.json", tmp_path, None, (1, 1, 1), 1)
+    jobs = plan_jobs(
+        ["videomme-q"],
+        [0, 1],
+        [100],
+        separate=False,
+        world="realistic",
+        source=source,
+        folder=tmp_path,
+        max_minutes=1.0,
+        epochs=1,
+        train={},
+        sim=settings,
+    )
+    assert [job.sim for job in jobs] == [settings, settings]

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from simlab.marks import Accept, read_mark
-from simlab.world import CurveObserver, Data, Source, Truth, merge, sim_world, write_config
+from simlab.world import CurveObserver, Data, Source, Truth, merge, sim_fingerprint, sim_world, write_config
 from skillharness.config import Config, load_config
 from skillharness.data import Pool
 from skillharness.data.loader import load_questions
@@ -75,7 +75,7 @@ class Job:
     epochs: int = EPOCHS
     train: dict[str, Any] = field(default_factory=dict)  # an ablation row's train settings
     per_draw: bool = False  # agent.sampling.seed: per_draw (both arms of a draw share a seed)
-    coupling: float | None = None  # world.seed_coupling (None: the simulator's default)
+    sim: dict[str, Any] = field(default_factory=dict)  # simulator settings over the world's (--sim)
 
 
 def budget_calls(ctx: TrainContext) -> int:
@@ -160,10 +160,7 @@ def _line_effects(
 async def measure_job(job: Job) -> dict[str, Any]:
     """Train one seed; its record (see ``run_job``)."""
     data = prepare(job)
-    world = sim_world(job.world, job.seed)
-    if job.coupling is not None:
-        coupled = world.world.model_copy(update={"seed_coupling": job.coupling})
-        world = world.model_copy(update={"world": coupled})
+    world = sim_world(job.world, job.seed, job.sim)
     with SimServer(world, questions=data.source.questions) as sim:
         truth = Truth(sim.oracle, data)
         # Every class named: GEPA's split leaves about 7 val questions per class, micro under
@@ -195,6 +192,7 @@ async def measure_job(job: Job) -> dict[str, Any]:
         metrics = {m.name: m.value for m in reader.ledger(RunMetric, run_id=RUN_ID) if m.name != "usage"}
     gate = next((row.message for row in report.rows() if row.check == "gate"), "")
     return {
+        "sim_fingerprint": sim_fingerprint(world),
         "questions": {pool: len(ids) for pool, ids in load_pools(data.pools).questions.items()},
         "trained_classes": list(curve.ctx.task_types),
         "preflight_gate": gate,
@@ -228,7 +226,7 @@ def run_job(job: Job) -> dict[str, Any]:
     """A process's whole work: one seed, measured; a JSON-able record. A run that fails is recorded
     with its error, so the other seeds still count and the report names the failure."""
     start = time.perf_counter()
-    head = {"setup": job.setup, "seed": job.seed, "budget": job.budget, "world": job.world}
+    head = {"setup": job.setup, "seed": job.seed, "budget": job.budget, "world": job.world, "sim": job.sim}
     try:
         body = asyncio.run(measure_job(job))
     except Exception as exc:  # any failure of one seed: recorded, not fatal to the matrix
@@ -276,7 +274,7 @@ def plan_jobs(
     epochs: int,
     train: dict[str, Any],
     per_draw: bool = False,
-    coupling: float | None = None,
+    sim: dict[str, Any] | None = None,
 ) -> list[Job]:
     """One job per setup × seed at the largest budget, read at every budget; with ``separate``, one
     job per budget too, each read at its own."""
@@ -294,7 +292,7 @@ def plan_jobs(
             epochs,
             train,
             per_draw,
-            coupling,
+            sim or {},
         )
         for name in setups
         for seed in (seeds if seeds is not None else SETUPS[name].seeds)

@@ -20,6 +20,7 @@ from skillharness.skills import Bundle, Workspace
 from skillharness.train.checkpoint import Checkpoint
 from skillharness.train.context import TrainContext
 from skillharness.util.atomic import atomic_write_text
+from skillharness.util.canonical import content_hash
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -34,10 +35,35 @@ SYNTH = {"seed": 3, "videos": 36}
 WORLDS = ("decisive", "realistic")
 
 
-def sim_world(world: str, seed: int) -> SimConfig:
+def sim_world(world: str, seed: int, settings: dict[str, Any] | None = None) -> SimConfig:
     """``decisive``: one +0.40..0.50 insight per class; ``realistic``: the simulator's default world,
-    three insights per class worth about +0.1 each."""
-    return decisive_world(seed) if world == "decisive" else SimConfig(seed=seed)
+    three insights per class worth about +0.1 each. ``settings`` (nested SimConfig keys, e.g.
+    ``{"world": {"seed_coupling": 0.2}}``) are merged in and validated: an unknown key is refused."""
+    base = decisive_world(seed) if world == "decisive" else SimConfig(seed=seed)
+    if not settings:
+        return base
+    return SimConfig.model_validate(merge(base.model_dump(), settings))
+
+
+def sim_fingerprint(config: SimConfig) -> str:
+    """A short hash of every simulator setting but the seed: runs of one measurement share it, and
+    a table measured under other knobs cannot pass for it."""
+    return content_hash(config.model_dump(mode="json", exclude={"seed"}))[:12]
+
+
+def dotted_settings(items: list[str], flag: str) -> dict[str, Any]:
+    """``["world.seed_coupling=0.2", ...]`` as the nested settings they name (YAML values)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"{flag} {item!r}: expected KEY=VALUE, e.g. world.seed_coupling=0.2")
+        *parents, leaf = key.split(".")
+        node = out
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = yaml.safe_load(value)
+    return out
 
 
 @dataclass(frozen=True)

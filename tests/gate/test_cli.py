@@ -15,6 +15,7 @@ from cli_support import command_app
 from skillharness.commands.gate import parse_units, read_manifest_val_counts, register
 from skillharness.errors import ConfigError, SplitError
 from skillharness.llm import SamplingParams
+from skillharness.sim import SimConfig
 from skillharness.store import GateObservationRow, RunKind, RunProvenance, RunStore
 from skillharness.train.gate.power import coupled_discordance, independent_discordance, sized_draws
 
@@ -234,6 +235,29 @@ def test_issue_29_plan_measures_discordance_from_a_runs_paired_draws(tmp_path: P
         f"{1 - paired / alone:.0%}",
     ]
     assert paired < alone
+    assert "coupling undone with --coupling rho=0.5" in coupled
+    assert "undone" not in plain  # independent arms: nothing to undo
+    # Without --coupling the run's coupling is undone with the simulator's rho, and it says so.
+    assumed = _run(*args, "--from-run", "coupled", "--effects", "0.1")
+    rho = SimConfig().world.seed_coupling
+    assert f"coupling undone with the simulator's assumed rho={rho:g}" in assumed
+    assert f"independent discordance {independent_discordance(10 / 38, rho, 2 / 38):.3f}" in assumed
+
+
+def test_issue_37_plan_names_the_simulators_coupling_an_assumption() -> None:
+    """The coupling table's rho is the simulator's assumed 0.31 unless --coupling gives the server's."""
+    units = ("gate", "plan", "--units", "OCR Problems=40", "--runs", "100", "--temperature", "0.8")
+    assumed = _run(*units)
+    assert SimConfig().world.seed_coupling == 0.31
+    assert "coupling rho=0.31" in assumed
+    assert "rho=0.31 is the simulator's assumption (world.seed_coupling)" in assumed
+    assert "pass --coupling" in assumed
+    given = _run(*units, "--coupling", "0.6")
+    assert "coupling rho=0.6" in given
+    assert "rho=0.6 as given by --coupling" in given
+    assert "simulator's assumption" not in given
+    # At temperature 0 no coupling is used, so no assumption is named.
+    assert "simulator's assumption" not in _run("gate", "plan", "--units", "OCR Problems=40", "--runs", "100")
 
 
 def test_issue_29_plan_from_a_run_without_gate_draws_says_so(tmp_path: Path) -> None:

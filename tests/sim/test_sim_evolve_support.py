@@ -10,6 +10,7 @@ from sim_support import make_questions
 from skillharness.data.questions import Question
 from skillharness.llm.roles import Role, response_format
 from skillharness.sim import SimConfig
+from skillharness.sim.config import EvolveConfig
 from skillharness.sim.evolve_role import pack_support, useful_rate
 from skillharness.sim.insights import normalize_text
 from skillharness.sim.model import SimModel
@@ -22,9 +23,12 @@ PACK = 8
 SAMPLES = 300
 
 
+_QUESTIONS = make_questions(per_task=40)
+
+
 @pytest.fixture(scope="module")
 def model() -> SimModel:
-    return SimModel(SimConfig(seed=4), make_questions(per_task=40))
+    return SimModel(SimConfig(seed=4), _QUESTIONS)
 
 
 def _document(model: SimModel) -> str:
@@ -128,10 +132,8 @@ def test_i6_evolve_support_is_read_from_the_prompt_and_stays_deterministic_at_te
     assert pack_support(model.world, document, model.world.index.find_all(lapse_text)) == 0.0
 
 
-def test_lever4_an_insight_listed_under_test_is_not_proposed_again(model: SimModel) -> None:
-    """The prompt lists the open tests' edit sets; the simulated proposer, like one that reads the
-    instruction not to repeat them, then states another insight (or filler) instead."""
-    document = _document(model)
+def _listed(model: SimModel, document: str) -> tuple[list[Question], list[EditSetView]]:
+    """A pack of defects, and an edit set under test that states the one insight the document lacks."""
     _, defects = _split(model, document)
     third = model.world.insights_for(TASK)[2]
     edits = {
@@ -142,5 +144,39 @@ def test_lever4_an_insight_listed_under_test_is_not_proposed_again(model: SimMod
         EditSetView(rationale="open", edits_json=json.dumps({**edits, "body": None, "rationale": "open"}))
     ]
     assert "<under_test>" in _prompt(document, defects[:PACK], listed)[1]["content"]
-    assert _useful_share(model, document, defects[:PACK]) > 0.35  # the third insight is what is missing
-    assert _useful_share(model, document, defects[:PACK], listed) == 0.0
+    return defects[:PACK], listed
+
+
+@pytest.mark.parametrize("compliance", [0.0, 1.0])
+def test_lever4_a_proposer_repeats_an_open_insight_only_when_it_ignores_the_under_test_block(
+    compliance: float,
+) -> None:
+    """The prompt lists the open tests' edit sets. A proposer that heeds the block (compliance 1)
+    then states another insight (or filler) instead, never the open one; one that ignores it
+    (compliance 0) repeats the open insight as often as with no block at all."""
+    model = SimModel(SimConfig(seed=4, evolve=EvolveConfig(proposer_compliance=compliance)), _QUESTIONS)
+    document = _document(model)
+    pack, listed = _listed(model, document)
+    # A pack of defects: every useful draw states the third insight, the only one missing.
+    no_block = useful_rate(model.config.evolve, 1.0)
+    assert abs(_useful_share(model, document, pack) - no_block) < 0.09
+    repeats = _useful_share(model, document, pack, listed)
+    if compliance == 1.0:
+        assert repeats == 0.0
+    else:  # 300 draws at a share near 0.5: a standard error below 0.03
+        assert abs(repeats - no_block) < 0.09, (repeats, no_block)
+
+
+def test_lever4_at_the_default_compliance_a_share_of_proposals_repeat_the_open_insight(
+    model: SimModel,
+) -> None:
+    """Repeats fall to (1 - proposer_compliance) of the no-block rate, not to zero."""
+    document = _document(model)
+    pack, listed = _listed(model, document)
+    compliance = model.config.evolve.proposer_compliance
+    assert 0 < compliance < 1
+    expected = (1 - compliance) * useful_rate(model.config.evolve, 1.0)
+    repeats = _useful_share(model, document, pack, listed)
+    # 300 draws at a share near 0.15: a standard error of about 0.02.
+    assert abs(repeats - expected) < 0.07, (repeats, expected)
+    assert repeats > 0

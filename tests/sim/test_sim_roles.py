@@ -16,7 +16,8 @@ from skillharness.llm.roles import (
     response_format,
 )
 from skillharness.sim import Oracle, SimConfig
-from skillharness.sim.config import EvolveConfig, JudgeConfig
+from skillharness.sim.config import EvolveConfig, JudgeConfig, WorldConfig
+from skillharness.sim.insights import normalize_text
 from skillharness.sim.model import SimModel
 from skillharness.skills.document import SkillDocument
 from skillharness.skills.edits import EditSet, parse_edit_set
@@ -107,7 +108,12 @@ def _apply(document: str, proposal: dict) -> str:
 
 @pytest.mark.parametrize(("rates", "sign"), [((1.0, 0.0), 1), ((0.0, 1.0), -1), ((0.0, 0.0), 0)])
 def test_evolve_edits_apply_cleanly_and_have_the_intended_true_effect(questions, rates, sign):
-    config = SimConfig(seed=4, evolve=EvolveConfig(insight_rate=rates[0], harmful_rate=rates[1]))
+    # Filler is worth exactly nothing only with no spread (test_sim_honest_world checks the default's).
+    config = SimConfig(
+        seed=4,
+        world=WorldConfig(filler_effect_sd=0.0),
+        evolve=EvolveConfig(insight_rate=rates[0], harmful_rate=rates[1]),
+    )
     model = SimModel(config, questions)
     oracle = Oracle(model.world)
     cases = [q for q in questions if q.task_type == "Counting Problem"][:3]
@@ -153,13 +159,17 @@ def test_rank_prefers_the_candidate_with_a_real_insight(questions):
     assert _ask(model, Role.RANK, "no candidates at all")["choice"] == 0
 
 
-def test_momentum_restates_only_what_the_body_holds_so_accuracy_is_unchanged(questions):
-    model = SimModel(SimConfig(seed=1), questions)
+def test_momentum_restates_only_what_the_body_holds_and_plainly_changes_nothing(questions):
+    """With every restatement in the plain form (the clear and muddled rates 0), momentum is
+    accuracy-neutral, as it always was before those forms; test_sim_honest_world checks the default."""
+    plain = EvolveConfig(momentum_clear_rate=0.0, momentum_muddled_rate=0.0)
+    model = SimModel(SimConfig(seed=1, evolve=plain), questions)
     q = _counting_question(questions)
     rule = model.world.insights_for(q.task_type)[1]
     doc = BODY + f"- {rule.canonical}\n{MOMENTUM_MARKER}\n{APPENDIX_MARKER}\n"
     guidance = _ask(model, Role.MOMENTUM, _case_text(q, doc))["guidance"]
-    assert guidance
+    assert guidance.startswith("- Keep in mind: ")
+    assert rule.present_in(normalize_text(guidance))
     assert MOMENTUM_MARKER not in guidance
     oracle = Oracle(model.world)
     before = oracle.expected_accuracy({"skills": {q.task_type: doc}}, [q])

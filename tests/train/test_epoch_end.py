@@ -29,8 +29,8 @@ _TASK_TYPE = re.compile(r"^Task type: (.+)$", re.MULTILINE)
 class _InsightfulMomentum:
     """The simulator, except that slow momentum states the class's insights the document lacks.
 
-    The simulator's own momentum only restates rules already present (it never changes accuracy),
-    so a gated momentum could never be accepted against it; this one really helps.
+    The simulator's own momentum only restates rules already present (worth a few points at most,
+    docs/simulator.md), so a gated momentum is rarely accepted against it; this one really helps.
     """
 
     def __init__(self, model: SimModel) -> None:

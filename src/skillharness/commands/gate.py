@@ -31,6 +31,8 @@ from skillharness.util.model import describe_validation
 gate_app = typer.Typer(help="Plan a gate (is acceptance reachable, with what power?) or simulate one.")
 
 _GATE = GateConfig()  # every default below is train.gate's, so the commands cannot drift from it
+# Without --coupling: the simulator's assumed seed coupling, named as such wherever it is used.
+_SIM_COUPLING = SimConfig().world.seed_coupling
 _ALPHA = typer.Option(_GATE.alpha, "--alpha", help="Type-I error of one gate.")
 _BET_CAP = typer.Option(_GATE.bet_cap, "--bet-cap", help="Largest bet, in (0, 1/2].")
 _STRATEGY = typer.Option(_GATE.bet_strategy, "--strategy", help="Bet strategy: agrapa or ons.")
@@ -96,11 +98,12 @@ _DISCORDANCE = typer.Option(
     help="Share of draws where exactly one side is right, with independent arms.",
 )
 _COUPLING = typer.Option(
-    SimConfig().world.seed_coupling,
+    None,
     "--coupling",
     min=0.0,
     max=1.0,
-    help="Share of draws a per_draw seed couples (rho; default: the simulator's, from llama.cpp).",
+    help="Share of draws a per_draw seed couples on your server (rho). Default: the simulator's "
+    f"assumption, world.seed_coupling = {_SIM_COUPLING:g}, fit to one llama.cpp measurement.",
 )
 _FROM_RUN = typer.Option(
     None, "--from-run", help="Measure the discordance from this training run's paired gate draws."
@@ -149,7 +152,7 @@ def plan(
     strategy: str = _STRATEGY,
     effects: str = _EFFECTS,
     discordance: float = _DISCORDANCE,
-    coupling: float = _COUPLING,
+    coupling: float | None = _COUPLING,
     from_run: str | None = _FROM_RUN,
     store: str | None = _STORE,
     config_file: str | None = _CONFIG,
@@ -166,8 +169,9 @@ def plan(
     """Per class: can the gate accept at all, how many wins it needs, and its power."""
     distinct = _val_counts(units, manifest, questions_per_unit)
     console = Console()
+    rho = _SIM_COUPLING if coupling is None else coupling
     if from_run is not None:
-        discordance = _discordance_of_run(console, from_run, store, config_file, coupling)
+        discordance = _discordance_of_run(console, from_run, store, config_file, rho, coupling is None)
     drawable = {k: gate_budget(n, temperature=temperature, n_max=budget) for k, n in distinct.items()}
     config = _config(
         alpha=alpha,
@@ -185,7 +189,10 @@ def plan(
     plans = plan_classes(drawable, config, effects=deltas, discordance=discordance, runs=runs, seed=seed)
     _print_plan(console, config, plans, distinct, deltas, temperature, runs, min_distinct)
     if temperature > 0:
-        print_coupling(console, discordance=discordance, coupling=coupling, effects=deltas, alpha=alpha)
+        assumed = coupling is None
+        print_coupling(
+            console, discordance=discordance, coupling=rho, effects=deltas, alpha=alpha, assumed=assumed
+        )
     else:
         console.print("temperature 0: greedy answers ignore the seed, so one seed per draw couples nothing.")
     if config.guard_draws != 0:
@@ -233,15 +240,22 @@ def _plan_guard(config: GateConfig, distinct: dict[str, int], temperature: float
 
 
 def _discordance_of_run(
-    console: Console, run_id: str, store: str | None, config_file: str | None, coupling: float
+    console: Console, run_id: str, store: str | None, config_file: str | None, coupling: float, assumed: bool
 ) -> float:
-    """The independent-arm discordance measured on ``run_id``'s paired gate draws (and say so)."""
+    """The independent-arm discordance measured on ``run_id``'s paired gate draws (and say so).
+
+    A per_draw run's coupled discordance is undone with ``coupling``; ``assumed`` says that is the
+    simulator's assumption rather than a value the user gave for their server."""
     measured = run_discordance(run_id, store=store, config=config_file)
     discordance = independent_from_run(measured, coupling)
     how = "one seed per draw" if measured.per_draw else "independent arms"
+    undone = ""
+    if measured.per_draw:
+        source = "the simulator's assumed" if assumed else "--coupling"
+        undone = f" (coupling undone with {source} rho={coupling:g})"
     console.print(
         f"run {run_id}: {measured.discordant} of {measured.observed} paired draws differ in "
-        f"correctness ({measured.discordance:.1%}, {how}); independent discordance {discordance:.3f}"
+        f"correctness ({measured.discordance:.1%}, {how}); independent discordance {discordance:.3f}{undone}"
     )
     return discordance
 

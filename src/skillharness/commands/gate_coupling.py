@@ -95,13 +95,26 @@ def coupling_table(
 
 
 def print_coupling(
-    console: Console, *, discordance: float, coupling: float, effects: tuple[float, ...], alpha: float
+    console: Console,
+    *,
+    discordance: float,
+    coupling: float,
+    effects: tuple[float, ...],
+    alpha: float,
+    assumed: bool = False,
 ) -> None:
-    """The table and how to read it."""
+    """The table and how to read it; ``assumed``: ``coupling`` is the simulator's, not the user's."""
     coupling_table(discordance=discordance, coupling=coupling, effects=effects, alpha=alpha).print(console)
     console.print(
         "draws ~ 4 log(1/alpha) r / Δ² (power.sized_draws); coupled r = rho Δ + (1 - rho) r: with "
         "agent.sampling.seed per_draw both arms of a draw share a seed, and a share rho of the draws "
-        "then differs only where the arms' accuracies differ (docs/gate.md, 'Coupled draws'). rho is "
-        "the simulator's world.seed_coupling unless --coupling says otherwise; measure it on your server."
+        "then differs only where the arms' accuracies differ (docs/gate.md, 'Coupled draws')."
     )
+    if assumed:
+        console.print(
+            f"rho={coupling:g} is the simulator's assumption (world.seed_coupling), fit to one llama.cpp "
+            "measurement of a 135M model (95 % interval about 0 to 0.57), not a property of your server: "
+            "measure yours (benchmarks/coupling.py) and pass --coupling."
+        )
+    else:
+        console.print(f"rho={coupling:g} as given by --coupling.")

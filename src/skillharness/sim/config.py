@@ -141,14 +141,46 @@ class WorldConfig(StrictModel):
     )
 
     seed_coupling: float = Field(
-        0.4,
+        0.31,
         ge=0,
         le=1,
         description=(
             "rho: when an agent request samples with a seed, the uniform that decides correctness is, with "
             "probability rho, one shared by every instruction text asked with that seed on that question "
-            "(common random numbers), and the text's own otherwise; accuracy is unchanged. 0.4 reproduces "
-            "a measured llama.cpp pair (docs/simulator.md, 'Seed coupling'). No seed: no coupling."
+            "(common random numbers), and the text's own otherwise; accuracy is unchanged. 0.31 fits our "
+            "llama.cpp measurement, 95 % interval about 0 to 0.57 (docs/simulator.md, 'Seed coupling'). "
+            "No seed: no coupling."
+        ),
+    )
+    filler_effect_sd: float = Field(
+        0.015,
+        ge=0,
+        le=0.2,
+        description=(
+            "Each filler wording (the 'useless' lines of sim/insights.py) present in a text shifts the "
+            "accuracy of its task type's questions by a fixed amount drawn once from Normal(0, sd), keyed "
+            "on the world seed, the wording and the task type. 0: filler changes nothing."
+        ),
+    )
+    insight_overlap: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description=(
+            "Sub-additivity of one question's insights: with k of its n needed insights present it gains "
+            "gain * (k/n) * (1 + overlap * (n - k) / n). All n still give the whole gain, but the first "
+            "are worth more and the last less, so insights tested together gain less than the sum of "
+            "their single effects. 0: additive."
+        ),
+    )
+    restate_gain: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        description=(
+            "A needed insight restated in the clear form (what slow momentum writes, see "
+            "evolve.momentum_clear_rate) adds this share of the insight's worth (gain / needed) to the "
+            "question; the muddled form takes the same share away. 0: restating changes nothing."
         ),
     )
 
@@ -234,11 +266,36 @@ class EvolveConfig(StrictModel):
     consolidate_drop_rate: float = Field(
         0.1, ge=0, le=1, description="Consolidation drops one instruction line it should have kept."
     )
+    proposer_compliance: float = Field(
+        0.7,
+        ge=0,
+        le=1,
+        description=(
+            "Share of evolve replies that heed the prompt's edit sets under test (UNDER_TEST_OPEN/CLOSE): "
+            "one that does treats their insights as present and states another; one that does not "
+            "ignores the block and may repeat an open insight. 1: every proposal heeds it."
+        ),
+    )
+    momentum_clear_rate: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description=(
+            "Slow momentum restates each insight the body holds in the clear form with this probability "
+            "(worth world.restate_gain), in the muddled form with momentum_muddled_rate (worth as much "
+            "less), and plainly otherwise (worth nothing)."
+        ),
+    )
+    momentum_muddled_rate: float = Field(
+        0.2, ge=0, le=1, description="Slow momentum restates an insight in the muddled form (see above)."
+    )
 
     @model_validator(mode="after")
     def _sum(self) -> EvolveConfig:
         if self.insight_rate + self.harmful_rate > 1.0 + 1e-9:
             raise ValueError("insight_rate + harmful_rate must be <= 1")
+        if self.momentum_clear_rate + self.momentum_muddled_rate > 1.0 + 1e-9:
+            raise ValueError("momentum_clear_rate + momentum_muddled_rate must be <= 1")
         return self
 
 

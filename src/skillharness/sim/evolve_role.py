@@ -1,7 +1,8 @@
 """The evolve role: propose patch edits to a document from the failed cases it was shown.
 
 Each edit is *useful* (a missing insight the cases need, reworded, or the deletion of a line
-holding a harmful rule), *harmful* (a harmful rule) or *useless* (filler that changes nothing).
+holding a harmful rule), *harmful* (a harmful rule) or *useless* (filler, worth a small seeded amount
+either way: ``world.filler_effect_sd``).
 How likely a useful edit is depends on the cases, as diagnosis is meant to make it: a model can
 only state the missing insight that failures show it. The cases are the loaded questions the
 prompt quotes; a case is *explained* when its question needs an insight the document lacks (or
@@ -99,7 +100,8 @@ def propose_edits(
     """A response object valid against ``RESPONSE_SCHEMAS[Role.EVOLVE]``.
 
     ``under_test`` is the text of the edit sets the prompt lists as under test: an insight stated
-    there is not missing (a proposer told not to repeat them states another, or filler).
+    there is not missing (a proposer told not to repeat them states another, or filler). The role
+    passes it only for the share ``evolve.proposer_compliance`` of replies that heed the block.
     """
     cfg = world.config.evolve
     useful = useful_rate(cfg, pack_support(world, document, cases))

@@ -1,4 +1,5 @@
-"""The wording banks of the simulated world: insights, harmful rules and useless filler.
+"""The wording banks of the simulated world: insights, harmful rules, filler ("useless" lines, each
+worth a small seeded amount, see ``world.filler_effect_sd``) and the forms of a restated insight.
 
 Each entry is a tuple of wordings; the first is canonical, the others are accepted paraphrases.
 A wording is *present* in a text when it appears there after both are normalized (lower case,
@@ -10,7 +11,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["GENERIC_INSIGHTS", "HARMFUL_RULES", "INSIGHT_BANK", "USELESS_RULES", "normalize_text"]
+__all__ = [
+    "GENERIC_INSIGHTS",
+    "HARMFUL_RULES",
+    "INSIGHT_BANK",
+    "RESTATE_FORMS",
+    "USELESS_RULES",
+    "normalize_text",
+]
 
 Wordings = tuple[str, ...]
 
@@ -270,6 +278,15 @@ USELESS_RULES: tuple[str, ...] = (
     "Keep the answer concise.",
     "Be careful with details.",
 )
+
+# How slow momentum restates an insight the body already holds. The world scores a needed insight
+# restated in the clear form up and in the muddled form down (world.restate_gain); the plain form
+# (the only one before) is worth nothing. Each form is followed by an accepted wording.
+RESTATE_FORMS: dict[str, str] = {
+    "clear": "Always apply this rule: {wording}",
+    "plain": "Keep in mind: {wording}",
+    "muddled": "Sometimes, if it seems to fit: {wording}",
+}
 
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 

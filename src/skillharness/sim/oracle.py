@@ -197,7 +197,9 @@ class Oracle:
     def best_bundle(self, base: BundleLike = "") -> BundleText:
         """``base`` with every insight's canonical wording appended to its task type's skill.
 
-        Harmful rules already in ``base`` stay: this is the best a pure-addition evolution reaches.
+        Harmful rules already in ``base`` stay: this is the best a pure-addition evolution of insights
+        reaches. Filler lines with a positive effect or clear restatements (``world.filler_effect_sd``,
+        ``world.restate_gain``) can add a little more, so a bundle may score slightly above it.
         Skills stay keyed by slug, so :meth:`BundleText.to_bundle` of the result is the bundle whose
         expected accuracy this oracle reports.
         """

@@ -14,9 +14,10 @@ import re
 from typing import Any
 
 from skillharness.llm.roles import DOCUMENT_OPEN, Role
+from skillharness.sim.config import EvolveConfig
 from skillharness.sim.draw import digest, rng_for, uniform
 from skillharness.sim.evolve_role import propose_edits
-from skillharness.sim.insights import normalize_text
+from skillharness.sim.insights import RESTATE_FORMS, normalize_text
 from skillharness.sim.prompt import (
     all_text,
     document_body,
@@ -90,7 +91,10 @@ class RoleBehaviours:
     def _evolve(self, text: str, key: tuple[Any, ...]) -> dict[str, Any]:
         document = extract_document(text) or ""
         cases = self.world.index.find_all(text)
-        return propose_edits(self.world, document, cases, rng_for(*key, "evolve"), extract_under_test(text))
+        # A proposer that does not heed the block listing the edit sets under test ignores it.
+        heeds = uniform(*key, "heeds_under_test") < self.config.evolve.proposer_compliance
+        under_test = extract_under_test(text) if heeds else ""
+        return propose_edits(self.world, document, cases, rng_for(*key, "evolve"), under_test)
 
     # --- rank -----------------------------------------------------------------------------
     def _rank(self, text: str, key: tuple[Any, ...]) -> dict[str, Any]:
@@ -119,19 +123,24 @@ class RoleBehaviours:
 
     # --- momentum -------------------------------------------------------------------------
     def _momentum(self, text: str, key: tuple[Any, ...]) -> dict[str, Any]:
-        # Restating rules already in the body never changes accuracy: momentum is honest noise.
+        # It restates (in paraphrase) insights the body holds, each in a form drawn per insight: the
+        # clear form helps the questions that need the insight, the muddled one hurts them, the
+        # plain one changes nothing (world.restate_gain; evolve.momentum_*_rate).
         body = document_body(extract_document(text) or "")
         norm = normalize_text(body)
         task_types = sorted({q.task_type for q in self.world.questions.values()})
-        kept = [
-            r.wordings[1 + int(uniform(*key, r.id) * (len(r.wordings) - 1))]
-            if len(r.wordings) > 1
-            else r.canonical
-            for r in self.world.all_rules(task_types)
-            if r.task_type is not None and r.present_in(norm)
-        ]
-        lines = [f"- Keep in mind: {w}" for w in kept[:4]] or ["- Keep following the rules above."]
-        return {"guidance": "\n".join(lines)}
+        lines = []
+        for rule in self.world.all_rules(task_types):
+            if rule.task_type is None or not rule.present_in(norm):
+                continue
+            wording = (
+                rule.wordings[1 + int(uniform(*key, rule.id) * (len(rule.wordings) - 1))]
+                if len(rule.wordings) > 1
+                else rule.canonical
+            )
+            form = _restate_form(self.config.evolve, uniform(*key, rule.id, "form"))
+            lines.append("- " + RESTATE_FORMS[form].format(wording=wording))
+        return {"guidance": "\n".join(lines[:4]) or "- Keep following the rules above."}
 
     # --- consolidate ----------------------------------------------------------------------
     def _consolidate(self, text: str, key: tuple[Any, ...]) -> dict[str, Any]:
@@ -148,6 +157,15 @@ class RoleBehaviours:
         if uniform(*key, "drop") < self.config.evolve.consolidate_drop_rate:
             lines = _drop_one_instruction(self.world, lines, rng_for(*key, "drop_which"))
         return {"system_prompt": "\n".join(lines).strip("\n")}
+
+
+def _restate_form(config: EvolveConfig, u: float) -> str:
+    """The form (a key of ``RESTATE_FORMS``) slow momentum restates one insight in, from a uniform."""
+    if u < config.momentum_clear_rate:
+        return "clear"
+    if u < config.momentum_clear_rate + config.momentum_muddled_rate:
+        return "muddled"
+    return "plain"
 
 
 def _drop_one_instruction(world: World, lines: list[str], rng: Any) -> list[str]:

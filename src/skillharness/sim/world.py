@@ -1,17 +1,23 @@
-"""The hidden ground truth: insights per task type, harmful rules, and each question's needs.
+"""The hidden ground truth: insights per task type, harmful rules, filler and each question's needs.
 
 Everything is a pure function of the seed, the question id and the :class:`WorldConfig`, so the
 server and the oracle (and a second process with the same seed) agree exactly.
 
 Probability that the agent *intends* the right letter for question ``q`` given text ``T``::
 
-    p = clip(base_q + gain_q * present_q(T) / needed_q - harm_per_rule * harmful(T), floor, ceiling)
+    p = clip(base_q + gain_q * (share_q(T) + restate_gain * restated_q(T) / needed_q)
+             - harm_per_rule * harmful(T) + filler_t(T), floor, ceiling)
+    share_q(T) = k / n * (1 + insight_overlap * (n - k) / n),  k = present_q(T), n = needed_q
 
 where ``present_q(T)`` counts q's needed insights whose wording (any accepted one) is in ``T``,
-and ``harmful(T)`` counts harmful rules whose wording is in ``T``. With ``video_correlation``
-the draws of one video's questions in one sample are coupled (:meth:`World.correct_draw`); with
-``seed_coupling`` the draws of two instruction texts asked with one request seed are coupled
-(:meth:`World.seed_coupled`). Each question's probability, and so the oracle, is unchanged.
+``restated_q(T)`` those restated in the clear form minus those in the muddled form (slow
+momentum's, ``insights.RESTATE_FORMS``), ``harmful(T)`` counts harmful rules whose wording is in
+``T`` and ``filler_t(T)`` sums a fixed seeded effect per filler wording present (for q's task type
+t). At ``insight_overlap`` 0 insights add up; above 0 they are sub-additive. With
+``video_correlation`` the draws of one video's questions in one sample are coupled
+(:meth:`World.correct_draw`); with ``seed_coupling`` the draws of two instruction texts asked with
+one request seed are coupled (:meth:`World.seed_coupled`). Each question's probability, and so the
+oracle, is unchanged by either coupling.
 """
 
 from __future__ import annotations
@@ -25,10 +31,17 @@ from statistics import NormalDist
 from skillharness.data.questions import Question
 from skillharness.sim.config import LETTER_PRESERVING_SHAPES, AnswerShape, SimConfig
 from skillharness.sim.draw import rng_for, uniform
-from skillharness.sim.insights import GENERIC_INSIGHTS, HARMFUL_RULES, INSIGHT_BANK, normalize_text
+from skillharness.sim.insights import (
+    GENERIC_INSIGHTS,
+    HARMFUL_RULES,
+    INSIGHT_BANK,
+    RESTATE_FORMS,
+    USELESS_RULES,
+    normalize_text,
+)
 from skillharness.sim.matching import QuestionIndex
 
-__all__ = ["QuestionTruth", "Rule", "World"]
+__all__ = ["Presence", "QuestionTruth", "Rule", "World"]
 
 _PRESENCE_CACHE = 1024  # distinct (text, task type) pairs remembered; cleared when full
 
@@ -58,6 +71,17 @@ class Rule:
         """Whether any wording appears in a text already passed through ``normalize_text``."""
         return any(w in normalized_text for w in self.normalized)
 
+    @functools.cached_property
+    def _restated(self) -> dict[str, tuple[str, ...]]:
+        return {
+            form: tuple(normalize_text(template.format(wording=w)) for w in self.wordings)
+            for form, template in RESTATE_FORMS.items()
+        }
+
+    def restated_in(self, normalized_text: str, form: str) -> bool:
+        """Whether a normalized text restates this rule in ``form`` (a key of ``RESTATE_FORMS``)."""
+        return any(w in normalized_text for w in self._restated[form])
+
 
 @dataclass(frozen=True)
 class QuestionTruth:
@@ -72,6 +96,17 @@ class QuestionTruth:
     needed: tuple[str, ...]  # insight ids
 
 
+@dataclass(frozen=True)
+class Presence:
+    """What one text holds for one task type's questions."""
+
+    insights: frozenset[str]  # ids of the task type's insights present
+    harmful: int  # harmful rules present
+    filler: float  # the summed effect of the filler wordings present
+    clear: frozenset[str]  # ids of insights restated in the clear form
+    muddled: frozenset[str]  # ids of insights restated in the muddled form
+
+
 class World:
     """Insights, harmful rules and per-question truth for one seed and one set of questions."""
 
@@ -82,7 +117,7 @@ class World:
         self.harmful = tuple(Rule(f"harmful:{i}", None, w) for i, w in enumerate(HARMFUL_RULES))
         self._insights: dict[str, tuple[Rule, ...]] = {}
         self._truths: dict[str, QuestionTruth] = {}
-        self._presence_cache: dict[tuple[str, str], tuple[frozenset[str], int]] = {}
+        self._presence_cache: dict[tuple[str, str], Presence] = {}
 
     # --- rules --------------------------------------------------------------------------
     def insights_for(self, task_type: str) -> tuple[Rule, ...]:
@@ -147,14 +182,30 @@ class World:
         norm = normalize_text(text)
         return tuple(rule for rule in self.harmful if rule.present_in(norm))
 
-    def _presence(self, text: str, task_type: str) -> tuple[frozenset[str], int]:
-        """(ids of ``task_type`` insights present, number of harmful rules present) in ``text``."""
+    def filler_effect(self, wording: str, task_type: str) -> float:
+        """The fixed effect of the filler ``wording`` on ``task_type``'s questions: Normal(0, sd)."""
+        sd = self.config.world.filler_effect_sd
+        if sd == 0:
+            return 0.0
+        u = uniform(self.config.seed, "filler", normalize_text(wording), task_type)
+        return sd * NormalDist().inv_cdf(_open_unit(u))
+
+    def presence(self, text: str, task_type: str) -> Presence:
+        """What ``text`` holds for ``task_type``'s questions (remembered for the last texts asked)."""
         key = (text, task_type)
         hit = self._presence_cache.get(key)
         if hit is None:
             norm = normalize_text(text)
-            present = frozenset(r.id for r in self.insights_for(task_type) if r.present_in(norm))
-            hit = (present, sum(1 for rule in self.harmful if rule.present_in(norm)))
+            insights = self.insights_for(task_type)
+            hit = Presence(
+                insights=frozenset(r.id for r in insights if r.present_in(norm)),
+                harmful=sum(1 for rule in self.harmful if rule.present_in(norm)),
+                filler=sum(
+                    self.filler_effect(w, task_type) for w in USELESS_RULES if normalize_text(w) in norm
+                ),
+                clear=frozenset(r.id for r in insights if r.restated_in(norm, "clear")),
+                muddled=frozenset(r.id for r in insights if r.restated_in(norm, "muddled")),
+            )
             if len(self._presence_cache) > _PRESENCE_CACHE:
                 self._presence_cache.clear()
             self._presence_cache[key] = hit
@@ -164,9 +215,17 @@ class World:
         """Probability that the agent intends the right letter, given the instruction ``text``."""
         cfg = self.config.world
         truth = self.truth(question)
-        present_ids, harmful = self._presence(text, question.task_type)
-        present = sum(1 for i in truth.needed if i in present_ids)
-        p = truth.base + truth.gain * present / len(truth.needed) - cfg.harm_per_rule * harmful
+        seen = self.presence(text, question.task_type)
+        n = len(truth.needed)
+        k = sum(1 for i in truth.needed if i in seen.insights)
+        share = k / n * (1 + cfg.insight_overlap * (n - k) / n)
+        restated = sum((i in seen.clear) - (i in seen.muddled) for i in truth.needed)
+        p = (
+            truth.base
+            + truth.gain * (share + cfg.restate_gain * restated / n)
+            - cfg.harm_per_rule * seen.harmful
+            + seen.filler
+        )
         return min(cfg.ceiling, max(cfg.floor, p))
 
     def letter_kept_share(self) -> float:
