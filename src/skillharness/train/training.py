@@ -31,6 +31,7 @@ from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState,
 from skillharness.train.context import TrainContext
 from skillharness.train.experiment import TrainSettings, open_training
 from skillharness.train.final_score import FinalValScore, final_val_score
+from skillharness.train.gate import run_guarantee
 from skillharness.train.loop import LoopObserver, train_epochs
 from skillharness.train.preflight_probes import seed_ignored
 from skillharness.train.scoring import ValScore, score_predictions, val_score
@@ -405,7 +406,6 @@ def _common_metrics(
     ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, guard: StopGuard, *, stop: str
 ) -> dict[str, Any]:
     """What every end of a run stores: the incumbent, why it ended, Σα, usage and the budget."""
-    spending = ctx.config.gate.alpha_spending
     return {
         "final": {
             "workspace": str(ws.path),
@@ -422,11 +422,10 @@ def _common_metrics(
         "alpha_spent": {
             "sum": ckpt.alpha_spent,
             "gates": ckpt.gates_run,
+            "accepts": ckpt.accepts,
             # Each opened test (a rebase opens a new one) spends its level once, however many
             # rounds it is continued over.
-            "bound": "run-wide: P(any false accept) <= alpha"
-            if spending != "none"
-            else "per test: expected false accepts <= sum of alpha over the opened tests",
+            "bound": run_guarantee(ctx.config.gate),
         },
         "usage": ctx.session.usage(),
         "budget": _budget_metric(ctx, guard.spent(), guard).value,
