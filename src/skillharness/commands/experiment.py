@@ -213,6 +213,8 @@ def _check(console: Console, exp: Experiment) -> None:
     gate = settings.train.gate
     plan = ["plan", "--manifest", str(manifest), "--budget", str(gate.n_max), "--alpha", f"{gate.alpha:g}"]
     plan += ["--temperature", f"{settings.agent.sampling.temperature or 0:g}"]
+    if gate.alpha_spending != "none":
+        plan += ["--alpha-spending", gate.alpha_spending]
     console.print(f"$ skillharness gate {shlex.join(plan)}")
     typer.main.get_command(gate_app).main(args=plan, prog_name="skillharness gate", standalone_mode=False)
     _next_steps(console, config)

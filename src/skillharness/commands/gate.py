@@ -20,9 +20,12 @@ from skillharness.train import (
     GateRule,
     GuardPlan,
     StrictlyBetterMinibatch,
+    gate_alpha,
     gate_budget,
+    min_net_wins,
     plan_classes,
     plan_guard,
+    run_guarantee,
     simulate,
 )
 from skillharness.train.config import GateConfig
@@ -95,6 +98,12 @@ def plan(
         1, "--questions-per-unit", min=1, help="Observations one --units unit gives."
     ),
     alpha: float = _ALPHA,
+    alpha_spending: str = typer.Option(
+        _GATE.alpha_spending,
+        "--alpha-spending",
+        help="The run's level rule (train.gate.alpha_spending): none, basel, geometric or elond. "
+        "The table is at the run's first test.",
+    ),
     bet_cap: float = _BET_CAP,
     budget: int = typer.Option(
         _GATE.n_max, "--budget", help="Largest number of observations per gate (n_max)."
@@ -160,6 +169,7 @@ def plan(
     drawable = {k: gate_budget(n, temperature=temperature, n_max=budget) for k, n in distinct.items()}
     config = _config(
         alpha=alpha,
+        alpha_spending=alpha_spending,
         bet_cap=bet_cap,
         n_max=budget,
         bet_strategy=strategy,
@@ -177,6 +187,8 @@ def plan(
         f"gate plan: alpha={alpha:g}, bet cap={bet_cap:g}, budget={budget}, strategy={strategy}, "
         f"temperature={temperature:g} ({mode})"
     )
+    if config.alpha_spending != "none":
+        title += f", alpha_spending={config.alpha_spending} (the run's first test)"
     _plan_table(title, plans, distinct, deltas, min_distinct).print(console)
     console.print(
         "distinct = val questions the claim rests on; obs = the gate's budget "
@@ -184,8 +196,10 @@ def plan(
         f"{discordance:g} (p+ = (r+Δ)/2, p- = (r-Δ)/2), {runs} seeded simulated gates each."
     )
     _warn_few(console, distinct, min_distinct)
+    _print_levels(console, config)
+    first = gate_alpha(config.alpha, config.alpha_spending, 1)
     if temperature > 0:
-        print_coupling(console, discordance=discordance, coupling=coupling, effects=deltas, alpha=alpha)
+        print_coupling(console, discordance=discordance, coupling=coupling, effects=deltas, alpha=first)
     else:
         console.print("temperature 0: greedy answers ignore the seed, so one seed per draw couples nothing.")
     if config.guard_draws != 0:
@@ -207,6 +221,26 @@ def _discordance_of_run(
         f"correctness ({measured.discordance:.1%}, {how}); independent discordance {discordance:.3f}"
     )
     return discordance
+
+
+def _print_levels(console: Console, config: GateConfig) -> None:
+    """The run's guarantee, and under a level rule the level and wins of a few later tests."""
+    console.print(f"run-level guarantee (alpha_spending={config.alpha_spending}): {run_guarantee(config)}")
+    if config.alpha_spending == "none":
+        return
+    levels = []
+    for k in (1, 10, 100):
+        level = gate_alpha(config.alpha, config.alpha_spending, k)
+        wins = min_net_wins(alpha=level, bet_cap=config.bet_cap, n_candidates=config.n_candidates)
+        levels.append(f"test {k}: {level:.3g} ({wins} wins)")
+    if config.alpha_spending != "elond":
+        console.print(f"levels: {'; '.join(levels)}")
+        return
+    console.print(
+        f"levels with no accept before the test: {'; '.join(levels)}; j accepts before a test "
+        "multiply its level by j + 1, and no test gets more than test 1 (a class out of reach there "
+        "stays out of reach)"
+    )
 
 
 def _warn_few(console: Console, distinct: dict[str, int], min_distinct: int) -> None:
