@@ -268,3 +268,18 @@ def test_issue_29_plan_from_a_run_without_gate_draws_says_so(tmp_path: Path) -> 
     )
     assert result.exit_code != 0
     assert "no paired gate draws" in str(result.exception) + result.output
+
+
+def test_plan_states_the_run_level_guarantee_of_each_level_rule() -> None:
+    units = "Object Reasoning=30,OCR Problems=12"
+    plain = _run("gate", "plan", "--units", units, "--runs", "100")
+    assert "per test: expected false accepts <= sum of alpha over the opened tests" in plain
+    elond = _run("gate", "plan", "--units", units, "--runs", "100", "--alpha-spending", "elond")
+    assert "run-wide: at most 5% of accepts are false, in expectation (e-LOND)" in elond
+    assert "alpha_spending=elond (the run's first test)" in elond
+    rows = {label: lines[0] for label, lines in _rows(elond).items()}
+    assert " 15 " in rows["Object Reasoning"]  # test 1 of an e-LOND run: alpha 0.05 * gamma_1
+    assert "NO" in rows["OCR Problems"]
+    assert "test 10: 0.000195 (22 wins)" in elond
+    geometric = _run("gate", "plan", "--units", units, "--runs", "100", "--alpha-spending", "geometric")
+    assert "run-wide: P(any false accept) <= alpha" in geometric

@@ -49,6 +49,7 @@ def _check_headline(page: Page, written: Written) -> None:
         assert float(row.find_all("td")[2].attrs["data-value"]) == pytest.approx(correct / total)
     alpha = written.metrics["alpha_spent"]["sum"]
     assert float(page["alpha-sum"].attrs["data-value"]) == pytest.approx(alpha)
+    assert written.metrics["alpha_spent"]["bound"] in page["run-guarantee"].text
     assert page["pools-sha256"].text == "ab12" * 16
 
 

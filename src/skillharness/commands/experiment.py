@@ -236,6 +236,8 @@ def _check(console: Console, exp: Experiment) -> None:
     plan = ["plan", "--manifest", str(manifest), "--budget", str(gate.n_max), "--alpha", f"{gate.alpha:g}"]
     plan += ["--bet-cap", f"{gate.bet_cap:g}", "--min-distinct", str(gate.min_distinct)]
     plan += ["--temperature", f"{settings.agent.sampling.temperature or 0:g}"]
+    if gate.alpha_spending != "none":
+        plan += ["--alpha-spending", gate.alpha_spending]
     console.print(f"$ skillharness gate {shlex.join(plan)}")
     typer.main.get_command(gate_app).main(args=plan, prog_name="skillharness gate", standalone_mode=False)
     _next_steps(console, config)

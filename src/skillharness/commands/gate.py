@@ -20,9 +20,12 @@ from skillharness.train import (
     GateRule,
     GuardPlan,
     StrictlyBetterMinibatch,
+    gate_alpha,
     gate_budget,
+    min_net_wins,
     plan_classes,
     plan_guard,
+    run_guarantee,
     simulate,
 )
 from skillharness.train.config import GateConfig
@@ -133,6 +136,12 @@ _TEMPERATURE = typer.Option(
     help="The agent's sampling temperature: 0 draws each val question at most once per gate "
     "(budget = distinct questions); above 0 draws fresh samples with replacement (budget = --budget).",
 )
+_ALPHA_SPENDING = typer.Option(
+    _GATE.alpha_spending,
+    "--alpha-spending",
+    help="The run's level rule (train.gate.alpha_spending): none, basel, geometric or elond. "
+    "The table is at the run's first test.",
+)
 _MIN_DISTINCT = typer.Option(
     _GATE.min_distinct,
     "--min-distinct",
@@ -147,6 +156,7 @@ def plan(
     manifest: Path | None = _MANIFEST,
     questions_per_unit: int = _PER_UNIT,
     alpha: float = _ALPHA,
+    alpha_spending: str = _ALPHA_SPENDING,
     bet_cap: float = _BET_CAP,
     budget: int = _BUDGET,
     strategy: str = _STRATEGY,
@@ -175,6 +185,7 @@ def plan(
     drawable = {k: gate_budget(n, temperature=temperature, n_max=budget) for k, n in distinct.items()}
     config = _config(
         alpha=alpha,
+        alpha_spending=alpha_spending,
         bet_cap=bet_cap,
         n_max=budget,
         bet_strategy=strategy,
@@ -188,10 +199,16 @@ def plan(
     deltas = _floats(effects, "--effects")
     plans = plan_classes(drawable, config, effects=deltas, discordance=discordance, runs=runs, seed=seed)
     _print_plan(console, config, plans, distinct, deltas, temperature, runs, min_distinct)
+    _print_levels(console, config)
     if temperature > 0:
-        assumed = coupling is None
+        first = gate_alpha(config.alpha, config.alpha_spending, 1)
         print_coupling(
-            console, discordance=discordance, coupling=rho, effects=deltas, alpha=alpha, assumed=assumed
+            console,
+            discordance=discordance,
+            coupling=rho,
+            effects=deltas,
+            alpha=first,
+            assumed=coupling is None,
         )
     else:
         console.print("temperature 0: greedy answers ignore the seed, so one seed per draw couples nothing.")
@@ -222,6 +239,8 @@ def _print_plan(
         f"gate plan: alpha={config.alpha:g}, bet cap={config.bet_cap:g}, budget={config.n_max}, "
         f"strategy={config.bet_strategy}, temperature={temperature:g} ({mode})"
     )
+    if config.alpha_spending != "none":
+        title += f", alpha_spending={config.alpha_spending} (the run's first test)"
     _plan_table(title, plans, distinct, deltas, min_distinct).print(console)
     console.print(
         "distinct = val questions the claim rests on; obs = the gate's budget "
@@ -258,6 +277,26 @@ def _discordance_of_run(
         f"correctness ({measured.discordance:.1%}, {how}); independent discordance {discordance:.3f}{undone}"
     )
     return discordance
+
+
+def _print_levels(console: Console, config: GateConfig) -> None:
+    """The run's guarantee, and under a level rule the level and wins of a few later tests."""
+    console.print(f"run-level guarantee (alpha_spending={config.alpha_spending}): {run_guarantee(config)}")
+    if config.alpha_spending == "none":
+        return
+    levels = []
+    for k in (1, 10, 100):
+        level = gate_alpha(config.alpha, config.alpha_spending, k)
+        wins = min_net_wins(alpha=level, bet_cap=config.bet_cap, n_candidates=config.n_candidates)
+        levels.append(f"test {k}: {level:.3g} ({wins} wins)")
+    if config.alpha_spending != "elond":
+        console.print(f"levels: {'; '.join(levels)}")
+        return
+    console.print(
+        f"levels with no accept before the test: {'; '.join(levels)}; j accepts before a test "
+        "multiply its level by j + 1, and no test gets more than test 1 (a class out of reach there "
+        "stays out of reach)"
+    )
 
 
 def _warn_few(console: Console, distinct: dict[str, int], min_distinct: int) -> None:

@@ -3,9 +3,11 @@
 Crash order (see :mod:`skillharness.train.loop`): a new bundle version is committed to the
 workspace first, then the checkpoint. Every version records the cursor that made it, so a resume
 whose checkpoint is one decision behind adopts that version instead of making it again. Every
-random choice is derived from ``(seed, epoch, step, gate index)``, so no RNG state is kept. The one
-counter besides the cursor is ``next_sample``: a resumed gate starts at the same sample index as
-the gate it replays, because the checkpoint moves it only after the decision.
+random choice is derived from ``(seed, epoch, step, gate index)``, so no RNG state is kept. Two
+counters go beside the cursor. ``next_sample``: a resumed gate starts at the same sample index as
+the gate it replays, because the checkpoint moves it only after the decision. ``accepts``: the
+run's accepts so far, which ``train.gate.alpha_spending: elond`` fixes into each test's level when
+it opens; a checkpoint written before it reads 0, a lower level, so the run's guarantee holds.
 
 The open candidates (:class:`OpenCandidate`) are tests kept across steps: each holds its edit
 set, the version it is tested against, its level and every observation so far, so a resume
@@ -140,12 +142,16 @@ class Checkpoint(StrictModel):
     target_index: int = 0
     decision_index: int = 0  # every candidate, valid or not, gets one (gate_decisions key)
     gates_run: int = 0  # gates that drew observations: the alpha-spending index
+    # Accepts recorded so far (after the guard): e-LOND's count, fixed into a test's level when it
+    # opens (train.gate.alpha_spending: elond). An older checkpoint reads 0: a lower level, still valid.
+    accepts: int = Field(0, ge=0)
     # The first sample index no gate has used yet: every gate draws from here and moves it past
     # its own, so no gate replays another's samples. 0 is the val score's sample, never a gate's.
     next_sample: int = Field(1, ge=1)
     version: str = "v0000"  # the incumbent
     step_version: str | None = None  # the incumbent when the current step began (its proposals' base)
     step_gates_run: int | None = None  # gates_run when the current step began (its reachability screen)
+    step_accepts: int | None = None  # accepts when the current step began (its screen, under elond)
     retired: dict[str, RetiredTarget] = Field(default_factory=dict)  # target label -> why (P0-3)
     rejected: dict[str, list[RejectedEdit]] = Field(default_factory=dict)
     accepted_this_epoch: dict[str, list[AcceptedEdit]] = Field(default_factory=dict)

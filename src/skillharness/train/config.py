@@ -71,12 +71,14 @@ class GateConfig(StrictModel):
         ge=1,
         description="Candidates tested on the same val data; the accept threshold is n_candidates / alpha.",
     )
-    alpha_spending: Literal["none", "basel", "geometric"] = Field(
+    alpha_spending: Literal["none", "basel", "geometric", "elond"] = Field(
         "none",
         description=(
-            "Per-run alpha spending over the run's gates k = 1, 2, ...: 'none' gives each gate alpha; "
-            "'basel' gives alpha * 6 / (pi^2 k^2); 'geometric' gives alpha / 2^k. The last two bound the "
-            "run's chance of any false accept by alpha."
+            "The run's level rule over its tests k = 1, 2, ...: 'none' gives each test alpha (expected "
+            "false accepts <= the sum of the levels); 'basel' gives alpha * 6 / (pi^2 k^2) and "
+            "'geometric' alpha / 2^k (P(any false accept) <= alpha); 'elond' gives "
+            "alpha * gamma_k * (accepts before test k + 1) (e-LOND: at most alpha of the run's "
+            "accepts are false, in expectation)."
         ),
     )
     mcnemar_alpha: float = Field(

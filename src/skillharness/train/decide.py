@@ -97,7 +97,7 @@ async def decide(
         outcome = GateOutcome(GateReason.REJECT_INVALID, f"{proposal.reason}: {proposal.detail}"[:300])
     else:
         gate = ctx.config.gate
-        alpha = gate_alpha(gate.alpha, gate.alpha_spending, ckpt.gates_run + 1)
+        alpha = gate_alpha(gate.alpha, gate.alpha_spending, ckpt.gates_run + 1, accepts=ckpt.accepts)
         outcome = await validate(
             ctx,
             incumbent,
@@ -130,7 +130,8 @@ def sized_n_max(ctx: TrainContext, ckpt: Checkpoint, classes: Sequence[str]) -> 
         return gate.n_max
     counts = [ckpt.discordance.get(t, [0, 0]) for t in classes]
     r = measured_discordance(sum(c[0] for c in counts), sum(c[1] for c in counts))
-    thr = threshold(gate_alpha(gate.alpha, gate.alpha_spending, ckpt.gates_run + 1), gate.n_candidates)
+    level = gate_alpha(gate.alpha, gate.alpha_spending, ckpt.gates_run + 1, accepts=ckpt.accepts)
+    thr = threshold(level, gate.n_candidates)
     floor = max(gate.first_stage, min_wins(thr, gate.bet_cap))
     return min(gate.n_max, max(floor, sized_draws(thr, r, gate.min_effect)))
 
@@ -168,6 +169,8 @@ async def record_decision(
         ckpt = ckpt.remember_accept(
             label, AcceptedEdit(target=label, rationale=rationale, edits_json=edits_json)
         )
+        # e-LOND's count: every test opened from now on gets a level with this accept in it.
+        ckpt = ckpt.model_copy(update={"accepts": ckpt.accepts + 1})
     else:
         memo = (
             remember_refusal(proposal)

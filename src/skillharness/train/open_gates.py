@@ -68,7 +68,7 @@ def candidate_of(ctx: TrainContext, ws: Workspace, oc: OpenCandidate) -> Candida
 def _start_test(ctx: TrainContext, ckpt: Checkpoint, candidate: Candidate) -> tuple[dict[str, Any], bool]:
     """The fields of a new test of ``candidate`` (built on ``ckpt.version``) and whether it can accept."""
     gate = ctx.config.gate
-    alpha = gate_alpha(gate.alpha, gate.alpha_spending, ckpt.gates_run + 1)
+    alpha = gate_alpha(gate.alpha, gate.alpha_spending, ckpt.gates_run + 1, accepts=ckpt.accepts)
     scope = gate_scope(ctx, candidate.target)
     n_max = sized_n_max(ctx, ckpt, scope.classes)
     scope, plan = draw_plan(ctx, candidate, ckpt.decision_index, first_sample=ckpt.next_sample, n_max=n_max)
@@ -234,8 +234,8 @@ def _restart(
         evidence_ids=frozenset(oc.evidence_ids),
     )
     fields, reachable = _start_test(ctx, ckpt, candidate)
-    if not reachable:  # only under alpha spending: the next level is out of reach for good
-        return f"unreachable at gate {ckpt.gates_run + 1}"
+    if not reachable:  # only under alpha spending: the next level is out of reach
+        return f"unreachable at gate {ckpt.gates_run + 1} (alpha {fields['alpha']:.3g})"
     restarted = oc.model_copy(
         update={
             **{k: fields[k] for k in _TEST_FIELDS},

@@ -21,6 +21,13 @@ def spending_summary(classes: TrainedClasses, gate: GateConfig) -> str:
     limits = [f"{c.task_type} (gate {c.last_gate})" for c in classes.trained if c.last_gate]
     if not limits:
         return ""
+    if gate.alpha_spending == "elond":  # the levels depend on the accepts: last_gate assumes none
+        return (
+            "; alpha_spending=elond: a test's level is alpha * gamma_k * (accepts before it + 1), so "
+            "with no accept these classes can accept only up to the run's gate shown; each accept "
+            "moves it later, and a class is retired only when no later gate could accept it: "
+            f"{', '.join(limits)}"
+        )
     return (
         f"; alpha_spending={gate.alpha_spending}: later gates need more wins, so these classes can "
         f"accept only up to the run's gate shown and are then no longer evolved (reported once): "

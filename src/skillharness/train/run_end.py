@@ -14,6 +14,7 @@ from skillharness.train.budget import StopGuard
 from skillharness.train.checkpoint import Checkpoint, RunState, Spent
 from skillharness.train.context import TrainContext
 from skillharness.train.final_score import FinalValScore
+from skillharness.train.gate import run_guarantee
 
 __all__ = ["budget_stop_metrics", "checkpoint_saver", "final_metrics", "mark_interrupted"]
 
@@ -72,7 +73,6 @@ def _common_metrics(
     ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, guard: StopGuard, *, stop: str
 ) -> dict[str, Any]:
     """What every end of a run stores: the incumbent, why it ended, Σα, usage and the budget."""
-    spending = ctx.config.gate.alpha_spending
     return {
         "final": {
             "workspace": str(ws.path),
@@ -89,11 +89,10 @@ def _common_metrics(
         "alpha_spent": {
             "sum": ckpt.alpha_spent,
             "gates": ckpt.gates_run,
+            "accepts": ckpt.accepts,
             # Each opened test (a rebase opens a new one) spends its level once, however many
             # rounds it is continued over.
-            "bound": "run-wide: P(any false accept) <= alpha"
-            if spending != "none"
-            else "per test: expected false accepts <= sum of alpha over the opened tests",
+            "bound": run_guarantee(ctx.config.gate),
         },
         "usage": ctx.session.usage(),
         "budget": budget_metric(ctx, guard.spent(), guard).value,

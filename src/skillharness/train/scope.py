@@ -16,7 +16,7 @@ from skillharness.data import Question
 from skillharness.skills import EditTarget
 from skillharness.train.context import TrainContext
 from skillharness.train.draws import draw_temperature, gate_budget
-from skillharness.train.gate import Reachability, gate_alpha, reachability
+from skillharness.train.gate import Reachability, best_gate_alpha, gate_alpha, reachability
 
 __all__ = ["GateScope", "gate_scope", "scope_pool", "target_reachability"]
 
@@ -46,8 +46,12 @@ def scope_pool(ctx: TrainContext, classes: Sequence[str], evidence: Collection[s
     return [q for t in classes for q in ctx.val_by_type.get(t, ()) if q.question_id not in evidence]
 
 
-def target_reachability(ctx: TrainContext, target: EditTarget, gate_index: int) -> Reachability:
-    """Whether ``target``'s gate, as the run's gate number ``gate_index``, could accept at all.
+def target_reachability(
+    ctx: TrainContext, target: EditTarget, gate_index: int, *, accepts: int = 0, best: bool = False
+) -> Reachability:
+    """Whether ``target``'s gate, as the run's gate number ``gate_index`` with ``accepts`` accepts
+    before it, could accept at all; ``best``: as any gate from ``gate_index`` on, whatever accepts
+    come first (they raise the level under ``elond`` only).
 
     The same numbers :func:`skillharness.train.validate.validate` checks (its draw plan's budget,
     the spent level of that gate), computed before anything is spent. The case pack's evidence
@@ -58,5 +62,9 @@ def target_reachability(ctx: TrainContext, target: EditTarget, gate_index: int) 
     budget = gate_budget(
         distinct, temperature=draw_temperature(ctx.session.agent_config.sampling), n_max=gate.n_max
     )
-    level = gate_alpha(gate.alpha, gate.alpha_spending, gate_index)
+    level = (
+        best_gate_alpha(gate.alpha, gate.alpha_spending, gate_index)
+        if best
+        else gate_alpha(gate.alpha, gate.alpha_spending, gate_index, accepts=accepts)
+    )
     return reachability(level, gate.bet_cap, budget, gate.n_candidates)

@@ -88,6 +88,7 @@ async def run_step(
             "target_index": 0,
             "step_version": None,
             "step_gates_run": None,
+            "step_accepts": None,
             "step_busy": None,
         }
     )
@@ -109,9 +110,10 @@ def _screened_packs(
     packs = [p for p in packs if p.target.kind != "skill" or p.target.label() in trained]
     # A target with train.gate.max_open tests open (at the step's start) waits for one to close.
     packs = [p for p in packs if p.target.label() not in (ckpt.step_busy or [])]
-    # The step's screen rests on gates_run at its start, so a resumed step keeps the same packs.
+    # The step's screen rests on gates_run (and accepts) at its start, so a resumed step keeps the same packs.
     gates_run = ckpt.gates_run if ckpt.step_gates_run is None else ckpt.step_gates_run
-    screened = screen_packs(ctx, packs, gates_run=gates_run, retired=ckpt.retired)
+    accepts = ckpt.accepts if ckpt.step_accepts is None else ckpt.step_accepts
+    screened = screen_packs(ctx, packs, gates_run=gates_run, retired=ckpt.retired, accepts=accepts)
     if screened.retired:
         retired = {k: RetiredTarget(epoch=epoch, step=step, detail=v) for k, v in screened.retired.items()}
         ckpt = ckpt.model_copy(update={"retired": {**ckpt.retired, **retired}})
@@ -120,13 +122,19 @@ def _screened_packs(
 
 def _begin(ctx: TrainContext, ckpt: Checkpoint) -> Checkpoint:
     """The step's start, saved before anything is asked: the bundle it proposes against, the gates
-    run so far (its reachability screen) and the targets whose open tests fill ``max_open``."""
+    run and accepts so far (its reachability screen) and the targets whose open tests fill
+    ``max_open``."""
     busy = sorted(
         label
         for label in {o.target for o in ckpt.open}
         if sum(o.target == label for o in ckpt.open) >= ctx.config.gate.max_open
     )
-    update = {"step_version": ckpt.version, "step_gates_run": ckpt.gates_run, "step_busy": busy}
+    update = {
+        "step_version": ckpt.version,
+        "step_gates_run": ckpt.gates_run,
+        "step_accepts": ckpt.accepts,
+        "step_busy": busy,
+    }
     return ckpt.model_copy(update=update)
 
 

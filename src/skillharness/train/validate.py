@@ -69,9 +69,10 @@ _REASONS = {
 }
 
 
-def gate_alpha_for(config: GateConfig, k: int) -> float:
-    """The level of a run's ``k``-th gate (1-based) under ``config.alpha_spending``."""
-    return gate_alpha(config.alpha, config.alpha_spending, k)
+def gate_alpha_for(config: GateConfig, k: int, *, accepts: int = 0) -> float:
+    """The level of a run's ``k``-th gate (1-based) under ``config.alpha_spending``, with
+    ``accepts`` accepts before it (``elond`` only)."""
+    return gate_alpha(config.alpha, config.alpha_spending, k, accepts=accepts)
 
 
 def draw_plan(

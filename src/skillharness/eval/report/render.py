@@ -158,6 +158,9 @@ def _context(data: ReportData) -> dict[str, Any]:
         "experiment": workspace.split("/runs/")[0] if "/runs/" in workspace else "-",
         "alpha_sum": float(alpha.get("sum", sum(g.alpha for g in data.gates if g.draws))),
         "gates_run": int(alpha.get("gates", len(drawn))),
+        # The sentence the run stated for its settings (train/gate/levels.py, run_guarantee).
+        "guarantee": alpha.get("bound", ""),
+        "run_accepts": alpha.get("accepts"),
         "accepted": sum(1 for g in data.gates if g.accepted),
         "accepted_gates": [g for g in data.gates if g.accepted],
         "micro_targets": micro_targets(data.final),

@@ -15,6 +15,7 @@ from skillharness.train.gate.bets import (
 )
 from skillharness.train.gate.eprocess import INFRA, PairedOutcome, wealth_paths
 from skillharness.train.gate.ladder import Decision, DecisionKind, Ladder, stage_ends
+from skillharness.train.gate.levels import best_gate_alpha, gate_alpha, lond_gamma, run_guarantee
 from skillharness.train.gate.mcnemar import (
     McNemarResult,
     mcnemar_draws,
@@ -36,7 +37,6 @@ from skillharness.train.gate.power import coupled_discordance, independent_disco
 from skillharness.train.gate.reachability import (
     Reachability,
     ensure_reachable,
-    gate_alpha,
     last_reachable_gate,
     min_net_wins,
     min_wins,
@@ -67,6 +67,7 @@ __all__ = [
     "SimulationSummary",
     "StrictlyBetterMinibatch",
     "WithoutReplacement",
+    "best_gate_alpha",
     "coupled_discordance",
     "effect_rates",
     "ensure_reachable",
@@ -75,6 +76,7 @@ __all__ = [
     "guard_draws_per_class",
     "independent_discordance",
     "last_reachable_gate",
+    "lond_gamma",
     "make_bet_strategy",
     "mcnemar_draws",
     "mcnemar_guard",
@@ -86,6 +88,7 @@ __all__ = [
     "plan_guard",
     "reachability",
     "reachability_for",
+    "run_guarantee",
     "simulate",
     "sized_draws",
     "stage_ends",

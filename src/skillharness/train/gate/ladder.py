@@ -142,11 +142,14 @@ class Ladder:
         drawable: int,
         *,
         gate_index: int = 1,
+        accepts: int = 0,
         label: str = "gate",
         strategy: BetStrategy | None = None,
     ) -> None:
         self.config = config
-        self.reach: Reachability = ensure_reachable(config, drawable, gate_index=gate_index, label=label)
+        self.reach: Reachability = ensure_reachable(
+            config, drawable, gate_index=gate_index, accepts=accepts, label=label
+        )
         self.budget = self.reach.drawable
         self.threshold = self.reach.threshold
         self.strategy = strategy or make_bet_strategy(config.bet_strategy, config.bet_cap)

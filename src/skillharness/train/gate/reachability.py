@@ -8,8 +8,8 @@ least that many drawable observations. With ``cap = 1/2`` and ``alpha = 0.05``:
 unbroken run of ``min_wins`` wins does accept: the bound is attained.
 
 Multiple testing: ``m`` candidates tested on the same val data use the threshold ``m / alpha``
-(a union bound over their e-processes); per-run alpha spending gives gate ``k`` the level
-``alpha_k`` with ``sum_k alpha_k <= alpha``.
+(a union bound over their e-processes); the run's level rule (:mod:`.levels`) gives test ``k``
+its level ``alpha_k``, which under ``elond`` also depends on the run's accepts before it.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from skillharness.errors import ConfigError
 from skillharness.train.config import GateConfig
+from skillharness.train.gate.levels import gate_alpha
 
 __all__ = [
     "Reachability",
@@ -35,23 +36,6 @@ __all__ = [
 
 _EXACT_WINS_LIMIT = 1_000_000
 _GATE_SEARCH_LIMIT = 1 << 40  # far past any run: a gate index above it counts as "every gate"
-
-
-def gate_alpha(alpha: float, spending: str = "none", gate_index: int = 1) -> float:
-    """Level of the ``gate_index``-th gate of a run (1-based) under an alpha-spending schedule.
-
-    ``none``: every gate gets ``alpha``. ``basel``: ``alpha * 6 / (pi^2 k^2)``.
-    ``geometric``: ``alpha / 2^k``. Both spending schedules sum to at most ``alpha``.
-    """
-    if gate_index < 1:
-        raise ConfigError(f"gate_index must be >= 1, got {gate_index}", field="gate_index")
-    if spending == "none":
-        return alpha
-    if spending == "basel":
-        return alpha * 6.0 / (math.pi**2 * gate_index**2)
-    if spending == "geometric":
-        return math.ldexp(alpha, -gate_index)  # alpha / 2^k without overflow for large k
-    raise ConfigError(f"unknown alpha spending {spending!r}", field="gate.alpha_spending")
 
 
 def threshold(alpha: float, n_candidates: int = 1) -> float:
@@ -123,17 +107,20 @@ def reachability(alpha: float, bet_cap: float, drawable: int, n_candidates: int 
     )
 
 
-def reachability_for(config: GateConfig, drawable: int, gate_index: int = 1) -> Reachability:
-    """Reachability of gate ``gate_index`` of a run under ``config``; the budget caps ``drawable``."""
-    level = gate_alpha(config.alpha, config.alpha_spending, gate_index)
+def reachability_for(
+    config: GateConfig, drawable: int, gate_index: int = 1, *, accepts: int = 0
+) -> Reachability:
+    """Reachability of test ``gate_index`` of a run under ``config``, with ``accepts`` accepts
+    before it (``elond`` only); the budget caps ``drawable``."""
+    level = gate_alpha(config.alpha, config.alpha_spending, gate_index, accepts=accepts)
     return reachability(level, config.bet_cap, min(drawable, config.n_max), config.n_candidates)
 
 
 def ensure_reachable(
-    config: GateConfig, drawable: int, *, gate_index: int = 1, label: str = "gate"
+    config: GateConfig, drawable: int, *, gate_index: int = 1, accepts: int = 0, label: str = "gate"
 ) -> Reachability:
     """Refuse, before any cost is spent, a gate that could never accept."""
-    result = reachability_for(config, drawable, gate_index)
+    result = reachability_for(config, drawable, gate_index, accepts=accepts)
     if not result.reachable:
         raise ConfigError(
             f"{label}: acceptance is unreachable: it needs at least {result.min_wins} wins "
@@ -147,23 +134,25 @@ def ensure_reachable(
     return result
 
 
-def last_reachable_gate(config: GateConfig, drawable: int) -> int | None:
+def last_reachable_gate(config: GateConfig, drawable: int, *, accepts: int = 0) -> int | None:
     """The last gate index of a run at which ``drawable`` observations can still accept.
 
     0: not even the first gate can; None: every gate can (no alpha spending, or a budget so large
-    that the search limit is passed). Alpha only shrinks with the index, so the gates that can
-    accept are exactly ``1 .. last``.
+    that the search limit is passed). With ``accepts`` fixed the level only shrinks with the index,
+    so the gates that can accept are exactly ``1 .. last``. Under ``elond`` the answer assumes no
+    accept besides ``accepts``: each further accept raises the later levels and moves it later.
     """
-    if not reachability_for(config, drawable, 1).reachable:
+    if not reachability_for(config, drawable, 1, accepts=accepts).reachable:
         return 0
     if config.alpha_spending == "none":
         return None
     low, high = 1, 2
-    while reachability_for(config, drawable, high).reachable:
+    while reachability_for(config, drawable, high, accepts=accepts).reachable:
         if high >= _GATE_SEARCH_LIMIT:
             return None
         low, high = high, high * 2
     while high - low > 1:  # reachable at low, not at high
         mid = (low + high) // 2
-        low, high = (mid, high) if reachability_for(config, drawable, mid).reachable else (low, mid)
+        reachable = reachability_for(config, drawable, mid, accepts=accepts).reachable
+        low, high = (mid, high) if reachable else (low, mid)
     return low

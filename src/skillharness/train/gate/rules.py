@@ -18,7 +18,8 @@ from skillharness.train.config import GateConfig
 from skillharness.train.gate.bets import BetStrategy, make_bet_strategy
 from skillharness.train.gate.eprocess import wealth_paths
 from skillharness.train.gate.ladder import DecisionKind, PathDecisions, decide_paths, stage_ends
-from skillharness.train.gate.reachability import gate_alpha, threshold
+from skillharness.train.gate.levels import gate_alpha
+from skillharness.train.gate.reachability import threshold
 
 __all__ = ["EProcessGate", "FixedNStandardError", "GateRule", "StrictlyBetterMinibatch"]
 
@@ -43,6 +44,7 @@ class EProcessGate:
     config: GateConfig = field(default_factory=GateConfig)
     gate_index: int = 1
     name: str = "e-process ladder"
+    accepts: int = 0  # the run's accepts before this test (the ``elond`` level rule only)
 
     @property
     def strategy(self) -> BetStrategy:
@@ -52,7 +54,8 @@ class EProcessGate:
     @property
     def threshold(self) -> float:
         """Accept threshold ``m / alpha_k``."""
-        level = gate_alpha(self.config.alpha, self.config.alpha_spending, self.gate_index)
+        gate = self.config
+        level = gate_alpha(gate.alpha, gate.alpha_spending, self.gate_index, accepts=self.accepts)
         return threshold(level, self.config.n_candidates)
 
     def run(self, d: NDArray[np.int8]) -> PathDecisions:
