@@ -3,7 +3,6 @@ count survives a stop and a resume, and the run states its guarantee (docs/gate.
 
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -17,13 +16,13 @@ from skillharness.config import load_config
 from skillharness.llm.types import SamplingParams
 from skillharness.sim import SimServer, decisive_world
 from skillharness.skills import EditTarget
-from skillharness.store import RunMetric, RunReader
+from skillharness.store import GateDecisionRow, RunMetric, RunReader
 from skillharness.train.budget import TrainingStopped
 from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
 from skillharness.train.config import GateConfig
 from skillharness.train.coverage import ClassCoverage, TrainedClasses
 from skillharness.train.gate import gate_alpha, run_guarantee
-from skillharness.train.preflight import _spending
+from skillharness.train.preflight_gate import spending_summary
 from skillharness.train.reach import Screened, screen_packs
 from skillharness.train.records import CasePack
 from skillharness.train.training import TrainOutcome, TrainRequest, run_folder, run_training
@@ -73,7 +72,7 @@ def test_under_elond_a_class_out_of_reach_now_waits_for_accepts_and_retires_only
 def test_preflight_names_the_last_gate_with_no_accept_and_says_accepts_move_it() -> None:
     coverage = ClassCoverage("OCR Problems", 10, 18, 15, True, drawable=18, last_gate=4)
     classes = TrainedClasses(trained=(coverage,), excluded_micro=(), unknown=(), explicit=True)
-    summary = _spending(classes, GateConfig(alpha_spending="elond"))
+    summary = spending_summary(classes, GateConfig(alpha_spending="elond"))
     assert "alpha_spending=elond" in summary
     assert "with no accept these classes can accept only up to the run's gate shown" in summary
     assert "each accept moves it later" in summary
@@ -89,18 +88,20 @@ def _accepts_in_store(config_path: Path, run_id: str) -> int:
     return sum(1 for row in decisions(config_path, run_id) if row[2] == "accept")
 
 
-def _checked_levels(saved: list[Checkpoint]) -> list[int]:
-    """Every test opened between two saves got the level of the run's next test with the accepts
-    so far; returns those accepts counts, one per test checked."""
-    counts = []
-    for before, after in itertools.pairwise(saved):
-        known = {o.key for o in before.open}
-        new = [o for o in after.open if o.key not in known]
-        if after.gates_run != before.gates_run + 1 or len(new) != 1:
-            continue  # nothing opened, or opened and closed before the save
-        level = gate_alpha(ALPHA, "elond", before.gates_run + 1, accepts=before.accepts)
-        assert new[0].alpha == pytest.approx(level)
-        counts.append(before.accepts)
+def _checked_levels(config_path: Path, run_id: str) -> list[int]:
+    """Every decided test got the level of its place in the run with some count of accepts decided
+    before it; returns those counts, one per test (the smallest that matches)."""
+    config = load_config(config_path)
+    with RunReader(config.store) as reader:
+        rows = reader.ledger(GateDecisionRow, train_run_id=run_id)
+    counts, accepted = [], 0
+    for row in rows:
+        if "alpha" in row.evidence and row.evidence.get("alpha") is not None:
+            levels = [gate_alpha(ALPHA, "elond", row.gate_index + 1, accepts=j) for j in range(accepted + 1)]
+            matching = [j for j, level in enumerate(levels) if level == pytest.approx(row.evidence["alpha"])]
+            assert matching, (row.gate_index, row.evidence["alpha"], levels)
+            counts.append(matching[0])
+        accepted += row.reason == "accept"
     return counts
 
 
@@ -121,7 +122,7 @@ async def test_elond_levels_carry_the_accepts_across_a_budget_stop_and_resume(
     assert outcome.checkpoint.state is RunState.FINISHED
     assert second.saved[0].accepts == stopped.accepts  # the count survives the resume
     assert outcome.checkpoint.accepts == _accepts_in_store(resumed_config, "t-elond") > 0
-    checked = _checked_levels(first.saved) + _checked_levels(second.saved)
+    checked = _checked_levels(resumed_config, "t-elond")
     assert len(checked) >= 3
     assert max(checked) > 0  # a test opened after an accept got the larger level
     with RunReader(load_config(resumed_config).store) as reader:
