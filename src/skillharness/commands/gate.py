@@ -85,75 +85,83 @@ def _floats(text: str, flag: str) -> tuple[float, ...]:
         raise ConfigError(f"{flag} must be comma-separated numbers, got {text!r}", field=flag) from exc
 
 
+# ``gate plan``'s own options; the shared ones above keep plan and simulate in step.
+_UNITS = typer.Option("", "--units", help='Val units per class, e.g. "Object Reasoning=30,OCR Problems=6".')
+_PER_UNIT = typer.Option(1, "--questions-per-unit", min=1, help="Observations one --units unit gives.")
+_BUDGET = typer.Option(_GATE.n_max, "--budget", help="Largest number of observations per gate (n_max).")
+_EFFECTS = typer.Option("0.05,0.1,0.2", "--effects", help="True accuracy gains to estimate power at.")
+_DISCORDANCE = typer.Option(
+    _GATE.guard_discordance,
+    "--discordance",
+    help="Share of draws where exactly one side is right, with independent arms.",
+)
+_COUPLING = typer.Option(
+    SimConfig().world.seed_coupling,
+    "--coupling",
+    min=0.0,
+    max=1.0,
+    help="Share of draws a per_draw seed couples (rho; default: the simulator's, from llama.cpp).",
+)
+_FROM_RUN = typer.Option(
+    None, "--from-run", help="Measure the discordance from this training run's paired gate draws."
+)
+_STORE = typer.Option(None, "--store", help="Store URL of --from-run (default: the config's).")
+_CONFIG = typer.Option(None, "--config", help="Experiment YAML (its store.url).")
+_GUARD_HARM = typer.Option(
+    _GATE.guard_harm, "--guard-harm", help="Drop on one class the McNemar guard is sized to detect."
+)
+_GUARD_POWER = typer.Option(
+    _GATE.guard_power, "--guard-power", help="Probability with which the guard must flag it."
+)
+_GUARD_MAX_DRAWS = typer.Option(
+    _GATE.guard_max_draws, "--guard-max-draws", help="Most guard draws per class (its cost bound)."
+)
+_GUARD_DRAWS = typer.Option(
+    None, "--guard-draws", help="Fix the guard's draws per class instead of sizing them (0: no guard)."
+)
+_MCNEMAR_ALPHA = typer.Option(
+    _GATE.mcnemar_alpha, "--mcnemar-alpha", help="Level of the guard (Holm over the guarded classes)."
+)
+_RUNS = typer.Option(2000, "--runs", min=100, help="Simulated gates per power estimate.")
+_TEMPERATURE = typer.Option(
+    0.0,
+    "--temperature",
+    min=0.0,
+    help="The agent's sampling temperature: 0 draws each val question at most once per gate "
+    "(budget = distinct questions); above 0 draws fresh samples with replacement (budget = --budget).",
+)
+_MIN_DISTINCT = typer.Option(
+    20, "--min-distinct", min=1, help="Warn for classes with fewer distinct val questions."
+)
+
+
 @gate_app.command("plan")
 def plan(
-    units: str = typer.Option(
-        "", "--units", help='Val units per class, e.g. "Object Reasoning=30,OCR Problems=6".'
-    ),
+    units: str = _UNITS,
     manifest: Path | None = _MANIFEST,
-    questions_per_unit: int = typer.Option(
-        1, "--questions-per-unit", min=1, help="Observations one --units unit gives."
-    ),
+    questions_per_unit: int = _PER_UNIT,
     alpha: float = _ALPHA,
     bet_cap: float = _BET_CAP,
-    budget: int = typer.Option(
-        _GATE.n_max, "--budget", help="Largest number of observations per gate (n_max)."
-    ),
+    budget: int = _BUDGET,
     strategy: str = _STRATEGY,
-    effects: str = typer.Option(
-        "0.05,0.1,0.2", "--effects", help="True accuracy gains to estimate power at."
-    ),
-    discordance: float = typer.Option(
-        _GATE.guard_discordance,
-        "--discordance",
-        help="Share of draws where exactly one side is right, with independent arms.",
-    ),
-    coupling: float = typer.Option(
-        SimConfig().world.seed_coupling,
-        "--coupling",
-        min=0.0,
-        max=1.0,
-        help="Share of draws a per_draw seed couples (rho; default: the simulator's, from llama.cpp).",
-    ),
-    from_run: str | None = typer.Option(
-        None, "--from-run", help="Measure the discordance from this training run's paired gate draws."
-    ),
-    store: str | None = typer.Option(
-        None, "--store", help="Store URL of --from-run (default: the config's)."
-    ),
-    config_file: str | None = typer.Option(None, "--config", help="Experiment YAML (its store.url)."),
-    guard_harm: float = typer.Option(
-        _GATE.guard_harm, "--guard-harm", help="Drop on one class the McNemar guard is sized to detect."
-    ),
-    guard_power: float = typer.Option(
-        _GATE.guard_power, "--guard-power", help="Probability with which the guard must flag it."
-    ),
-    guard_max_draws: int = typer.Option(
-        _GATE.guard_max_draws, "--guard-max-draws", help="Most guard draws per class (its cost bound)."
-    ),
-    guard_draws: int | None = typer.Option(
-        None, "--guard-draws", help="Fix the guard's draws per class instead of sizing them (0: no guard)."
-    ),
-    mcnemar_alpha: float = typer.Option(
-        _GATE.mcnemar_alpha, "--mcnemar-alpha", help="Level of the guard (Holm over the guarded classes)."
-    ),
-    runs: int = typer.Option(2000, "--runs", min=100, help="Simulated gates per power estimate."),
+    effects: str = _EFFECTS,
+    discordance: float = _DISCORDANCE,
+    coupling: float = _COUPLING,
+    from_run: str | None = _FROM_RUN,
+    store: str | None = _STORE,
+    config_file: str | None = _CONFIG,
+    guard_harm: float = _GUARD_HARM,
+    guard_power: float = _GUARD_POWER,
+    guard_max_draws: int = _GUARD_MAX_DRAWS,
+    guard_draws: int | None = _GUARD_DRAWS,
+    mcnemar_alpha: float = _MCNEMAR_ALPHA,
+    runs: int = _RUNS,
     seed: int = _SEED,
-    temperature: float = typer.Option(
-        0.0,
-        "--temperature",
-        min=0.0,
-        help="The agent's sampling temperature: 0 draws each val question at most once per gate "
-        "(budget = distinct questions); above 0 draws fresh samples with replacement (budget = --budget).",
-    ),
-    min_distinct: int = typer.Option(
-        20, "--min-distinct", min=1, help="Warn for classes with fewer distinct val questions."
-    ),
+    temperature: float = _TEMPERATURE,
+    min_distinct: int = _MIN_DISTINCT,
 ) -> None:
     """Per class: can the gate accept at all, how many wins it needs, and its power."""
-    if bool(units) == (manifest is not None):
-        raise ConfigError("give exactly one of --units or --manifest", field="--units/--manifest")
-    distinct = read_manifest_val_counts(manifest) if manifest else parse_units(units, questions_per_unit)
+    distinct = _val_counts(units, manifest, questions_per_unit)
     console = Console()
     if from_run is not None:
         discordance = _discordance_of_run(console, from_run, store, config_file, coupling)
@@ -172,27 +180,53 @@ def plan(
     )
     deltas = _floats(effects, "--effects")
     plans = plan_classes(drawable, config, effects=deltas, discordance=discordance, runs=runs, seed=seed)
-    mode = "with replacement" if temperature > 0 else "each question once"
-    title = (
-        f"gate plan: alpha={alpha:g}, bet cap={bet_cap:g}, budget={budget}, strategy={strategy}, "
-        f"temperature={temperature:g} ({mode})"
-    )
-    _plan_table(title, plans, distinct, deltas, min_distinct).print(console)
-    console.print(
-        "distinct = val questions the claim rests on; obs = the gate's budget "
-        f"({'--budget' if temperature > 0 else 'min(distinct, --budget)'}); P(acc) = power at discordance "
-        f"{discordance:g} (p+ = (r+Δ)/2, p- = (r-Δ)/2), {runs} seeded simulated gates each."
-    )
-    _warn_few(console, distinct, min_distinct)
+    _print_plan(console, config, plans, distinct, deltas, temperature, runs, min_distinct)
     if temperature > 0:
         print_coupling(console, discordance=discordance, coupling=coupling, effects=deltas, alpha=alpha)
     else:
         console.print("temperature 0: greedy answers ignore the seed, so one seed per draw couples nothing.")
     if config.guard_draws != 0:
-        # A system or tool edit reaches every class with val questions; at temperature 0 a class
-        # gives at most its distinct questions (fewer: the guard skips those the gate drew).
-        available = {k: (None if temperature > 0 else n) for k, n in distinct.items() if n > 0}
-        _print_guard(console, plan_guard(config, available))
+        _print_guard(console, _plan_guard(config, distinct, temperature))
+
+
+def _val_counts(units: str, manifest: Path | None, questions_per_unit: int) -> dict[str, int]:
+    """Distinct val questions per class, from exactly one of ``--units`` and ``--manifest``."""
+    if bool(units) == (manifest is not None):
+        raise ConfigError("give exactly one of --units or --manifest", field="--units/--manifest")
+    return read_manifest_val_counts(manifest) if manifest else parse_units(units, questions_per_unit)
+
+
+def _print_plan(
+    console: Console,
+    config: GateConfig,
+    plans: tuple[ClassPlan, ...],
+    distinct: dict[str, int],
+    deltas: tuple[float, ...],
+    temperature: float,
+    runs: int,
+    min_distinct: int,
+) -> None:
+    """The plan's table, what its columns mean, and the classes with few distinct questions."""
+    mode = "with replacement" if temperature > 0 else "each question once"
+    title = (
+        f"gate plan: alpha={config.alpha:g}, bet cap={config.bet_cap:g}, budget={config.n_max}, "
+        f"strategy={config.bet_strategy}, temperature={temperature:g} ({mode})"
+    )
+    _plan_table(title, plans, distinct, deltas, min_distinct).print(console)
+    console.print(
+        "distinct = val questions the claim rests on; obs = the gate's budget "
+        f"({'--budget' if temperature > 0 else 'min(distinct, --budget)'}); P(acc) = power at discordance "
+        f"{config.guard_discordance:g} (p+ = (r+Δ)/2, p- = (r-Δ)/2), {runs} seeded simulated gates each."
+    )
+    _warn_few(console, distinct, min_distinct)
+
+
+def _plan_guard(config: GateConfig, distinct: dict[str, int], temperature: float) -> GuardPlan:
+    """The guard after a system or tool edit, over every class with val questions."""
+    # At temperature 0 a class gives at most its distinct questions (fewer: the guard skips those
+    # the gate drew); above 0 it draws fresh samples without that bound.
+    available = {k: (None if temperature > 0 else n) for k, n in distinct.items() if n > 0}
+    return plan_guard(config, available)
 
 
 def _discordance_of_run(
