@@ -54,49 +54,59 @@ from skillharness.util.atomic import atomic_write_text, sha256_bytes
 experiment_app = typer.Typer(help="Set up an experiment folder (experiment init).", no_args_is_help=True)
 
 
+_QUESTIONS = typer.Option(..., "--questions", help="Questions file (parquet/json/jsonl/csv/tsv).")
+_VIDEOS = typer.Option(..., "--videos", help="Folder of <videoID>.mp4 files.")
+_SUBTITLES = typer.Option(None, "--subtitles", help="Folder of <videoID>.srt files.")
+_ENDPOINT = typer.Option(..., "--endpoint", help="OpenAI-compatible base URL, e.g. http://host:8000/v1.")
+_MODEL = typer.Option(..., "--model", help="Model name the endpoint serves.")
+_HOLDOUT = typer.Option(
+    None,
+    "--holdout/--no-holdout",
+    help="Required: whether training ends with one read of the sealed test pool (eval.run_holdout_eval).",
+)
+_OUT = typer.Option(Path("experiment"), "--out", help="The experiment folder.")
+_API_KEY_ENV = typer.Option(
+    None, "--api-key-env", help="Name of the env var holding the endpoint's API key (never the key)."
+)
+_TEMPERATURE = typer.Option(
+    0.7, "--temperature", min=0.0, help="The agent's sampling temperature (above 0: gates resample)."
+)
+_SIZES = typer.Option("210,90,600", "--sizes", help="Split units in train,val,test.")
+_UNIT = typer.Option("video", "--unit", help="Split unit: video or question.")
+_SAMPLE = typer.Option(None, "--sample", help="Draw a stratified subsample of N units first.")
+_MIN_VAL_PER_CLASS = typer.Option(
+    8, "--min-val-per-class", help="At least K val questions per class (8: what a gate needs to accept)."
+)
+_EXCLUDE_TASK_TYPES = typer.Option(
+    [], "--exclude-task-types", help="Task type to leave out of the split (repeatable)."
+)
+_SEED = typer.Option(0, "--seed", help="Seed of the split.")
+_FORCE = typer.Option(
+    False, "--force", help="Replace a different split (backed up), bundle or experiment.yaml."
+)
+
+
 @experiment_app.command("init")
 def init(
-    questions: Path = typer.Option(..., "--questions", help="Questions file (parquet/json/jsonl/csv/tsv)."),
-    videos: Path = typer.Option(..., "--videos", help="Folder of <videoID>.mp4 files."),
-    subtitles: Path | None = typer.Option(None, "--subtitles", help="Folder of <videoID>.srt files."),
-    endpoint: str = typer.Option(
-        ..., "--endpoint", help="OpenAI-compatible base URL, e.g. http://host:8000/v1."
-    ),
-    model: str = typer.Option(..., "--model", help="Model name the endpoint serves."),
-    holdout: bool | None = typer.Option(
-        None,
-        "--holdout/--no-holdout",
-        help="Required: whether training ends with one read of the sealed test pool (eval.run_holdout_eval).",
-    ),
-    out: Path = typer.Option(Path("experiment"), "--out", help="The experiment folder."),
-    api_key_env: str | None = typer.Option(
-        None, "--api-key-env", help="Name of the env var holding the endpoint's API key (never the key)."
-    ),
-    temperature: float = typer.Option(
-        0.7, "--temperature", min=0.0, help="The agent's sampling temperature (above 0: gates resample)."
-    ),
-    sizes: str = typer.Option("210,90,600", "--sizes", help="Split units in train,val,test."),
-    unit: str = typer.Option("video", "--unit", help="Split unit: video or question."),
-    sample: int | None = typer.Option(None, "--sample", help="Draw a stratified subsample of N units first."),
-    min_val_per_class: int = typer.Option(
-        8, "--min-val-per-class", help="At least K val questions per class (8: what a gate needs to accept)."
-    ),
-    exclude_task_types: list[str] = typer.Option(
-        [], "--exclude-task-types", help="Task type to leave out of the split (repeatable)."
-    ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the split."),
-    force: bool = typer.Option(
-        False, "--force", help="Replace a different split (backed up), bundle or experiment.yaml."
-    ),
+    questions: Path = _QUESTIONS,
+    videos: Path = _VIDEOS,
+    subtitles: Path | None = _SUBTITLES,
+    endpoint: str = _ENDPOINT,
+    model: str = _MODEL,
+    holdout: bool | None = _HOLDOUT,
+    out: Path = _OUT,
+    api_key_env: str | None = _API_KEY_ENV,
+    temperature: float = _TEMPERATURE,
+    sizes: str = _SIZES,
+    unit: str = _UNIT,
+    sample: int | None = _SAMPLE,
+    min_val_per_class: int = _MIN_VAL_PER_CLASS,
+    exclude_task_types: list[str] = _EXCLUDE_TASK_TYPES,
+    seed: int = _SEED,
+    force: bool = _FORCE,
 ) -> None:
     """Freeze a split, write the bundle and experiment.yaml, probe, preflight and plan the gates."""
-    if holdout is None:
-        raise ConfigError(
-            "decide the holdout: --holdout (when training ends, the final and the initial bundle run once "
-            "on the sealed test pool) or --no-holdout (training never reads it; `skillharness eval` can "
-            "later). Training refuses to start until eval.run_holdout_eval is set.",
-            field="--holdout",
-        )
+    holdout = _require_holdout(holdout)
     console = Console()
     rows = _check_inputs(questions, videos, subtitles)
     params = split_params(
@@ -124,6 +134,18 @@ def init(
     split = make_split(rows, params)
     _write(console, exp, split, rows, force=force)
     _check(console, exp)
+
+
+def _require_holdout(holdout: bool | None) -> bool:
+    """The holdout is the user's decision: no default, so the flag is refused when missing."""
+    if holdout is None:
+        raise ConfigError(
+            "decide the holdout: --holdout (when training ends, the final and the initial bundle run once "
+            "on the sealed test pool) or --no-holdout (training never reads it; `skillharness eval` can "
+            "later). Training refuses to start until eval.run_holdout_eval is set.",
+            field="--holdout",
+        )
+    return holdout
 
 
 def _check_inputs(questions: Path, videos: Path, subtitles: Path | None) -> list[Question]:
