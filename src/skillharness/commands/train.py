@@ -69,24 +69,9 @@ def train(
         _ended(console, settings, config, ended)
         return
     if not skip_preflight:
-        report = run_preflight(settings)
-        if not report.ok:
-            for problem in report.problems:
-                console.print(f"[red]preflight[/] {problem.check}: {problem.message}")
-            raise typer.Exit(2)
+        _preflight(console, settings)
     console.print(f"training run [bold]{chosen}[/] in {folder}")
-    try:
-        with TrainProgress(console, run_id=chosen, epochs=settings.train.epochs) as progress:
-            outcome = asyncio.run(run_training(settings, request, observer=progress))
-    except TrainingStopped as exc:
-        console.print(f"[yellow]stopped[/]: {exc}")
-        console.print(f"resume with: skillharness train --config {config} --resume {chosen}")
-        raise typer.Exit(3) from None
-    except KeyboardInterrupt:
-        console.print(
-            f"[yellow]interrupted[/]; resume with: skillharness train --config {config} --resume {chosen}"
-        )
-        raise typer.Exit(130) from None
+    outcome = _run(console, settings, request, config)
     print_outcome(console, outcome)
     if settings.eval.run_holdout_eval:
         _holdout(console, settings, chosen)
@@ -95,6 +80,32 @@ def train(
             f"eval.run_holdout_eval is false: no test-pool number. Run `skillharness eval --config {config} "
             f"--run {chosen}` when you decide to read the holdout."
         )
+
+
+def _preflight(console: Console, settings: Config) -> None:
+    """Preflight before training; its problems are printed and end the command (exit 2)."""
+    report = run_preflight(settings)
+    if not report.ok:
+        for problem in report.problems:
+            console.print(f"[red]preflight[/] {problem.check}: {problem.message}")
+        raise typer.Exit(2)
+
+
+def _run(console: Console, settings: Config, request: TrainRequest, config: Path) -> TrainOutcome:
+    """The training loop under its progress display; a stop or Ctrl-C ends the command resumably."""
+    try:
+        with TrainProgress(console, run_id=request.run_id, epochs=settings.train.epochs) as progress:
+            return asyncio.run(run_training(settings, request, observer=progress))
+    except TrainingStopped as exc:
+        console.print(f"[yellow]stopped[/]: {exc}")
+        console.print(f"resume with: skillharness train --config {config} --resume {request.run_id}")
+        raise typer.Exit(3) from None
+    except KeyboardInterrupt:
+        console.print(
+            "[yellow]interrupted[/]; resume with: "
+            f"skillharness train --config {config} --resume {request.run_id}"
+        )
+        raise typer.Exit(130) from None
 
 
 def val_gain_line(gain: Mapping[str, Any]) -> str:
