@@ -154,10 +154,10 @@ def measure(base_url: str, questions: list[Question]) -> dict[str, tuple[int, in
 
 
 def section(results: dict[str, tuple[int, int]], elapsed_s: float) -> str:
-    lines = ["| sampling | correctness differs |", "|---|---|"]
+    lines = ["| sampling | discordance | 95 % interval | draws that differ |", "|---|---|---|---|"]
     for name, (d, n) in results.items():
         low, high = wilson(d, n)
-        lines.append(f"| {name} | {d / n:.0%} [{low:.0%}, {high:.0%}] ({d} of {n}) |")
+        lines.append(f"| {name} | {d / n:.0%} | [{low:.0%}, {high:.0%}] | {d} of {n} |")
     shares = [d / n for d, n in results.values()]
     rho = 1 - shares[2] / shares[1] if shares[1] else float("nan")
     return "\n".join(
@@ -168,7 +168,7 @@ def section(results: dict[str, tuple[int, int]], elapsed_s: float) -> str:
             "questions blind (a seeded choice), under two system prompts that differ by one skill",
             "paragraph of the default bundle (the Counting Problem bullets), at most "
             f"{MAX_TOKENS} tokens per answer.",
-            "Share of draws whose arms differ in correctness, with 95 % Wilson intervals:",
+            "Discordance: the share of draws whose arms differ in correctness (95 % Wilson interval):",
             "",
             *lines,
             "",

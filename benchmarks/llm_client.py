@@ -13,32 +13,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import multiprocessing as mp
 import re
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillharness.llm import build_chat_model
-from skillharness.llm.config import CacheConfig, EndpointConfig, LLMConfig
-from skillharness.llm.roles import Role, response_format
-from skillharness.llm.types import ChatRequest
+from sim_calls import sim_server, timed_calls
+from skillharness.llm.config import CacheConfig
 from skillharness.util.atomic import atomic_write_text
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 CONCURRENCY = 24
 LATENCIES_S = (1.0, 0.2)  # a typical LLM call lasts seconds; 0.2 s stresses the overhead
 CALLS = 24 * 10
-
-
-def _serve(latency_s: float, ports: mp.Queue, stop: mp.Event) -> None:  # type: ignore[type-arg]
-    from skillharness.sim.config import LatencyConfig, SimConfig
-    from skillharness.sim.runner import SimServer
-
-    with SimServer(SimConfig(seed=1, latency=LatencyConfig(ttft_s=latency_s))) as sim:
-        ports.put(sim.base_url)
-        stop.wait()
 
 
 @dataclass(frozen=True)
@@ -63,32 +50,11 @@ class Result:
 
 
 async def _run(base_url: str, latency_s: float, label: str, cache: CacheConfig | None, calls: int) -> Result:
-    config = LLMConfig(
-        model="sim-vl", endpoints=(EndpointConfig(base_url=base_url, max_in_flight=CONCURRENCY),)
+    tag = f"{label} "  # the variants share one server: their calls differ
+    wall, cpu = await timed_calls(
+        base_url, cache, calls=calls, concurrency=CONCURRENCY, warmup=calls, tag=tag
     )
-    queue: asyncio.Queue[int] = asyncio.Queue()
-    for i in range(calls):
-        queue.put_nowait(i)
-
-    async with build_chat_model(config, cache) as model:
-
-        async def worker() -> None:
-            while not queue.empty():
-                i = queue.get_nowait()
-                request = ChatRequest(
-                    model="sim-vl",
-                    messages=({"role": "user", "content": f"{label} call {i}"},),
-                    role=Role.JUDGE,
-                    response_format=response_format(Role.JUDGE),
-                )
-                await model.complete(request)
-
-        await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))  # warm-up: connections, imports
-        for i in range(calls):
-            queue.put_nowait(i + calls)
-        cpu0, wall0 = time.process_time(), time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
-        return Result(label, latency_s, calls, time.perf_counter() - wall0, time.process_time() - cpu0)
+    return Result(label, latency_s, calls, wall, cpu)
 
 
 def _table(results: list[Result]) -> str:
@@ -119,21 +85,12 @@ def _write(table: str) -> None:
 
 
 def _measure(latency_s: float, calls: int) -> list[Result]:
-    ctx = mp.get_context("spawn")
-    ports, stop = ctx.Queue(), ctx.Event()
-    server = ctx.Process(target=_serve, args=(latency_s, ports, stop), daemon=True)
-    server.start()
-    try:
-        base_url = ports.get(timeout=60)
-        with tempfile.TemporaryDirectory() as tmp:
-            sqlite = CacheConfig(url=f"sqlite:///{Path(tmp) / 'bench.sqlite'}")
-            return [
-                asyncio.run(_run(base_url, latency_s, "no cache", None, calls)),
-                asyncio.run(_run(base_url, latency_s, "sqlite cache, all misses", sqlite, calls)),
-            ]
-    finally:
-        stop.set()
-        server.join(timeout=10)
+    with sim_server(latency_s) as base_url, tempfile.TemporaryDirectory() as tmp:
+        sqlite = CacheConfig(url=f"sqlite:///{Path(tmp) / 'bench.sqlite'}")
+        return [
+            asyncio.run(_run(base_url, latency_s, "no cache", None, calls)),
+            asyncio.run(_run(base_url, latency_s, "sqlite cache, all misses", sqlite, calls)),
+        ]
 
 
 def main() -> None:

@@ -12,44 +12,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import multiprocessing as mp
 import tempfile
-import time
 from pathlib import Path
 
-from llm_client import _serve  # the simulator in its own process, as in the client benchmark
-from skillharness.llm import build_chat_model
-from skillharness.llm.config import CacheConfig, EndpointConfig, LLMConfig
-from skillharness.llm.roles import Role, response_format
-from skillharness.llm.types import ChatRequest
+from sim_calls import sim_server, timed_calls
+from skillharness.llm.config import CacheConfig
 
 LATENCY_S = 0.05
 CONCURRENCY = 128
 CALLS = 3000
-
-
-async def _run(base_url: str, cache: CacheConfig | None, calls: int, concurrency: int) -> tuple[float, float]:
-    """(wall s, CPU s) of ``calls`` distinct calls after a warm-up round."""
-    config = LLMConfig(
-        model="sim-vl", endpoints=(EndpointConfig(base_url=base_url, max_in_flight=concurrency),)
-    )
-    async with build_chat_model(config, cache) as model:
-
-        async def worker(first: int, step: int, stop: int) -> None:
-            for i in range(first, stop, step):
-                request = ChatRequest(
-                    model="sim-vl",
-                    messages=({"role": "user", "content": f"call {i}"},),
-                    role=Role.JUDGE,
-                    response_format=response_format(Role.JUDGE),
-                )
-                await model.complete(request)
-
-        await asyncio.gather(*(worker(w, concurrency, concurrency * 2) for w in range(concurrency)))
-        base = concurrency * 2
-        cpu0, wall0 = time.process_time(), time.perf_counter()
-        await asyncio.gather(*(worker(base + w, concurrency, base + calls) for w in range(concurrency)))
-        return time.perf_counter() - wall0, time.process_time() - cpu0
 
 
 def main() -> None:
@@ -57,27 +28,21 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=CALLS)
     parser.add_argument("--concurrency", type=int, default=CONCURRENCY)
     args = parser.parse_args()
-    ctx = mp.get_context("spawn")
-    ports, stop = ctx.Queue(), ctx.Event()
-    server = ctx.Process(target=_serve, args=(LATENCY_S, ports, stop), daemon=True)
-    server.start()
-    try:
-        base_url = ports.get(timeout=60)
-        with tempfile.TemporaryDirectory() as tmp:
-            variants = {
-                "no cache": None,
-                "sqlite cache, all misses": CacheConfig(url=f"sqlite:///{Path(tmp) / 'bench.sqlite'}"),
-            }
-            print(f"latency {LATENCY_S * 1000:.0f} ms, concurrency {args.concurrency}, {args.calls} calls")
-            print("| variant | wall calls/s | client CPU ms/call | calls/s per core |")
-            print("|---|---|---|---|")
-            for label, cache in variants.items():
-                wall, cpu = asyncio.run(_run(base_url, cache, args.calls, args.concurrency))
-                ms = 1000 * cpu / args.calls
-                print(f"| {label} | {args.calls / wall:.0f} | {ms:.2f} | {1000 / ms:.0f} |")
-    finally:
-        stop.set()
-        server.join(timeout=10)
+    with sim_server(LATENCY_S) as base_url, tempfile.TemporaryDirectory() as tmp:
+        variants = {
+            "no cache": None,
+            "sqlite cache, all misses": CacheConfig(url=f"sqlite:///{Path(tmp) / 'bench.sqlite'}"),
+        }
+        print(f"latency {LATENCY_S * 1000:.0f} ms, concurrency {args.concurrency}, {args.calls} calls")
+        print("| variant | wall calls/s | client CPU ms/call | calls/s per core |")
+        print("|---|---|---|---|")
+        for label, cache in variants.items():
+            run = timed_calls(
+                base_url, cache, calls=args.calls, concurrency=args.concurrency, warmup=2 * args.concurrency
+            )
+            wall, cpu = asyncio.run(run)
+            ms = 1000 * cpu / args.calls
+            print(f"| {label} | {args.calls / wall:.0f} | {ms:.2f} | {1000 / ms:.0f} |")
 
 
 if __name__ == "__main__":

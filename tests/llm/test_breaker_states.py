@@ -38,12 +38,25 @@ def trip(breaker: CircuitBreaker) -> None:
     assert breaker.state is OPEN
 
 
-async def test_a_failed_probe_reopens_and_the_next_cooldown_admits_a_new_probe() -> None:
-    clock = Clock()
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+async def probing(clock: Clock) -> CircuitBreaker:
+    """A fail-fast breaker (2 failures, 1 s cooldown) tripped at 0; at 1 its probe is admitted."""
     breaker = fail_fast(clock)
     trip(breaker)
     clock.now = 1.0
     assert await breaker.admit() is True
+    return breaker
+
+
+async def test_a_failed_probe_reopens_and_the_next_cooldown_admits_a_new_probe(
+    clock: Clock, probing: CircuitBreaker
+) -> None:
+    breaker = probing
     assert breaker.state is HALF
     with pytest.raises(CircuitOpenError):
         await breaker.admit()  # one probe at a time
@@ -61,12 +74,10 @@ async def test_a_failed_probe_reopens_and_the_next_cooldown_admits_a_new_probe()
     assert breaker.transitions == [(CLOSED, OPEN), (OPEN, HALF), (HALF, OPEN), (OPEN, HALF), (HALF, CLOSED)]
 
 
-async def test_a_breaker_that_recovered_trips_again_and_admits_a_probe_again() -> None:
-    clock = Clock()
-    breaker = fail_fast(clock)
-    trip(breaker)
-    clock.now = 1.0
-    assert await breaker.admit() is True
+async def test_a_breaker_that_recovered_trips_again_and_admits_a_probe_again(
+    clock: Clock, probing: CircuitBreaker
+) -> None:
+    breaker = probing
     breaker.record_success(True)
     assert breaker.state is CLOSED
     assert await breaker.admit() is False  # a caller on a closed breaker is never the probe
@@ -120,12 +131,8 @@ async def test_open_refuses_until_exactly_the_cooldown_then_accepts() -> None:
     assert not breaker.accepting  # the probe is out
 
 
-async def test_releasing_a_probe_frees_the_slot_without_changing_the_state() -> None:
-    clock = Clock()
-    breaker = fail_fast(clock, threshold=1)
-    trip(breaker)
-    clock.now = 1.0
-    assert await breaker.admit() is True
+async def test_releasing_a_probe_frees_the_slot_without_changing_the_state(probing: CircuitBreaker) -> None:
+    breaker = probing
     breaker.release(False)  # an ordinary caller's release does not free the probe's slot
     assert not breaker.accepting
     breaker.release(True)

@@ -17,20 +17,33 @@ def _hashed(settings: dict[str, object]) -> str:
     return content_hash(settings)
 
 
-async def test_the_settings_are_stored_with_a_new_run(store_url: str) -> None:
+@pytest.fixture
+async def stored(store_url: str) -> str:
+    """``store_url`` holding run-1, opened once with ``SETTINGS`` and closed."""
     await (await RunLog.open(store_url, provenance(config_hash=_hashed(SETTINGS)), settings=SETTINGS)).close()
-    with RunReader(store_url) as reader:
-        stored = reader.ledger(RunMetric, run_id="run-1", name="settings")
-    assert [row.value for row in stored] == [SETTINGS]
+    return store_url
 
 
-async def test_a_refused_resume_names_each_changed_setting_with_both_values(store_url: str) -> None:
-    await (await RunLog.open(store_url, provenance(config_hash=_hashed(SETTINGS)), settings=SETTINGS)).close()
+async def _refused_resume(store_url: str, settings: dict[str, object], **changes: object) -> StoreError:
+    """The error refusing a resume of run-1 with ``settings`` (and other provenance ``changes``)."""
+    with pytest.raises(StoreError) as info:
+        await RunLog.open(
+            store_url, provenance(config_hash=_hashed(settings), **changes), resume=True, settings=settings
+        )
+    return info.value
+
+
+async def test_the_settings_are_stored_with_a_new_run(stored: str) -> None:
+    with RunReader(stored) as reader:
+        rows = reader.ledger(RunMetric, run_id="run-1", name="settings")
+    assert [row.value for row in rows] == [SETTINGS]
+
+
+async def test_a_refused_resume_names_each_changed_setting_with_both_values(stored: str) -> None:
     changed = {**SETTINGS, "agent.samples": 3, "agent.vision": False, "agent.max_steps": 2}
     changed.pop("llm.model")
-    with pytest.raises(StoreError) as info:
-        await RunLog.open(store_url, provenance(config_hash=_hashed(changed)), resume=True, settings=changed)
-    message = str(info.value)
+    refused = await _refused_resume(stored, changed)
+    message = str(refused)
     assert "its provenance differs in 4 setting(s)" in message
     assert "agent.samples: stored 1, now 3" in message
     assert "agent.vision: stored true, now false" in message
@@ -38,21 +51,13 @@ async def test_a_refused_resume_names_each_changed_setting_with_both_values(stor
     assert 'llm.model: stored "sim-vl", now (not set)' in message
     assert "config_hash" not in message, "the settings explain the hash; the two hashes say nothing"
     assert "data.questions" not in message, "an unchanged setting is not named"
-    assert info.value.context["settings"] == ["agent.max_steps", "agent.samples", "agent.vision", "llm.model"]
+    assert refused.context["settings"] == ["agent.max_steps", "agent.samples", "agent.vision", "llm.model"]
 
 
-async def test_other_provenance_changes_are_named_beside_the_settings(store_url: str) -> None:
-    await (await RunLog.open(store_url, provenance(config_hash=_hashed(SETTINGS)), settings=SETTINGS)).close()
-    changed = {**SETTINGS, "agent.samples": 2}
-    with pytest.raises(StoreError) as info:
-        await RunLog.open(
-            store_url,
-            provenance(config_hash=_hashed(changed), bundle_hash="x" * 64),
-            resume=True,
-            settings=changed,
-        )
-    assert "agent.samples: stored 1, now 2" in str(info.value)
-    assert "bundle_hash: stored 'bbbb" in str(info.value)
+async def test_other_provenance_changes_are_named_beside_the_settings(stored: str) -> None:
+    message = str(await _refused_resume(stored, {**SETTINGS, "agent.samples": 2}, bundle_hash="x" * 64))
+    assert "agent.samples: stored 1, now 2" in message
+    assert "bundle_hash: stored 'bbbb" in message
 
 
 async def test_a_run_stored_without_settings_says_why_it_cannot_name_them(store_url: str) -> None:
@@ -142,17 +147,9 @@ async def test_issue_32_1_a_resume_with_another_model_is_still_refused(store_url
     assert _replica_changes(store_url) == []
 
 
-async def test_issue_32_1_the_refusal_counts_every_difference_it_lists(store_url: str) -> None:
-    await (await RunLog.open(store_url, provenance(config_hash=_hashed(SETTINGS)), settings=SETTINGS)).close()
+async def test_issue_32_1_the_refusal_counts_every_difference_it_lists(stored: str) -> None:
     changed = {**SETTINGS, "agent.samples": 2, "agent.vision": False, "agent.max_steps": 3}
-    with pytest.raises(StoreError) as info:
-        await RunLog.open(
-            store_url,
-            provenance(config_hash=_hashed(changed), bundle_hash="x" * 64),
-            resume=True,
-            settings=changed,
-        )
-    message = str(info.value)
+    message = str(await _refused_resume(stored, changed, bundle_hash="x" * 64))
     listed = message.split("setting(s): ", 1)[1].split("; start a new run id")[0].split("; ")
     assert len(listed) == 4
     assert "differs in 4 setting(s)" in message

@@ -201,14 +201,9 @@ def plan(
     _print_plan(console, config, plans, distinct, deltas, temperature, runs, min_distinct)
     _print_levels(console, config)
     if temperature > 0:
-        first = gate_alpha(config.alpha, config.alpha_spending, 1)
+        first, assumed = gate_alpha(config.alpha, config.alpha_spending, 1), coupling is None
         print_coupling(
-            console,
-            discordance=discordance,
-            coupling=rho,
-            effects=deltas,
-            alpha=first,
-            assumed=coupling is None,
+            console, discordance=discordance, coupling=rho, effects=deltas, alpha=first, assumed=assumed
         )
     else:
         console.print("temperature 0: greedy answers ignore the seed, so one seed per draw couples nothing.")

@@ -72,46 +72,53 @@ def split_params(sizes: str, **flags: Any) -> SplitParams:
         raise ConfigError(f"invalid split parameters: {describe_validation(exc)}") from exc
 
 
+# ``split``'s options, named here so the command reads as its steps.
+_QUESTIONS = typer.Option(None, "--questions", help="Questions file (parquet/json/jsonl/csv/tsv).")
+_OUT = typer.Option(None, "--out", help="Folder for pools.json and split_manifest.json.")
+_SIZES = typer.Option("210,90,600", "--sizes", help="Units in train,val,test.")
+_UNIT = typer.Option("video", "--unit", help="video (default: a video never crosses pools) or question.")
+_SAMPLE = typer.Option(None, "--sample", help="Draw a stratified subsample of N units first.")
+_MIN_VAL_PER_CLASS = typer.Option(0, "--min-val-per-class", help="At least K val questions per class.")
+_EXCLUDE_TASK_TYPES = typer.Option([], "--exclude-task-types", help="Task type to leave out (repeatable).")
+_SEED = typer.Option(0, "--seed")
+_ALPHA = typer.Option(
+    None, "--alpha", help="Gate alpha for the micro-class report (default: train.gate.alpha's)."
+)
+_BET_CAP = typer.Option(
+    None, "--bet-cap", help="Gate bet cap for the micro-class report (default: train.gate.bet_cap's)."
+)
+_N_MAX = typer.Option(
+    None, "--n-max", help="Gate budget for the micro-class report (default: train.gate.n_max's)."
+)
+_MIN_DISTINCT = typer.Option(
+    None,
+    "--min-distinct",
+    help="Fewest distinct val questions of a class that is not micro (default: train.gate.min_distinct's).",
+)
+_TEMPERATURE = typer.Option(
+    0.7,
+    "--temperature",
+    help="Agent temperature for the micro-class report (as `experiment init`'s default): at 0 a "
+    "gate draws each val question once.",
+)
+
+
 @split_app.callback(invoke_without_command=True)
 def split(
     ctx: typer.Context,
-    questions: Path | None = typer.Option(
-        None, "--questions", help="Questions file (parquet/json/jsonl/csv/tsv)."
-    ),
-    out: Path | None = typer.Option(None, "--out", help="Folder for pools.json and split_manifest.json."),
-    sizes: str = typer.Option("210,90,600", "--sizes", help="Units in train,val,test."),
-    unit: str = typer.Option(
-        "video", "--unit", help="video (default: a video never crosses pools) or question."
-    ),
-    sample: int | None = typer.Option(None, "--sample", help="Draw a stratified subsample of N units first."),
-    min_val_per_class: int = typer.Option(
-        0, "--min-val-per-class", help="At least K val questions per class."
-    ),
-    exclude_task_types: list[str] = typer.Option(
-        [], "--exclude-task-types", help="Task type to leave out (repeatable)."
-    ),
-    seed: int = typer.Option(0, "--seed"),
-    alpha: float | None = typer.Option(
-        None, "--alpha", help="Gate alpha for the micro-class report (default: train.gate.alpha's)."
-    ),
-    bet_cap: float | None = typer.Option(
-        None, "--bet-cap", help="Gate bet cap for the micro-class report (default: train.gate.bet_cap's)."
-    ),
-    n_max: int | None = typer.Option(
-        None, "--n-max", help="Gate budget for the micro-class report (default: train.gate.n_max's)."
-    ),
-    min_distinct: int | None = typer.Option(
-        None,
-        "--min-distinct",
-        help="Fewest distinct val questions of a class that is not micro (default: "
-        "train.gate.min_distinct's).",
-    ),
-    temperature: float = typer.Option(
-        0.7,
-        "--temperature",
-        help="Agent temperature for the micro-class report (as `experiment init`'s default): at 0 a "
-        "gate draws each val question once.",
-    ),
+    questions: Path | None = _QUESTIONS,
+    out: Path | None = _OUT,
+    sizes: str = _SIZES,
+    unit: str = _UNIT,
+    sample: int | None = _SAMPLE,
+    min_val_per_class: int = _MIN_VAL_PER_CLASS,
+    exclude_task_types: list[str] = _EXCLUDE_TASK_TYPES,
+    seed: int = _SEED,
+    alpha: float | None = _ALPHA,
+    bet_cap: float | None = _BET_CAP,
+    n_max: int | None = _N_MAX,
+    min_distinct: int | None = _MIN_DISTINCT,
+    temperature: float = _TEMPERATURE,
     force: bool = typer.Option(False, "--force", help="Replace existing artifacts (old ones are backed up)."),
 ) -> None:
     """Split a questions file into frozen train/val/test pools."""

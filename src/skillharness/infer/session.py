@@ -14,6 +14,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from skillharness.agent import Agent, answer_all
 from skillharness.agent.config import AgentConfig
@@ -108,28 +109,20 @@ class RunSession:
 
 
 def _event_row(run_id: str, seq: int, event: LLMEvent) -> LLMEventRow:
-    at = datetime.fromtimestamp(event.at, UTC).isoformat(timespec="microseconds")
+    """The stored row of a failed attempt (its error class, what followed, role and attempt) or of a
+    breaker transition (the state it entered, the one it left; no role or attempt)."""
     if isinstance(event, AttemptEvent):
-        return LLMEventRow(
-            run_id=run_id,
-            at=at,
-            seq=seq,
-            event="attempt",
-            endpoint=event.endpoint,
-            kind=event.kind,
-            detail=event.outcome.value,
-            role=event.role,
-            attempt=event.attempt,
-        )
-    return LLMEventRow(
-        run_id=run_id,
-        at=at,
-        seq=seq,
-        event="breaker",
-        endpoint=event.endpoint,
-        kind=event.after,
-        detail=event.before,
-    )
+        what: dict[str, Any] = {
+            "event": "attempt",
+            "kind": event.kind,
+            "detail": event.outcome.value,
+            "role": event.role,
+            "attempt": event.attempt,
+        }
+    else:
+        what = {"event": "breaker", "kind": event.after, "detail": event.before}
+    at = datetime.fromtimestamp(event.at, UTC).isoformat(timespec="microseconds")
+    return LLMEventRow(run_id=run_id, at=at, seq=seq, endpoint=event.endpoint, **what)
 
 
 def _ignore(_: Prediction) -> None:

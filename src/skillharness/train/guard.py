@@ -45,6 +45,32 @@ def guard_discordance(
     return measured_discordance(sum(c[0] for c in seen), sum(c[1] for c in seen))
 
 
+def _fresh_draws(
+    ctx: TrainContext,
+    scope: GateScope,
+    candidate: Candidate,
+    plan: DrawPlan,
+    gate_index: int,
+    *,
+    per_class: int,
+    drawn: int,
+) -> list[Draw]:
+    """``per_class`` draws of each guarded class that avoid the plan's first ``drawn`` draws."""
+    draws: list[Draw] = []
+    for task_type in scope.guard_classes:
+        draws += plan_guard_draws(
+            scope_pool(ctx, (task_type,), candidate.evidence_ids),
+            seed=ctx.config.seed,
+            gate_index=gate_index,
+            temperature=draw_temperature(ctx.session.agent_config.sampling),
+            n=per_class,
+            used=plan.draws[:drawn],
+            label=task_type,
+            first_sample=plan.first_sample,
+        )
+    return draws
+
+
 async def run_guard(
     ctx: TrainContext,
     arms: Arms,
@@ -66,18 +92,7 @@ async def run_guard(
     gate = ctx.config.gate
     discordance = guard_discordance(gate, counts, scope.guard_classes)
     per_class, sized = guard_draws_per_class(gate, len(scope.guard_classes), discordance=discordance)
-    draws: list[Draw] = []
-    for task_type in scope.guard_classes:
-        draws += plan_guard_draws(
-            scope_pool(ctx, (task_type,), candidate.evidence_ids),
-            seed=ctx.config.seed,
-            gate_index=gate_index,
-            temperature=draw_temperature(ctx.session.agent_config.sampling),
-            n=per_class,
-            used=plan.draws[:drawn],
-            label=task_type,
-            first_sample=plan.first_sample,
-        )
+    draws = _fresh_draws(ctx, scope, candidate, plan, gate_index, per_class=per_class, drawn=drawn)
     outcomes = await arms.outcomes(draws)
     wealth = [(final.wealth, final.harm_wealth)] * len(draws)
     await ctx.store.aupsert(
