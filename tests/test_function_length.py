@@ -27,4 +27,3 @@ def _too_long() -> list[str]:
 
 def test_no_function_is_over_60_lines() -> None:
     assert _too_long() == []
-

@@ -19,7 +19,7 @@ import sqlalchemy
 from store_support import prediction, provenance
 
 from skillharness.errors import StoreError
-from skillharness.store import RunLog, RunStatus, StoreConfig
+from skillharness.store import RunLog, RunStatus, RunStore, StoreConfig
 from skillharness.store.engine import parse_store_url
 from skillharness.store.lease import LEASE_METRIC, Lease
 
@@ -187,3 +187,30 @@ async def test_p4_same_host_dead_pid_is_void_at_once_even_before_expiry(store_ur
 def test_p4_a_heartbeat_at_or_past_the_expiry_is_refused() -> None:
     with pytest.raises(ValueError, match="lease_heartbeat_s"):
         StoreConfig(lease_expiry_s=10, lease_heartbeat_s=10)
+
+
+async def test_an_open_cancelled_while_its_thread_takes_the_lease_leaves_no_lease(tmp_path: Path) -> None:
+    """A rollout cancelled by its sibling arm (a TaskGroup) may be cancelled while the open's thread
+    is taking the lease; the thread finishes anyway, and the lease it took must be released, or
+    this very process is refused when it resumes the run."""
+    path = tmp_path / "runs.sqlite"
+    url = f"sqlite:///{path}"
+    first = await RunLog.open(url, provenance("leased"))
+    await first.close(RunStatus.INTERRUPTED)
+    store = RunStore.open(url)  # as a training run opens its children: the store is migrated
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # the open's write waits on this lock (busy timeout)
+    opening = asyncio.create_task(store.open_run(provenance("leased"), resume=True))
+    await asyncio.sleep(0.3)  # the open's thread is now waiting for the lock
+    opening.cancel()
+    await asyncio.sleep(0.05)
+    blocker.execute("COMMIT")  # let the thread finish: it takes the lease
+    blocker.close()
+    with pytest.raises(asyncio.CancelledError):
+        await opening
+    for _ in range(20):  # the old code's thread took the lease a moment after the cancel returned
+        assert _lease(path) is None
+        await asyncio.sleep(0.05)
+    again = await store.open_run(provenance("leased"), resume=True)  # not refused by our own pid
+    await again.close()
+    store.close()

@@ -58,6 +58,18 @@ _QuestionKey = tuple[str, int]  # (question_id, sample_idx)
 _Item = tuple[_Record | None, "asyncio.Future[None] | None"]  # (None, done) is a flush
 
 
+async def _abandon(opening: asyncio.Future[str | None], tables: RunTables) -> None:
+    """A cancelled open: its thread cannot be stopped, so wait for it, and if it took the run's
+    lease, release it (the run ends ``interrupted``). Otherwise this process would hold a lease no
+    writer renews or closes, and its own resume would be refused until the lease expired."""
+    try:
+        await opening
+    except Exception:  # nothing was opened, so nothing is held
+        return
+    with contextlib.suppress(SQLAlchemyError, StoreError):  # an unreleased lease expires by itself
+        await asyncio.to_thread(tables.finish, RunStatus.INTERRUPTED)
+
+
 class RunLog:
     """Writes one run. Create with :meth:`open`; use as an async context manager.
 
@@ -141,7 +153,14 @@ class RunLog:
     ) -> RunLog:
         """Create or resume the run on an engine whose store is already migrated (see RunStore)."""
         lease = Lease(provenance.run_id, config.lease_expiry_s, config.host or socket.gethostname())
-        note = await asyncio.to_thread(open_run_row, engine, location, provenance, resume, settings, lease)
+        opening = asyncio.ensure_future(
+            asyncio.to_thread(open_run_row, engine, location, provenance, resume, settings, lease)
+        )
+        try:
+            note = await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            await _abandon(opening, RunTables(engine, location, provenance.run_id, lease))
+            raise
         run = cls(engine, location, provenance, config, owns_engine=owns_engine, lease=lease)
         run.lease_note = note
         run._task = asyncio.create_task(run._writer(), name=f"runlog-{provenance.run_id}")
