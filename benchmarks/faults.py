@@ -45,9 +45,9 @@ from skillharness.llm.stack import LLMStack
 from skillharness.sim import FaultKind, LatencyConfig, SimConfig, SimServer, decisive_world
 from skillharness.skills import Workspace, initial_bundle
 from skillharness.store import GateDecisionRow, RunLog, RunReader
-from skillharness.train.checkpoint import Checkpoint
-from skillharness.train.context import TrainContext
-from skillharness.train.training import TrainRequest, run_folder, run_training
+from skillharness.train.loop.training import TrainRequest, run_folder, run_training
+from skillharness.train.state.checkpoint import Checkpoint
+from skillharness.train.state.context import TrainContext
 from skillharness.util.atomic import atomic_write_text
 from train import Data, prepare_data, synth_source, write_config
 

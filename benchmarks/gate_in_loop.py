@@ -41,11 +41,11 @@ from skillharness.data.split import SplitParams, make_split
 from skillharness.data.synth import MICRO_TASK_TYPES, ensure_synthetic_benchmark
 from skillharness.sim import SimConfig, SimServer, World
 from skillharness.skills import Bundle, EditLimits, EditSet, EditTarget, initial_bundle
-from skillharness.train.context import TrainContext
-from skillharness.train.experiment import open_training
 from skillharness.train.gate import DecisionKind, FixedNStandardError, StrictlyBetterMinibatch
-from skillharness.train.records import Candidate
-from skillharness.train.validate import draw_plan, paired_outcomes, validate
+from skillharness.train.loop.experiment import open_training
+from skillharness.train.state.context import TrainContext
+from skillharness.train.state.records import Candidate
+from skillharness.train.validate.paired_gate import draw_plan, paired_outcomes, validate
 from skillharness.util.atomic import atomic_write_text
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"

@@ -76,7 +76,7 @@ from skillharness.data.synth import MICRO_TASK_TYPES
 from skillharness.sim import SimConfig, SimServer
 from skillharness.skills import Workspace, initial_bundle
 from skillharness.store import GateDecisionRow, RunMetric, RunReader
-from skillharness.train.training import TrainRequest, run_folder, run_training
+from skillharness.train.loop.training import TrainRequest, run_folder, run_training
 
 SPLIT_SEED = 3
 ALPHA = 0.05

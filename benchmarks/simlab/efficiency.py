@@ -34,11 +34,11 @@ from skillharness.sim import SimServer
 from skillharness.sim.oracle import BundleText
 from skillharness.skills import Bundle, Workspace, initial_bundle, inserted_lines, with_line
 from skillharness.store import GateDecisionRow, RunMetric, RunReader
-from skillharness.train.budget import StopGuard, TrainingStopped
-from skillharness.train.checkpoint import Checkpoint
-from skillharness.train.context import TrainContext
-from skillharness.train.preflight import run_preflight_async
-from skillharness.train.training import TrainRequest, run_folder, run_training
+from skillharness.train.loop.training import TrainRequest, run_folder, run_training
+from skillharness.train.preflight.checks import run_preflight_async
+from skillharness.train.state.budget import StopGuard, TrainingStopped
+from skillharness.train.state.checkpoint import Checkpoint
+from skillharness.train.state.context import TrainContext
 
 BUDGETS = (2_000, 8_000, 32_000)
 EPOCHS = 100  # more than any budget here reaches: the budget or patience ends the run

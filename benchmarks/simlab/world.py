@@ -17,8 +17,8 @@ from skillharness.data.synth import ensure_synthetic_benchmark
 from skillharness.sim import SimConfig, SimServer, decisive_world
 from skillharness.sim.oracle import BundleText, Oracle
 from skillharness.skills import Bundle, Workspace
-from skillharness.train.checkpoint import Checkpoint
-from skillharness.train.context import TrainContext
+from skillharness.train.state.checkpoint import Checkpoint
+from skillharness.train.state.context import TrainContext
 from skillharness.util.atomic import atomic_write_text
 from skillharness.util.canonical import content_hash
 

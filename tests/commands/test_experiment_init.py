@@ -19,10 +19,10 @@ from skillharness.config import load_config
 from skillharness.data import DataConfig, Pool, load_pool_questions
 from skillharness.errors import ConfigError
 from skillharness.sim import SimServer
-from skillharness.train.checkpoint import Checkpoint, RunState
-from skillharness.train.experiment import trained_task_types
-from skillharness.train.preflight import run_preflight
-from skillharness.train.training import run_folder
+from skillharness.train.loop.experiment import trained_task_types
+from skillharness.train.loop.training import run_folder
+from skillharness.train.preflight.checks import run_preflight
+from skillharness.train.state.checkpoint import Checkpoint, RunState
 
 _APP = command_app(experiment.register)
 

@@ -9,7 +9,7 @@ import pytest
 from bench_support import Bench
 from skillharness.config import load_config
 from skillharness.sim import SimServer
-from skillharness.train.preflight import run_preflight
+from skillharness.train.preflight.checks import run_preflight
 from train.train_support import write_train_config
 
 

@@ -12,8 +12,8 @@ from skillharness.config import Config
 from skillharness.llm import PER_DRAW, SamplingParams
 from skillharness.llm.config import EndpointConfig, LLMConfig
 from skillharness.sim import SimConfig, SimServer
-from skillharness.train.preflight_probes import seed_ignored
-from skillharness.train.training import checked_seed_mode
+from skillharness.train.loop.training import checked_seed_mode
+from skillharness.train.preflight.probes import seed_ignored
 
 
 def _llm(base_url: str, model: str = "scripted") -> LLMConfig:

@@ -14,14 +14,14 @@ from skillharness.data import load_pools, load_questions
 from skillharness.data.questions import slugify
 from skillharness.errors import ConfigError
 from skillharness.sim import SimServer
-from skillharness.train.preflight import (
+from skillharness.train.preflight.checks import (
     CHECKS,
     CheckStatus,
     PreflightReport,
     run_preflight,
     run_preflight_async,
 )
-from skillharness.train.templates import packaged_prompts
+from skillharness.train.roles.templates import packaged_prompts
 
 
 def _preflight(tmp_path: Path, bench: Bench, shared_sim: SimServer, **sections: object) -> PreflightReport:

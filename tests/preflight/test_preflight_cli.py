@@ -11,7 +11,7 @@ from preflight_support import FAST_RETRY, REACHABLE, UNREACHABLE, Bench, write_c
 from cli_support import run_cli
 from net_support import free_port
 from skillharness.sim import SimServer
-from skillharness.train.preflight import CHECKS
+from skillharness.train.preflight.checks import CHECKS
 
 
 @pytest.mark.slow

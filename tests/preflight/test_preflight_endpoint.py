@@ -13,8 +13,8 @@ from net_support import free_port
 from skillharness.errors import ConfigError
 from skillharness.llm.config import EndpointConfig, LLMConfig, RetryConfig
 from skillharness.sim import FaultConfig, FaultKind, SimConfig, SimServer
-from skillharness.train.preflight import run_preflight
-from skillharness.train.preflight_probes import endpoint_problems
+from skillharness.train.preflight.checks import run_preflight
+from skillharness.train.preflight.probes import endpoint_problems
 
 RETRY_AFTER_S = 0.5
 pytestmark = pytest.mark.sim_world(

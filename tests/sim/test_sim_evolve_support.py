@@ -15,8 +15,8 @@ from skillharness.sim.evolve_role import pack_support, useful_rate
 from skillharness.sim.insights import normalize_text
 from skillharness.sim.model import SimModel
 from skillharness.skills.markers import APPENDIX_MARKER, MOMENTUM_MARKER
-from skillharness.train.prompt_specs import TEMPLATE_SPECS, CaseView, EditSetView
-from skillharness.train.templates import load_templates
+from skillharness.train.roles.prompt_specs import TEMPLATE_SPECS, CaseView, EditSetView
+from skillharness.train.roles.templates import load_templates
 
 TASK = "Counting Problem"
 PACK = 8

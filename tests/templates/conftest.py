@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from skillharness.train.templates import PromptTemplates, load_templates, packaged_prompts
+from skillharness.train.roles.templates import PromptTemplates, load_templates, packaged_prompts
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from cli_support import command_app
 from skillharness.commands import templates as templates_cmd
 from skillharness.errors import TemplateError
-from skillharness.train.prompt_specs import TEMPLATE_SPECS
+from skillharness.train.roles.prompt_specs import TEMPLATE_SPECS
 
 APP = command_app(templates_cmd.register)
 

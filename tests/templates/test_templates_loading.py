@@ -8,8 +8,8 @@ import pytest
 
 from skillharness.errors import TemplateError
 from skillharness.train.config import TrainConfig
-from skillharness.train.prompt_specs import TEMPLATE_SPECS
-from skillharness.train.templates import check_templates, load_templates, packaged_prompts
+from skillharness.train.roles.prompt_specs import TEMPLATE_SPECS
+from skillharness.train.roles.templates import check_templates, load_templates, packaged_prompts
 
 NAMES = sorted(TEMPLATE_SPECS)
 

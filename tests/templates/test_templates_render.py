@@ -23,8 +23,8 @@ from skillharness.llm.roles import (
 from skillharness.sim.prompt import extract_document
 from skillharness.skills import EditSet, EditTarget, initial_bundle, parse_edit_set
 from skillharness.skills.markers import APPENDIX_MARKER, MOMENTUM_MARKER
-from skillharness.train.prompt_specs import TEMPLATE_SPECS, CaseView, EditSetView
-from skillharness.train.templates import PromptTemplates, load_templates, packaged_prompts
+from skillharness.train.roles.prompt_specs import TEMPLATE_SPECS, CaseView, EditSetView
+from skillharness.train.roles.templates import PromptTemplates, load_templates, packaged_prompts
 
 NAMES = sorted(TEMPLATE_SPECS)
 

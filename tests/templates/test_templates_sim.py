@@ -11,8 +11,8 @@ from skillharness.llm import ChatRequest, EndpointConfig, LLMConfig, SamplingPar
 from skillharness.llm.roles import RESPONSE_SCHEMAS
 from skillharness.sim import LatencyConfig, SimConfig, SimServer
 from skillharness.skills import Bundle, EditSet, EditTarget, initial_bundle, parse_edit_set
-from skillharness.train.prompt_specs import TEMPLATE_SPECS, CaseView
-from skillharness.train.templates import PromptTemplates, RenderedPrompt
+from skillharness.train.roles.prompt_specs import TEMPLATE_SPECS, CaseView
+from skillharness.train.roles.templates import PromptTemplates, RenderedPrompt
 
 TASK = "OCR Problems"
 

@@ -13,7 +13,7 @@ from skillharness.sim import SimConfig, SimServer
 from skillharness.sim.wire import Reply
 from skillharness.skills import Bundle
 from skillharness.store import RunKind
-from skillharness.train.context import TrainContext
+from skillharness.train.state.context import TrainContext
 
 ROLLOUT = "r0"  # the child run every test diagnoses: <train run id>.r0
 SAMPLES = 3  # samples per train question: enough wrong answers on a small bench

@@ -20,8 +20,8 @@ from skillharness.sim import SimConfig, SimServer
 from skillharness.sim.config import EvolveConfig as SimEvolveConfig
 from skillharness.skills import Bundle, EditTarget
 from skillharness.store import RunKind
-from skillharness.train.context import TrainContext
-from skillharness.train.records import Case, CasePack, Cause, Diagnosis
+from skillharness.train.state.context import TrainContext
+from skillharness.train.state.records import Case, CasePack, Cause, Diagnosis
 
 T = TypeVar("T")
 

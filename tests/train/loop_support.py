@@ -11,8 +11,8 @@ from bench_support import Bench
 from skillharness.config import load_config
 from skillharness.sim import SimServer
 from skillharness.store import GateDecisionRow, RunReader
-from skillharness.train.checkpoint import Checkpoint
-from skillharness.train.training import TrainOutcome, TrainRequest, run_folder, run_training
+from skillharness.train.loop.training import TrainOutcome, TrainRequest, run_folder, run_training
+from skillharness.train.state.checkpoint import Checkpoint
 
 TRAINED = ("Counting Problem", "Object Recognition", "OCR Problems")
 

@@ -18,12 +18,12 @@ from skillharness.sim.evolve_role import pack_support
 from skillharness.sim.prompt import extract_document
 from skillharness.skills import Bundle, EditTarget
 from skillharness.store import DiagnosisRow
-from skillharness.train.casepack import build_case_packs
-from skillharness.train.diagnose import diagnose
-from skillharness.train.evolve_prompts import render_evolve_prompts
+from skillharness.train.diagnose.casepack import build_case_packs
+from skillharness.train.diagnose.diagnoser import diagnose
+from skillharness.train.evolve.prompts import render_evolve_prompts
 from skillharness.train.gate import DecisionKind
-from skillharness.train.records import Cause, GateReason
-from skillharness.train.validate import validate
+from skillharness.train.state.records import Cause, GateReason
+from skillharness.train.validate.paired_gate import validate
 
 USELESS = "Keep a steady pace through the checklist."
 _KIND_OF = {

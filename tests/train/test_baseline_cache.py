@@ -8,7 +8,7 @@ from skillharness.agent import Prediction, PredictionStatus
 from skillharness.data import Question
 from skillharness.skills import Bundle, EditSet, EditTarget, initial_bundle
 from skillharness.store import RunStore
-from skillharness.train.baseline_cache import BaselineCache
+from skillharness.train.validate.baseline_cache import BaselineCache
 
 
 def _question(qid: str, task_type: str) -> Question:

@@ -17,9 +17,9 @@ from skillharness.errors import StoreError
 from skillharness.infer import load_job, run_inference
 from skillharness.sim import SimServer, decisive_world
 from skillharness.store import RunReader
-from skillharness.train.budget import TrainingStopped
-from skillharness.train.checkpoint import Checkpoint
-from skillharness.train.training import TrainRequest, run_folder, run_training
+from skillharness.train.loop.training import TrainRequest, run_folder, run_training
+from skillharness.train.state.budget import TrainingStopped
+from skillharness.train.state.checkpoint import Checkpoint
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from skillharness.data import group_units
 from skillharness.data.questions import Question
-from skillharness.train.batches import plan_steps
+from skillharness.train.loop.batches import plan_steps
 
 
 def _questions(videos: list[int]) -> list[Question]:

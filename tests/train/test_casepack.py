@@ -10,8 +10,8 @@ from skillharness.agent import Prediction, PredictionStatus
 from skillharness.data.questions import Question
 from skillharness.errors import ConfigError
 from skillharness.skills import EditTarget
-from skillharness.train.casepack import build_case_packs
-from skillharness.train.records import Case, Cause, Diagnosis
+from skillharness.train.diagnose.casepack import build_case_packs
+from skillharness.train.state.records import Case, Cause, Diagnosis
 
 
 def _diagnosis(

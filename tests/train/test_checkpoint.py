@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from skillharness.errors import ConfigError
-from skillharness.train.checkpoint import (
+from skillharness.train.state.checkpoint import (
     CHECKPOINT_FILE,
     CHECKPOINT_SCHEMA_VERSION,
     AcceptedEdit,
@@ -20,13 +20,13 @@ from skillharness.train.checkpoint import (
     RunState,
     Spent,
 )
-from skillharness.train.records import RejectedEdit
+from skillharness.train.state.records import RejectedEdit
 
 _CHILD = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from skillharness.train.checkpoint import Checkpoint
+    from skillharness.train.state.checkpoint import Checkpoint
 
     folder = Path(sys.argv[1])
     ckpt = Checkpoint.load(folder)

@@ -32,12 +32,12 @@ from skillharness.llm.roles import Role
 from skillharness.sim import FaultKind, SimServer
 from skillharness.skills import Bundle
 from skillharness.store import DiagnosisRow, RunReader
-from skillharness.train.casepack import build_case_packs
 from skillharness.train.config import TrainConfig
-from skillharness.train.context import TrainContext
-from skillharness.train.diagnose import JUDGED, diagnose
-from skillharness.train.records import Cause
-from skillharness.train.trace_summary import summarize_trace
+from skillharness.train.diagnose.casepack import build_case_packs
+from skillharness.train.diagnose.diagnoser import JUDGED, diagnose
+from skillharness.train.diagnose.trace_summary import summarize_trace
+from skillharness.train.state.context import TrainContext
+from skillharness.train.state.records import Cause
 
 pytestmark = pytest.mark.sim_world(diagnose_world(3))
 
@@ -139,7 +139,7 @@ _KILLED_PASS = textwrap.dedent(
     sys.path[:0] = [{tests!r}, {train!r}]
     from train_support import train_context
     from skillharness.skills import Bundle
-    from skillharness.train.diagnose import run_waterfall
+    from skillharness.train.diagnose.diagnoser import run_waterfall
 
     async def main():
         async with train_context(Path({config!r})) as ctx:

@@ -16,8 +16,8 @@ from skillharness.llm.types import SamplingParams
 from skillharness.sim import SimServer
 from skillharness.skills import Bundle
 from skillharness.store import DiagnosisRow
-from skillharness.train.diagnose import JUDGED, JudgeIdentity, diagnose, diagnosis_fingerprint
-from skillharness.train.templates import packaged_prompts
+from skillharness.train.diagnose.diagnoser import JUDGED, JudgeIdentity, diagnose, diagnosis_fingerprint
+from skillharness.train.roles.templates import packaged_prompts
 
 pytestmark = pytest.mark.sim_world(diagnose_world(4))
 

@@ -9,8 +9,8 @@ import pytest
 from skillharness.data import Question
 from skillharness.errors import ConfigError
 from skillharness.llm import PER_DRAW, SamplingParams
-from skillharness.train.caller import distinct_samples
-from skillharness.train.draws import draw_temperature, gate_budget, plan_draws, plan_guard_draws
+from skillharness.train.state.caller import distinct_samples
+from skillharness.train.state.draws import draw_temperature, gate_budget, plan_draws, plan_guard_draws
 
 
 def _questions(n: int, task_type: str = "OCR Problems") -> list[Question]:

@@ -12,10 +12,10 @@ from skillharness.config import load_config
 from skillharness.sim import SimServer, decisive_world
 from skillharness.skills import Bundle, EditSet, EditTarget, Workspace
 from skillharness.store import DualMetricRow, GateDecisionRow, RunReader
-from skillharness.train.checkpoint import Checkpoint
-from skillharness.train.decide import decide
-from skillharness.train.records import Candidate
-from skillharness.train.scoring import val_score
+from skillharness.train.loop.decide import decide
+from skillharness.train.state.checkpoint import Checkpoint
+from skillharness.train.state.records import Candidate
+from skillharness.train.validate.scoring import val_score
 
 
 def _harmful_candidate(incumbent: Bundle, sim: SimServer) -> Candidate:

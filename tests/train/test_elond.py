@@ -17,15 +17,15 @@ from skillharness.llm.types import SamplingParams
 from skillharness.sim import SimServer, decisive_world
 from skillharness.skills import EditTarget
 from skillharness.store import GateDecisionRow, RunMetric, RunReader
-from skillharness.train.budget import TrainingStopped
-from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
 from skillharness.train.config import GateConfig
-from skillharness.train.coverage import ClassCoverage, TrainedClasses
 from skillharness.train.gate import gate_alpha, run_guarantee
-from skillharness.train.preflight_gate import spending_summary
-from skillharness.train.reach import Screened, screen_packs
-from skillharness.train.records import CasePack
-from skillharness.train.training import TrainOutcome, TrainRequest, run_folder, run_training
+from skillharness.train.loop.training import TrainOutcome, TrainRequest, run_folder, run_training
+from skillharness.train.preflight.gate_row import spending_summary
+from skillharness.train.state.budget import TrainingStopped
+from skillharness.train.state.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
+from skillharness.train.state.records import CasePack
+from skillharness.train.validate.coverage import ClassCoverage, TrainedClasses
+from skillharness.train.validate.reach import Screened, screen_packs
 
 ALPHA = 0.4
 GATE = {"n_max": 48, "first_stage": 8, "guard_draws": 8, "alpha": ALPHA, "alpha_spending": "elond"}

@@ -20,8 +20,8 @@ from skillharness.llm.roles import Role
 from skillharness.sim.insights import normalize_text
 from skillharness.skills import Bundle, EditSet, EditTarget, MomentumUpdate, RefusalReason, initial_bundle
 from skillharness.train.config import RoleSettings
-from skillharness.train.context import TrainContext
-from skillharness.train.evolve import (
+from skillharness.train.evolve.prompts import render_evolve_prompts
+from skillharness.train.evolve.proposer import (
     EvolveRefusal,
     evolve,
     evolve_all,
@@ -29,8 +29,15 @@ from skillharness.train.evolve import (
     remember_refusal,
     remember_rejection,
 )
-from skillharness.train.evolve_prompts import render_evolve_prompts
-from skillharness.train.records import Candidate, CasePack, GateOutcome, GateReason, Refused, RejectedEdit
+from skillharness.train.state.context import TrainContext
+from skillharness.train.state.records import (
+    Candidate,
+    CasePack,
+    GateOutcome,
+    GateReason,
+    Refused,
+    RejectedEdit,
+)
 
 
 def scripted(

@@ -8,11 +8,18 @@ from pathlib import Path
 from evolve_support import Env
 
 from skillharness.skills import EditSet, EditTarget, RefusalReason, initial_bundle
-from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint
-from skillharness.train.evolve import remember_refusal, remember_rejection
-from skillharness.train.evolve_prompts import render_evolve_prompts
+from skillharness.train.evolve.prompts import render_evolve_prompts
+from skillharness.train.evolve.proposer import remember_refusal, remember_rejection
 from skillharness.train.gate import Decision, DecisionKind
-from skillharness.train.records import Candidate, GateOutcome, GateReason, Refused, RejectedEdit, Standing
+from skillharness.train.state.checkpoint import CHECKPOINT_FILE, Checkpoint
+from skillharness.train.state.records import (
+    Candidate,
+    GateOutcome,
+    GateReason,
+    Refused,
+    RejectedEdit,
+    Standing,
+)
 
 
 def _candidate(rule: str) -> Candidate:

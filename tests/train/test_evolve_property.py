@@ -14,9 +14,9 @@ from skillharness.llm.roles import TOOL_GET_FRAMES, Role
 from skillharness.llm.types import ChatRequest
 from skillharness.skills import Bundle, EditTarget, MomentumUpdate, SkillDocument
 from skillharness.skills.markers import APPENDIX_MARKER, MARKER_LIKE, MOMENTUM_MARKER
-from skillharness.train.evolve import evolve
-from skillharness.train.evolve_prompts import target_text
-from skillharness.train.records import Candidate, CasePack, Refused
+from skillharness.train.evolve.prompts import target_text
+from skillharness.train.evolve.proposer import evolve
+from skillharness.train.state.records import Candidate, CasePack, Refused
 
 CHOICES = {"only", "first", "rank", "rank_fallback"}
 NASTY = [

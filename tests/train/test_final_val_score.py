@@ -22,7 +22,7 @@ from skillharness.data.questions import Question
 from skillharness.infer import clustered_paired
 from skillharness.sim import SimServer, decisive_world
 from skillharness.store import GateObservationRow, Prediction, PredictionStatus, RunMetric, RunReader
-from skillharness.train.final_score import VAL_GAIN_LABEL, _gain
+from skillharness.train.validate.final_score import VAL_GAIN_LABEL, _gain
 
 
 def _questions(videos: int, per_video: int = 3) -> list[Question]:

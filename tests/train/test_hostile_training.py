@@ -25,8 +25,8 @@ from test_resume import _final_hash, _no_duplicates
 from bench_support import Bench
 from proc_support import Proc, descendants, end, survivors
 from skillharness.sim import FaultConfig, FaultKind, SimServer, decisive_world
-from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
-from skillharness.train.training import run_folder
+from skillharness.train.loop.training import run_folder
+from skillharness.train.state.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
 
 pytestmark = pytest.mark.slow
 

@@ -25,11 +25,11 @@ from skillharness.skills import (
     Workspace,
 )
 from skillharness.store import GateDecisionRow, RunReader
-from skillharness.train.checkpoint import Checkpoint, OpenCandidate
-from skillharness.train.merge import under_test, without_landed
-from skillharness.train.open_gates import candidate_of, open_candidate, rebase
-from skillharness.train.records import Candidate
-from skillharness.train.rounds import _advance
+from skillharness.train.evolve.merge import under_test, without_landed
+from skillharness.train.loop.open_gates import candidate_of, open_candidate, rebase
+from skillharness.train.loop.rounds import _advance
+from skillharness.train.state.checkpoint import Checkpoint, OpenCandidate
+from skillharness.train.state.records import Candidate
 
 COUNTING = EditTarget.skill("Counting Problem")
 

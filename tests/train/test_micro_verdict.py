@@ -18,7 +18,7 @@ from skillharness.data.pools import FrozenPools
 from skillharness.data.questions import Question
 from skillharness.data.split import Pool, SplitParams, make_split
 from skillharness.train.config import GateConfig, TrainConfig
-from skillharness.train.coverage import class_coverage, plan_trained_classes, trained_classes
+from skillharness.train.validate.coverage import class_coverage, plan_trained_classes, trained_classes
 
 GATE = GateConfig()
 FEW = "Spatial Perception"  # 6 val questions: the case of the issue

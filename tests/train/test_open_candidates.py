@@ -17,12 +17,12 @@ from skillharness.config import load_config
 from skillharness.sim import SimServer, decisive_world
 from skillharness.skills import Bundle, EditRecord, EditTarget, VersionReason, Workspace
 from skillharness.store import GateDecisionRow, GateObservationRow, RunReader, TrainStepRow
-from skillharness.train.budget import TrainingStopped
-from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
 from skillharness.train.gate import AGrapa, wealth_paths
-from skillharness.train.open_gates import candidate_of, is_stale, open_candidate, rebase
-from skillharness.train.rounds import _advance
-from skillharness.train.training import run_folder
+from skillharness.train.loop.open_gates import candidate_of, is_stale, open_candidate, rebase
+from skillharness.train.loop.rounds import _advance
+from skillharness.train.loop.training import run_folder
+from skillharness.train.state.budget import TrainingStopped
+from skillharness.train.state.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
 
 
 def _ledger(config_path: Path, run_id: str) -> tuple[list[GateDecisionRow], list[GateObservationRow]]:

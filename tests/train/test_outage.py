@@ -6,10 +6,10 @@ import pytest
 
 from skillharness.agent.records import Prediction, PredictionStatus
 from skillharness.errors import ExcludedShareError
-from skillharness.train.budget import TrainingStopped
-from skillharness.train.diagnose import DiagnosisReport, check_excluded_share
-from skillharness.train.outage import InfraOutage, check_infra
-from skillharness.train.records import Cause
+from skillharness.train.diagnose.diagnoser import DiagnosisReport, check_excluded_share
+from skillharness.train.state.budget import TrainingStopped
+from skillharness.train.state.outage import InfraOutage, check_infra
+from skillharness.train.state.records import Cause
 
 
 def _answers(ok: int, infra: int) -> list[Prediction]:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from skillharness.llm.roles import RESPONSE_SCHEMAS, Role
 from skillharness.skills import EditSet, Refusal, parse_edit_set
-from skillharness.train.replies import (
+from skillharness.train.roles.replies import (
     ConsolidateReply,
     JudgeReply,
     MomentumReply,

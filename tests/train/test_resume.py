@@ -22,8 +22,8 @@ from skillharness.errors import ConfigError
 from skillharness.sim import FaultConfig, FaultKind, SimServer, decisive_world
 from skillharness.skills import VersionReason, Workspace
 from skillharness.store import GateDecisionRow, RunReader
-from skillharness.train.checkpoint import Checkpoint, RunState
-from skillharness.train.training import run_folder
+from skillharness.train.loop.training import run_folder
+from skillharness.train.state.checkpoint import Checkpoint, RunState
 
 pytestmark = pytest.mark.slow
 
@@ -134,7 +134,7 @@ _MOMENTUM_CHILD = textwrap.dedent(
     from pathlib import Path
     from skillharness.config import load_config
     from skillharness.train import checkpoint as ckpt_mod
-    from skillharness.train.training import TrainRequest, run_folder, run_training
+    from skillharness.train.loop.training import TrainRequest, run_folder, run_training
 
     real_save = ckpt_mod.Checkpoint.save
     def save(self, folder):

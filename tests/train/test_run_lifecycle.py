@@ -18,8 +18,8 @@ from skillharness.data import Pool
 from skillharness.errors import ConfigError
 from skillharness.sim import SimServer, decisive_world
 from skillharness.store import RunMetric, RunReader
-from skillharness.train.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
-from skillharness.train.training import RunEnded, run_folder
+from skillharness.train.loop.training import RunEnded, run_folder
+from skillharness.train.state.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
 
 pytestmark = pytest.mark.slow
 

@@ -18,9 +18,9 @@ from llama_support import LlamaServer, llama_experiment
 from skillharness.config import load_config
 from skillharness.eval.report import build_report
 from skillharness.store import DiagnosisRow, GateDecisionRow, RunReader
-from skillharness.train.budget import TrainingStopped
-from skillharness.train.checkpoint import Checkpoint
-from skillharness.train.training import TrainRequest, run_folder, run_training
+from skillharness.train.loop.training import TrainRequest, run_folder, run_training
+from skillharness.train.state.budget import TrainingStopped
+from skillharness.train.state.checkpoint import Checkpoint
 
 pytestmark = [pytest.mark.contract, pytest.mark.slow, pytest.mark.timeout(900)]
 

@@ -22,8 +22,8 @@ from skillharness.data import Pool, load_pool_questions
 from skillharness.sim import SimServer, decisive_world
 from skillharness.skills import EditTarget
 from skillharness.store import DiagnosisRow, GateDecisionRow, RunMetric, RunReader, TrainStepRow
-from skillharness.train.experiment import trained_task_types
-from skillharness.train.preflight import run_preflight_async
+from skillharness.train.loop.experiment import trained_task_types
+from skillharness.train.preflight.checks import run_preflight_async
 
 # Train and val questions of train_bench per class (seed 5, split 12/12/6 videos).
 TRAINABLE = ("Counting Problem", "Information Synopsis", "Object Reasoning", "Temporal Reasoning")  # val 4-6

@@ -22,9 +22,9 @@ from skillharness.store import (
     RunReader,
     TrainStepRow,
 )
-from skillharness.train.budget import TrainingStopped
-from skillharness.train.checkpoint import Checkpoint, RunState
-from skillharness.train.training import run_folder
+from skillharness.train.loop.training import run_folder
+from skillharness.train.state.budget import TrainingStopped
+from skillharness.train.state.checkpoint import Checkpoint, RunState
 
 
 async def test_training_accepts_real_insights_in_a_decisive_world(train_bench: Bench, experiment) -> None:

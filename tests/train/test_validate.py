@@ -21,12 +21,12 @@ from skillharness.infer import Draw
 from skillharness.sim import FaultKind, SimConfig, SimServer
 from skillharness.skills import Bundle, EditTarget
 from skillharness.store import BaselineSample, RunKind
-from skillharness.train.baseline_cache import BaselineCache
-from skillharness.train.context import TrainContext
 from skillharness.train.gate import DecisionKind
-from skillharness.train.outage import InfraOutage
-from skillharness.train.records import GateReason
-from skillharness.train.validate import validate
+from skillharness.train.state.context import TrainContext
+from skillharness.train.state.outage import InfraOutage
+from skillharness.train.state.records import GateReason
+from skillharness.train.validate.baseline_cache import BaselineCache
+from skillharness.train.validate.paired_gate import validate
 
 pytestmark = pytest.mark.sim_world(SimConfig(seed=3), questions="validate_bench")
 

@@ -9,15 +9,15 @@ from hypothesis import strategies as st
 
 from skillharness.agent import Prediction, PredictionStatus, StepRole, TraceStep
 from skillharness.skills import EditTarget
-from skillharness.train.records import Cause
-from skillharness.train.replies import JudgeReply, parse_reply
-from skillharness.train.trace_summary import summarize_trace, trace_spans, video_duration_s
-from skillharness.train.waterfall import (
+from skillharness.train.diagnose.trace_summary import summarize_trace, trace_spans, video_duration_s
+from skillharness.train.diagnose.waterfall import (
     STEP_BUDGET_EXHAUSTED,
     c1_from_prediction,
     c2_from_trace,
     judge_finding,
 )
+from skillharness.train.roles.replies import JudgeReply, parse_reply
+from skillharness.train.state.records import Cause
 
 TOOLS = ("get_frames", "get_subtitles", "submit_answer")
 

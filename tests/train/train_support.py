@@ -13,8 +13,8 @@ from bench_support import Bench, experiment_doc
 from skillharness.config import Config, load_config
 from skillharness.sim import SimServer
 from skillharness.skills import Bundle
-from skillharness.train.context import TrainContext
-from skillharness.train.experiment import open_training
+from skillharness.train.loop.experiment import open_training
+from skillharness.train.state.context import TrainContext
 
 
 def write_train_config(folder: Path, bench: Bench, sim: SimServer, **sections: dict[str, Any]) -> Path:

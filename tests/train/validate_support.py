@@ -11,7 +11,7 @@ from bench_support import Bench
 from skillharness.sim import SimServer
 from skillharness.skills import Bundle, EditLimits, EditSet, EditTarget
 from skillharness.store import GateObservationRow, RunStore
-from skillharness.train.records import Candidate
+from skillharness.train.state.records import Candidate
 
 
 def gate_experiment(

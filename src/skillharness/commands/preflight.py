@@ -11,7 +11,7 @@ from rich.markup import escape
 from skillharness.commands.fit_table import Col, FitTable
 from skillharness.config import load_config
 from skillharness.errors import ConfigError
-from skillharness.train.preflight import CheckStatus, PreflightReport, run_preflight
+from skillharness.train.preflight.checks import CheckStatus, PreflightReport, run_preflight
 
 _STYLE = {CheckStatus.PASS: "green", CheckStatus.FAIL: "bold red", CheckStatus.SKIP: "yellow"}
 

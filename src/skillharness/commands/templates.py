@@ -9,8 +9,8 @@ import typer
 
 from skillharness.commands.folders import ensure_folder
 from skillharness.errors import TemplateError
-from skillharness.train.prompt_specs import TEMPLATE_SPECS
-from skillharness.train.templates import check_templates, load_templates, packaged_prompts
+from skillharness.train.roles.prompt_specs import TEMPLATE_SPECS
+from skillharness.train.roles.templates import check_templates, load_templates, packaged_prompts
 from skillharness.util.atomic import atomic_write_bytes
 
 templates_app = typer.Typer(

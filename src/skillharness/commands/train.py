@@ -30,7 +30,7 @@ from skillharness.train import (
     run_folder,
     run_training,
 )
-from skillharness.train.preflight import run_preflight
+from skillharness.train.preflight.checks import run_preflight
 
 
 def train(

@@ -14,7 +14,7 @@ parameters always give the same pools):
    val unit whose removal starves no class. Classes that still fall short are reported.
 Which classes are *micro* (too few val questions for a claim, or none to learn from) is not the
 split's to say: it depends on the gate and the temperature, and has one home,
-:func:`skillharness.train.coverage.class_coverage`, which the split command prints.
+:func:`skillharness.train.validate.coverage.class_coverage`, which the split command prints.
 """
 
 from __future__ import annotations

@@ -2,18 +2,11 @@
 acceptance gate and the prompt templates. See docs/train.md.
 """
 
-from skillharness.train.budget import TrainingStopped
-from skillharness.train.caller import evolve_calls
-from skillharness.train.casepack import build_case_packs
-from skillharness.train.checkpoint import Checkpoint
 from skillharness.train.config import GateConfig, TrainConfig
-from skillharness.train.coverage import class_coverage
-from skillharness.train.diagnose import JUDGED, DiagnosisReport, run_waterfall
-from skillharness.train.diagnosis_summary import COLUMNS, defect_confusion, waterfall_table
-from skillharness.train.draws import gate_budget
-from skillharness.train.evolve_prompts import render_evolve_prompts
-from skillharness.train.experiment import default_train_run_id, open_training
-from skillharness.train.final_score import VAL_GAIN_LABEL
+from skillharness.train.diagnose.casepack import build_case_packs
+from skillharness.train.diagnose.diagnoser import JUDGED, DiagnosisReport, run_waterfall
+from skillharness.train.diagnose.summary import COLUMNS, defect_confusion, waterfall_table
+from skillharness.train.evolve.prompts import render_evolve_prompts
 from skillharness.train.gate import (
     ClassPlan,
     EProcessGate,
@@ -33,17 +26,9 @@ from skillharness.train.gate import (
     stage_ends,
     threshold,
 )
-from skillharness.train.preflight import CheckStatus, PreflightReport, run_preflight
-from skillharness.train.progress import TrainProgress
-from skillharness.train.prompt_specs import TEMPLATE_SPECS
-from skillharness.train.templates import (
-    PromptTemplates,
-    RenderedPrompt,
-    check_templates,
-    load_templates,
-    packaged_prompts,
-)
-from skillharness.train.training import (
+from skillharness.train.loop.experiment import default_train_run_id, open_training
+from skillharness.train.loop.progress import TrainProgress
+from skillharness.train.loop.training import (
     RunEnded,
     TrainOutcome,
     TrainRequest,
@@ -51,6 +36,21 @@ from skillharness.train.training import (
     run_folder,
     run_training,
 )
+from skillharness.train.preflight.checks import CheckStatus, PreflightReport, run_preflight
+from skillharness.train.roles.prompt_specs import TEMPLATE_SPECS
+from skillharness.train.roles.templates import (
+    PromptTemplates,
+    RenderedPrompt,
+    check_templates,
+    load_templates,
+    packaged_prompts,
+)
+from skillharness.train.state.budget import TrainingStopped
+from skillharness.train.state.caller import evolve_calls
+from skillharness.train.state.checkpoint import Checkpoint
+from skillharness.train.state.draws import gate_budget
+from skillharness.train.validate.coverage import class_coverage
+from skillharness.train.validate.final_score import VAL_GAIN_LABEL
 
 __all__ = [
     "COLUMNS",

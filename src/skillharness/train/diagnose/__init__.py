@@ -1,0 +1,1 @@
+"""Diagnosis: from a step's failures to case packs of diagnosed spans, per edit target."""

@@ -1,0 +1,115 @@
+"""What a training run leaves at a stop or its end: the checkpoint with its spending, the budget
+metric, and the final metrics (marked ``budget`` when the budget stopped it, without a val score)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from skillharness.errors import ConfigError
+from skillharness.skills import Workspace
+from skillharness.store import RunMetric
+from skillharness.train.gate import run_guarantee
+from skillharness.train.state.budget import StopGuard
+from skillharness.train.state.checkpoint import Checkpoint, RunState, Spent
+from skillharness.train.state.context import TrainContext
+from skillharness.train.validate.final_score import FinalValScore
+
+__all__ = ["budget_stop_metrics", "checkpoint_saver", "final_metrics", "mark_interrupted"]
+
+
+def mark_interrupted(folder: Path, reason: str, guard: StopGuard) -> Checkpoint | None:
+    """The last checkpoint, marked interrupted, with everything this invocation spent: the calls
+    made since it was saved are in the response cache, so its resume replays them for nothing."""
+    try:
+        ckpt = Checkpoint.load(folder)
+    except ConfigError:
+        return None
+    ckpt = ckpt.model_copy(
+        update={"state": RunState.INTERRUPTED, "stop_reason": reason, "spent": guard.spent()}
+    )
+    ckpt.save(folder)
+    return ckpt
+
+
+def checkpoint_saver(ctx: TrainContext, folder: Path, guard: StopGuard) -> Callable[[Checkpoint], Checkpoint]:
+    """Save a checkpoint with the run's spending up to now (the budget a resume goes on from), and
+    once a step the ``budget`` metric that ``runs show`` and the report read."""
+    last_step: list[tuple[int, int]] = []
+
+    def save(ckpt: Checkpoint) -> Checkpoint:
+        stamped = ckpt.model_copy(update={"spent": guard.spent()})
+        stamped.save(folder)
+        if last_step != [(stamped.epoch, stamped.step)]:
+            last_step[:] = [(stamped.epoch, stamped.step)]
+            ctx.store.upsert([budget_metric(ctx, stamped.spent, guard)])
+        return stamped
+
+    return save
+
+
+def budget_metric(ctx: TrainContext, spent: Spent, guard: StopGuard) -> RunMetric:
+    return RunMetric(
+        run_id=ctx.run_id,
+        name="budget",
+        value={"spent": spent.model_dump(mode="json"), "limits": guard.limits()},
+    )
+
+
+def budget_stop_metrics(
+    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, guard: StopGuard
+) -> list[RunMetric]:
+    """A budget stop's ``final`` metric, marked ``budget``: the incumbent it reached, the tests it
+    left open, the budget; no val score (it would spend past the budget). A resume with a larger
+    budget goes on and replaces it."""
+    return [
+        RunMetric(run_id=ctx.run_id, name=name, value=value)
+        for name, value in _common_metrics(ctx, ws, ckpt, guard, stop="budget").items()
+    ]
+
+
+def _common_metrics(
+    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, guard: StopGuard, *, stop: str
+) -> dict[str, Any]:
+    """What every end of a run stores: the incumbent, why it ended, Σα, usage and the budget."""
+    return {
+        "final": {
+            "workspace": str(ws.path),
+            "version": ckpt.version,
+            "bundle_hash": ws.load(ckpt.version).bundle_hash,
+            "state": ckpt.state.value,
+            "stop": stop,  # "budget" (resumable with a larger one) or "end"
+            "stop_reason": ckpt.stop_reason,
+            "baseline_run": ckpt.baseline_run_id,
+            "open_candidates": len(ckpt.open),  # tests still open (a budget stop leaves some)
+            # Micro classes trained because train.task_types names them: their accepts stand apart.
+            "micro_trained": list(ctx.micro_trained),
+        },
+        "alpha_spent": {
+            "sum": ckpt.alpha_spent,
+            "gates": ckpt.gates_run,
+            "accepts": ckpt.accepts,
+            # Each opened test (a rebase opens a new one) spends its level once, however many
+            # rounds it is continued over.
+            "bound": run_guarantee(ctx.config.gate),
+        },
+        "usage": ctx.session.usage(),
+        "budget": budget_metric(ctx, guard.spent(), guard).value,
+    }
+
+
+def final_metrics(
+    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, guard: StopGuard, scored: FinalValScore
+) -> list[RunMetric]:
+    baseline, final = scored.baseline, scored.final
+    values = _common_metrics(ctx, ws, ckpt, guard, stop="end")
+    values["final"]["val_runs"] = scored.runs  # the runs the val gain pairs (fresh samples)
+    values |= {
+        "val_gain": scored.gain,
+        "val_scores": {
+            "baseline": {"correct": baseline.correct, "n": baseline.n, "per_class": baseline.per_class},
+            "final": {"correct": final.correct, "n": final.n, "per_class": final.per_class},
+        },
+    }
+    return [RunMetric(run_id=ctx.run_id, name=name, value=value) for name, value in values.items()]

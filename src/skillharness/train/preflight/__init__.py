@@ -1,0 +1,1 @@
+"""Preflight: everything a run needs, checked before it spends a call."""

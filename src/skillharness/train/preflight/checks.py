@@ -1,0 +1,372 @@
+"""Preflight: everything a training run would trip over, found before anything is spent (SPEC 4.1).
+
+Every check runs, whatever the others found, and each problem is one :class:`Problem` naming
+its check: the user fixes them all in one round instead of one per attempt. A check that cannot
+run because an earlier one failed (no questions, so no coverage) is *skipped*, never a second
+problem for the same cause. The network and disk probes live in
+:mod:`skillharness.train.preflight.probes`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol
+
+from skillharness.data import FrozenPools, Pool, Question, load_pools, load_questions, select_pool
+from skillharness.errors import ConfigError, SkillharnessError
+from skillharness.infer.runner import InferSettings, check_media, load_bundle
+from skillharness.llm.roles import Role
+from skillharness.train.config import TrainConfig
+from skillharness.train.preflight.gate_row import (
+    draw_mode,
+    guard_summary,
+    spending_summary,
+    unreachable_message,
+)
+from skillharness.train.preflight.probes import (
+    cache_problems,
+    endpoint_problems,
+    salt_note,
+    seed_ignored,
+    store_problems,
+)
+from skillharness.train.roles.templates import check_templates
+from skillharness.train.state.caller import evolve_calls, role_sampling
+from skillharness.train.state.draws import draw_temperature
+from skillharness.train.validate.coverage import TrainedClasses, plan_trained_classes
+
+
+class _HoldoutChoice(Protocol):
+    @property
+    def run_holdout_eval(self) -> bool | None: ...
+    @property
+    def confidence(self) -> float: ...
+
+
+class PreflightSettings(InferSettings, Protocol):
+    """What the preflight reads: inference's sections plus training's (``Config`` is one)."""
+
+    @property
+    def train(self) -> TrainConfig: ...
+    @property
+    def eval(self) -> _HoldoutChoice: ...
+
+
+__all__ = [
+    "CHECKS",
+    "CheckRow",
+    "CheckStatus",
+    "PreflightReport",
+    "Problem",
+    "run_preflight",
+    "run_preflight_async",
+]
+
+CHECKS = (
+    "templates",
+    "roles",
+    "data",
+    "bundle",
+    "gate",
+    "eval",
+    "endpoint",
+    "seed",
+    "store",
+    "cache",
+    "cache salt",
+)
+_LISTED = 10  # ids named in one message before "..."
+
+
+class CheckStatus(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing to fix before training can start."""
+
+    check: str
+    message: str
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One line of the report: a check's outcome and what it found (or one of its problems)."""
+
+    check: str
+    status: CheckStatus
+    message: str
+
+
+@dataclass(frozen=True)
+class PreflightReport:
+    """Every problem found, and what the checks without problems found (their summary lines)."""
+
+    problems: tuple[Problem, ...]
+    passed: tuple[CheckRow, ...]
+    skipped: tuple[CheckRow, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def rows(self) -> tuple[CheckRow, ...]:
+        """Every row in check order (a failing check has one row per problem)."""
+        failed = tuple(CheckRow(p.check, CheckStatus.FAIL, p.message) for p in self.problems)
+        everything = (*self.passed, *failed, *self.skipped)
+        return tuple(sorted(everything, key=lambda r: CHECKS.index(r.check)))
+
+
+@dataclass
+class _Collector:
+    """Problems and summaries as the checks produce them."""
+
+    problems: list[Problem] = field(default_factory=list)
+    summaries: dict[str, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def run(self, check: str, body: Callable[[], str | None]) -> None:
+        """Run one check: its return value summarizes a pass; a user error raised is its problem."""
+        before = len(self.problems)
+        try:
+            summary = body()
+        except SkillharnessError as exc:
+            self.fail(check, str(exc))
+            return
+        if summary is None:
+            self.skipped.setdefault(check, "needs a check that failed")
+        elif len(self.problems) == before:
+            self.summaries[check] = summary
+
+    def fail(self, check: str, message: str) -> None:
+        self.problems.append(Problem(check, message))
+
+    def report(self) -> PreflightReport:
+        failed = {p.check for p in self.problems}
+        return PreflightReport(
+            problems=tuple(self.problems),
+            passed=tuple(
+                CheckRow(c, CheckStatus.PASS, m) for c, m in self.summaries.items() if c not in failed
+            ),
+            skipped=tuple(
+                CheckRow(c, CheckStatus.SKIP, m) for c, m in self.skipped.items() if c not in failed
+            ),
+        )
+
+
+@dataclass
+class _Inputs:
+    """What the data check loaded, for the checks that depend on it."""
+
+    questions: list[Question] | None = None
+    pools: FrozenPools | None = None
+    classes: TrainedClasses | None = None
+
+
+def run_preflight(
+    config: PreflightSettings, *, pool: str = Pool.VAL, endpoint_timeout_s: float = 10.0
+) -> PreflightReport:
+    """Check ``config`` for a training run; videos are checked for ``pool``. Never stops early.
+
+    Raises ConfigError only for a bad argument (unknown pool, non-positive timeout); every problem
+    with the config or what it points at is a :class:`Problem` of the report.
+    """
+    return asyncio.run(run_preflight_async(config, pool=pool, endpoint_timeout_s=endpoint_timeout_s))
+
+
+async def run_preflight_async(
+    config: PreflightSettings, *, pool: str = Pool.VAL, endpoint_timeout_s: float = 10.0
+) -> PreflightReport:
+    """:func:`run_preflight` for a caller already inside an event loop (the training loop)."""
+    chosen = Pool.named(pool)
+    if not endpoint_timeout_s > 0:
+        raise ConfigError(f"the endpoint timeout must be > 0 seconds, got {endpoint_timeout_s!r}")
+    out = _Collector()
+    # The file checks block (parsing, probing videos): a thread, while the probes wait on I/O.
+    _, probes = await asyncio.gather(
+        asyncio.to_thread(_file_checks, config, chosen, out), _probes(config, endpoint_timeout_s)
+    )
+    for check, (problems, summary) in probes.items():
+        for message in problems:
+            out.fail(check, message)
+        out.summaries[check] = summary
+    out.run("cache salt", lambda: salt_note(config.cache))
+    return out.report()
+
+
+def _file_checks(config: PreflightSettings, pool: Pool, out: _Collector) -> None:
+    inputs = _Inputs()
+    out.run("templates", lambda: _templates(config, out))
+    out.run("roles", lambda: _roles(config.train))
+    out.run("data", lambda: _data(config, pool, inputs, out))
+    out.run("gate", lambda: _gate(config, inputs, out))
+    out.run("bundle", lambda: _bundle(config, inputs))
+    out.run("eval", lambda: _eval(config))
+
+
+async def _probes(config: PreflightSettings, timeout_s: float) -> dict[str, tuple[list[str], str]]:
+    """The endpoint, store and cache probes, concurrently (each waits on I/O)."""
+    endpoints, store, cache, ignoring = await asyncio.gather(
+        endpoint_problems(config.llm, timeout_s),
+        asyncio.to_thread(store_problems, config.store),
+        cache_problems(config.cache),
+        seed_ignored(config.llm, config.agent.sampling, timeout_s),
+    )
+    return {"endpoint": endpoints, "store": store, "cache": cache, "seed": ([], seed_note(config, ignoring))}
+
+
+def seed_note(config: PreflightSettings, ignoring: Sequence[str]) -> str:
+    """What the per-draw seed check found: information (training falls back by itself), not a problem."""
+    sampling = config.agent.sampling
+    if not sampling.per_draw or not sampling.temperature:
+        return "no per-draw seed is sent: both arms of a paired draw are sampled independently"
+    if ignoring:
+        return (
+            f"WARNING: {', '.join(ignoring)} ignore(s) the request seed: one seed per draw couples "
+            "nothing there, so training falls back to independent arms (agent.sampling.seed: null) and "
+            "says so; the gate then needs about a third more draws"
+        )
+    return "one seed per draw (agent.sampling.seed per_draw): the endpoints answered one seed alike"
+
+
+def _templates(config: PreflightSettings, out: _Collector) -> str:
+    messages = check_templates(config.train.prompts_dir)
+    for message in messages:
+        out.fail("templates", message)
+    return f"every template loads and renders ({config.train.prompts_dir or 'packaged prompts'})"
+
+
+def _roles(train: TrainConfig) -> str:
+    """How many evolve candidates a target gets, and a warning when more were asked for in vain."""
+    wanted = train.evolve.candidates
+    sampling = role_sampling(train.roles, Role.EVOLVE)
+    calls = evolve_calls(train)
+    how = f"temperature {sampling.temperature:g}" + (
+        f", seed {sampling.seed}" if sampling.seed is not None else ""
+    )
+    summary = f"evolve: {calls} candidate(s) per target ({how})"
+    if calls < wanted:
+        why = "has a fixed seed" if sampling.seed is not None else "samples at temperature 0"
+        summary += (
+            f"; WARNING: train.evolve.candidates={wanted} but the evolve role {why}: a server answers "
+            "one prompt alike, so one candidate is asked and none is ranked; set "
+            f"train.roles.evolve.temperature above 0 (no seed) for {wanted} distinct candidates, or "
+            "train.evolve.candidates to 1"
+        )
+    return summary
+
+
+def _data(config: PreflightSettings, pool: Pool, inputs: _Inputs, out: _Collector) -> str:
+    data = config.data
+    if data.questions is None:
+        out.fail("data", "data.questions is not set: name the questions file")
+    else:
+        try:
+            inputs.questions = load_questions(data.questions, data.benchmark)
+        except SkillharnessError as exc:
+            out.fail("data", str(exc))
+    if data.pools is None:
+        out.fail("data", "data.pools is not set: training needs a frozen split (`skillharness split`)")
+    else:
+        try:
+            inputs.pools = load_pools(data.pools, data.pools_sha256)
+        except SkillharnessError as exc:
+            out.fail("data", str(exc))
+    if inputs.questions is None or inputs.pools is None:
+        return f"{data.questions} and {data.pools} load"
+    by_id = {q.question_id: q for q in inputs.questions}
+    selected: dict[Pool, tuple[Question, ...]] = {}
+    for name in Pool:
+        try:
+            selected[name] = select_pool(by_id, inputs.pools, name, data.questions)
+        except SkillharnessError as exc:
+            out.fail("data", str(exc))
+    chosen = selected.get(pool, ())
+    try:
+        check_media(data, chosen)
+    except SkillharnessError as exc:
+        out.fail("data", f"pool {pool}: {exc}")
+    sizes = ", ".join(f"{n} {len(inputs.pools.questions[n])}" for n in Pool)
+    sha = "matches data.pools_sha256" if data.pools_sha256 else "data.pools_sha256 not set"
+    return (
+        f"{len(inputs.questions)} questions; pools {sizes} ({sha}); "
+        f"videos of the {pool} pool ({len(chosen)} questions) present"
+    )
+
+
+def _gate(config: PreflightSettings, inputs: _Inputs, out: _Collector) -> str | None:
+    if inputs.questions is None or inputs.pools is None:
+        out.skipped["gate"] = "needs the questions and pools (see data)"
+        return None
+    temperature = draw_temperature(config.agent.sampling)
+    classes = inputs.classes = plan_trained_classes(inputs.questions, inputs.pools, config.train, temperature)
+    if classes.unknown:
+        out.fail(
+            "gate", f"train.task_types names task types not in the questions file: {_ids(classes.unknown)}"
+        )
+    if not classes.explicit and not classes.trained:
+        out.fail(
+            "gate", "no task type can be trained: every class is micro; enlarge the val pool or re-split"
+        )
+    for c in classes.trained:
+        if not c.reachable:
+            out.fail("gate", unreachable_message(c, config.train.gate))
+        if c.train == 0:
+            out.fail("gate", f"trained class {c.task_type!r} has no train question to learn from")
+    trained = ", ".join(f"{c.task_type} (val {c.val})" for c in classes.trained)
+    excluded = "; ".join(f"{c.task_type}: {c.reason()}" for c in classes.excluded_micro)
+    source = "train.task_types" if classes.explicit else "all non-micro task types"
+    summary = f"trained ({source}): {trained}; {draw_mode(temperature, config.train.gate)}"
+    if excluded:
+        summary += f"; micro classes left out: {excluded}"
+    summary += spending_summary(classes, config.train.gate)
+    summary += guard_summary(inputs.questions, inputs.pools, config.train.gate, temperature)
+    few = [f"{c.task_type}: {c.reason()}" for c in classes.trained if c.few_distinct]
+    if few:
+        summary += (
+            f"; WARNING: micro classes trained because train.task_types names them ({'; '.join(few)}): "
+            "their accepts are claims about very few questions, reported apart, and only the holdout "
+            "can say whether they generalize"
+        )
+    return summary
+
+
+def _bundle(config: PreflightSettings, inputs: _Inputs) -> str:
+    if config.agent.bundle is None:
+        raise ConfigError("agent.bundle is not set: name a bundle folder (see `skillharness bundle init`)")
+    bundle = load_bundle(config.agent.bundle)
+    if inputs.classes is None:
+        return f"{config.agent.bundle} loads ({len(bundle.skills)} skills); trained task types unknown"
+    missing = bundle.missing_task_types(inputs.classes.names)
+    if missing:
+        raise ConfigError(
+            f"bundle {config.agent.bundle} has no skill for trained task type(s): {_ids(missing)}",
+            file=str(config.agent.bundle),
+        )
+    return (
+        f"{config.agent.bundle} loads; a skill for each of the {len(inputs.classes.names)} trained task types"
+    )
+
+
+def _eval(config: PreflightSettings) -> str:
+    if config.eval.run_holdout_eval is None:
+        raise ConfigError(
+            "eval.run_holdout_eval is not set: decide it before training. true: when training ends, the "
+            "final and the baseline bundle run on the test pool (each question once per eval.samples) and "
+            "the report gives both with intervals, the paired gain and McNemar, against the val gain. "
+            "false: training never reads the test pool (you can still run `skillharness eval --run RUN` "
+            "later; every read of the test pool is recorded and counted)"
+        )
+    if config.eval.run_holdout_eval:
+        return "eval.run_holdout_eval = true: final and baseline run on the test pool when training ends"
+    return "eval.run_holdout_eval = false: training never reads the test pool"
+
+
+def _ids(values: Sequence[str]) -> str:
+    return ", ".join(values[:_LISTED]) + (f" ... ({len(values)} in all)" if len(values) > _LISTED else "")

@@ -1,0 +1,1 @@
+"""The model roles' prompts: what each template gets, the templates themselves, and how replies are read."""

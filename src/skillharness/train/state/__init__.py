@@ -1,0 +1,1 @@
+"""What every step of a run shares: its context, checkpoint, records, budget, draws and role caller."""

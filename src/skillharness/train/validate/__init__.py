@@ -1,0 +1,1 @@
+"""Validation: a candidate's paired test against the incumbent, its guard, and the val scores."""
