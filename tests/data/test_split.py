@@ -66,7 +66,7 @@ def test_video_units_never_cross_pools(real: list[Question]) -> None:
 
 
 def test_micro_classes_are_reported(real: list[Question]) -> None:
-    """The split prints training's own micro verdict (train/coverage.py): one rule, one wording."""
+    """The split prints training's own micro verdict (train/validate/coverage.py): one rule, one wording."""
     split = make_split(real, SplitParams(sizes=(210, 90, 600), unit="video", seed=0))
     counts = val_counts(split, real)
     gate = GateConfig()

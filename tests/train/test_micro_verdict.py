@@ -1,4 +1,4 @@
-"""The one home of *micro* (train/coverage.py): each class's verdict and the words of its reason.
+"""The one home of *micro* (train/validate/coverage.py): each class's verdict and the words of its reason.
 
 The pools here are built by hand: one class per size of val pool, three train questions each,
 so each verdict can be read off the counts. With the gate's defaults (alpha 0.05, bet cap 1/2)

@@ -1,4 +1,4 @@
-"""Infrastructure failures never become training decisions (train/outage.py, diagnose's share rule)."""
+"""Infrastructure failures never become training decisions (train/state/outage.py, diagnose's share rule)."""
 
 from __future__ import annotations
 

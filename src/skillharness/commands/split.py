@@ -53,7 +53,7 @@ def split_gate(
 def micro_verdicts(
     result: Split, questions: Sequence[Question], gate: GateConfig, temperature: float
 ) -> dict[str, str]:
-    """Each micro class of ``result`` and why, by the one rule training uses (train/coverage.py)."""
+    """Each micro class of ``result`` and why, by the one rule training uses (train/validate/coverage.py)."""
     pools = FrozenPools(
         result.params.unit,
         {pool: tuple(u.id for u in units) for pool, units in result.pools.items()},

@@ -18,7 +18,7 @@ predictions it already stored). The two modes (see docs/gate.md, "Validity in bo
 Sample indices are numbered per question from the gate's ``first_sample``: the checkpoint's
 run-wide ``next_sample`` moves past every index a gate may use, so no two gates share a sample, and
 the end-of-training val score draws at the counter's final value, which no decision saw (see
-``train/final_score.py``).
+``train/validate/final_score.py``).
 """
 
 from __future__ import annotations
