@@ -22,7 +22,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from simlab.marks import Accept, read_mark
+from simlab.marks import Accept, accept_of, read_mark
 from simlab.world import CurveObserver, Data, Source, Truth, merge, sim_fingerprint, sim_world, write_config
 from skillharness.config import Config, load_config
 from skillharness.data import Pool
@@ -187,7 +187,7 @@ async def measure_job(job: Job) -> dict[str, Any]:
     final = ws.load(ckpt.version)
     spent = budget_calls(curve.ctx)
     accepts = _accepts(config.store.url, truth, ws, curve)
-    marks = [Accept(a["calls"], a["effect_test"], a["effect_val"]) for a in accepts]
+    marks = [accept_of(a) for a in accepts]  # with each line's effect, as a re-read gets them
     with RunReader(config.store.url) as reader:
         metrics = {m.name: m.value for m in reader.ledger(RunMetric, run_id=RUN_ID) if m.name != "usage"}
     gate = next((row.message for row in report.rows() if row.check == "gate"), "")
