@@ -10,14 +10,14 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Sequence
-
-import matplotlib
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from typing import TYPE_CHECKING
 
 from skillharness.data import slugify
 from skillharness.eval.report.model import CurvePoint, EpochEnd, GateView, RoleUsage
+
+if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn: every command imports this layer
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["cost_svg", "gates_svg", "learning_curves_svg"]
 
@@ -29,6 +29,8 @@ def _svg(fig: Figure) -> str:
     # Fixed margins, no "tight" bounding box: measuring every text extent is what makes many
     # small panels slow to save.
     buffer = io.StringIO()
+    import matplotlib
+
     with matplotlib.rc_context(_RC):
         fig.savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
@@ -36,6 +38,9 @@ def _svg(fig: Figure) -> str:
 
 
 def _figure(width: float, height: float, **margins: float) -> Figure:
+    import matplotlib
+    from matplotlib.figure import Figure
+
     with matplotlib.rc_context(_RC):
         fig = Figure(figsize=(width, height))
     fig.subplots_adjust(**margins)
@@ -145,6 +150,8 @@ def _gate_panel(ax: Axes, gate: GateView) -> None:
         ax.axvline(end + 0.5, color="#999999", linewidth=0.6, alpha=0.6)
     ax.set_yscale("log")
     # Plain tick labels: log axes otherwise render every label through mathtext (slow, bulky SVG).
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
     ax.yaxis.set_minor_formatter(NullFormatter())
     color = "#2a9d8f" if gate.accepted else "#555555"

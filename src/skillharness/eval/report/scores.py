@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from scipy.stats import binomtest
-
 from skillharness.data import Pool
 from skillharness.eval.report.model import ClassScore, Headline, Score
 from skillharness.infer import wilson
@@ -70,6 +68,8 @@ def val_mcnemar(reader: RunReader, run_id: str, final: dict[str, Any]) -> dict[s
         return None
     b = sum(1 for x, y in pairs if x and not y)  # right before, wrong after
     c = sum(1 for x, y in pairs if y and not x)
+    from scipy.stats import binomtest  # deferred: scipy.stats is most of a command's start-up
+
     p = binomtest(c, b + c, 0.5).pvalue if b + c else 1.0
     return {"b": b, "c": c, "p": float(p), "pairs": len(pairs)}
 

@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binom
 
 from skillharness.errors import GateError
 
@@ -29,6 +28,8 @@ __all__ = ["McNemarResult", "mcnemar_draws", "mcnemar_guard", "mcnemar_harm_p", 
 
 def mcnemar_harm_p(wins: int, losses: int) -> float:
     """Exact one-sided p-value that the candidate is worse, from discordant counts."""
+    from scipy.stats import binom  # deferred: scipy.stats is most of a command's start-up
+
     if wins < 0 or losses < 0:
         raise GateError(f"counts must be non-negative, got wins={wins}, losses={losses}")
     discordant = wins + losses
@@ -63,6 +64,8 @@ def mcnemar_guard(counts: Mapping[str, tuple[int, int]], alpha: float = 0.05) ->
 
 def _critical_losses(discordant: np.ndarray, alpha: float) -> np.ndarray:
     """Fewest losses among ``discordant`` pairs with a harm p-value <= ``alpha`` (> D: never)."""
+    from scipy.stats import binom  # deferred: scipy.stats is most of a command's start-up
+
     # ppf is a float search: step the estimate down while the count below it still qualifies.
     crit = binom.ppf(1.0 - alpha, discordant, 0.5).astype(np.int64) + 1
     for _ in range(2):
@@ -73,6 +76,8 @@ def _critical_losses(discordant: np.ndarray, alpha: float) -> np.ndarray:
 
 def mcnemar_power(n: int, harm: float, discordance: float, alpha: float) -> float:
     """Probability that the one-sided exact McNemar test at ``alpha`` flags ``harm`` with ``n`` draws."""
+    from scipy.stats import binom  # deferred: scipy.stats is most of a command's start-up
+
     if not 0 < discordance <= 1 or not 0 <= harm <= discordance:
         raise GateError(
             f"need 0 < discordance <= 1 and 0 <= harm <= discordance; got harm={harm}, "

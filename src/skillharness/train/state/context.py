@@ -39,7 +39,9 @@ class TrainContext:
     task_types: tuple[str, ...]  # the trained classes
     provenance: RunProvenance  # the training run's; children copy it with their own id and bundle
     micro_trained: tuple[str, ...] = ()  # trained classes that are micro (named in train.task_types)
-    max_infra_share: float = 0.5  # infer.max_infra_share: past it a rollout is an outage (train/state/outage.py)
+    max_infra_share: float = (
+        0.5  # infer.max_infra_share: past it a rollout is an outage (train/state/outage.py)
+    )
     # Val scores by bundle hash: each version is scored once per process (filled by scoring).
     val_scores: dict[str, Any] = field(default_factory=dict)
 

@@ -1,0 +1,29 @@
+"""A command's start-up imports what the command needs: ``infer`` and ``train`` do not pay for
+scipy.stats or matplotlib (together about two thirds of a command's import time) before they use
+them (docs/benchmarks.md, "infer_e2e")."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("scipy.stats", "matplotlib")
+
+
+@pytest.mark.parametrize(
+    "module", ["skillharness.commands.infer", "skillharness.commands.train", "skillharness.cli"]
+)
+def test_a_command_module_imports_no_heavy_library(module: str) -> None:
+    probe = f"import sys, {module}; print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == ""
+
+
+def test_the_probe_sees_a_heavy_import() -> None:
+    probe = (
+        "import sys, skillharness.eval.report.plots as p; p._figure(1, 1); print('matplotlib' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "True"
