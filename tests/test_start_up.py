@@ -1,6 +1,6 @@
 """A command's start-up imports what the command needs: ``infer`` and ``train`` do not pay for
 scipy.stats or matplotlib (together about two thirds of a command's import time) before they use
-them (docs/benchmarks.md, "infer_e2e")."""
+them, nor for redis-py without a Redis cache (docs/benchmarks.md, "infer_e2e")."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-HEAVY = ("scipy.stats", "matplotlib")
+HEAVY = ("scipy.stats", "matplotlib", "redis")
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from skillharness.errors import ConfigError
 from skillharness.llm.cache.backend import CacheBackend, redact_url
-from skillharness.llm.cache.redis import RedisBackend
 from skillharness.llm.cache.sqlite import SQLiteBackend
 
 __all__ = ["open_backend"]
@@ -15,6 +14,8 @@ def open_backend(url: str, namespace: str) -> CacheBackend:
     if url.startswith("sqlite:///"):
         return SQLiteBackend(url.removeprefix("sqlite:///"), namespace)
     if url.startswith(("redis://", "rediss://", "unix://")):
+        from skillharness.llm.cache.redis import RedisBackend  # redis-py only for a Redis cache
+
         return RedisBackend(url, namespace)
     raise ConfigError(
         f"cache.url {redact_url(url)!r}: expected sqlite:///path or redis://host:port/db", field="cache.url"
