@@ -133,7 +133,7 @@ _MOMENTUM_CHILD = textwrap.dedent(
     import asyncio, os, signal, sys
     from pathlib import Path
     from skillharness.config import load_config
-    from skillharness.train import checkpoint as ckpt_mod
+    from skillharness.train.state import checkpoint as ckpt_mod
     from skillharness.train.loop.training import TrainRequest, run_folder, run_training
 
     real_save = ckpt_mod.Checkpoint.save

@@ -69,7 +69,7 @@ async def test_resuming_an_ended_run_trains_nothing_and_finishes_only_a_missing_
 _KILLED_AT_START = textwrap.dedent(
     """
     import os, signal, sys
-    from skillharness.train import checkpoint
+    from skillharness.train.state import checkpoint
     from skillharness import cli
 
     def save(self, folder):
