@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 from eval_support import improved
+from train_support import write_train_config
 
 from bench_support import Bench
 from skillharness.config import load_config
 from skillharness.eval import run_holdout
 from skillharness.sim import SimServer
 from skillharness.skills import Bundle
-from train.train_support import write_train_config
 
 REPETITIONS = 10
 

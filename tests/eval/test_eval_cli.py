@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from eval_support import asked_questions, harmed, improved
+from train_support import write_train_config
 
 from bench_support import Bench
 from cli_support import run_cli
@@ -21,7 +22,6 @@ from skillharness.eval import FINAL, HOLDOUT, VAL_GAIN, HoldoutReport
 from skillharness.sim import SimServer
 from skillharness.skills import Bundle, EditRecord, EditTarget, VersionReason, Workspace
 from skillharness.store import RunKind, RunMetric, RunProvenance, RunReader, RunStatus, RunStore
-from train.train_support import write_train_config
 
 WIDE = {**os.environ, "COLUMNS": "250"}  # rich wraps tables to 80 columns when not on a terminal
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from eval_support import asked_questions, improved
+from train_support import write_train_config
 
 from bench_support import Bench
 from skillharness.config import load_config
@@ -15,7 +16,6 @@ from skillharness.eval import EVAL_PURPOSE, HOLDOUT, HoldoutReport, run_holdout
 from skillharness.sim import SimServer
 from skillharness.skills import Bundle
 from skillharness.store import RunKind, RunMetric, RunReader
-from train.train_support import write_train_config
 
 
 def _pool(holdout_bench: Bench, name: str) -> list[str]:

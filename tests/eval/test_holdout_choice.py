@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from train_support import write_train_config
 
 from bench_support import Bench
 from skillharness.config import load_config
 from skillharness.sim import SimServer
 from skillharness.train.preflight.checks import run_preflight
-from train.train_support import write_train_config
 
 
 def test_an_undecided_holdout_is_refused_with_both_choices_explained(

@@ -6,6 +6,7 @@ import dataclasses
 from pathlib import Path
 
 from eval_support import asked_questions
+from train_support import train_context, write_train_config
 
 from bench_support import Bench
 from skillharness.data import Pool, Question
@@ -13,7 +14,6 @@ from skillharness.data.pools import load_pools
 from skillharness.sim import SimServer
 from skillharness.skills import Bundle
 from skillharness.store import RunKind
-from train.train_support import train_context, write_train_config
 
 
 async def test_a_training_context_holds_and_asks_no_test_question(
