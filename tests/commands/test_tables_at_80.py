@@ -17,7 +17,7 @@ from rich.console import Console
 
 from skillharness.commands.eval_table import print_holdout
 from skillharness.commands.fit_table import Col, FitTable
-from skillharness.commands.gate import _plan_table
+from skillharness.commands.gate_tables import plan_table
 from skillharness.commands.summary_table import print_summary
 from skillharness.eval import ArmCell, GroupRow, HoldoutReport, PairedCell, TruthCell
 from skillharness.infer.summary import Scored, summarize
@@ -132,7 +132,7 @@ def test_gate_plan_table_keeps_every_number_whole(width: int) -> None:
     distinct = dict.fromkeys(_TASKS, 40)
     deltas = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
     plans = plan_classes(distinct, GateConfig(), effects=deltas, discordance=0.3, runs=20, seed=1)
-    table = _plan_table("gate plan", plans, distinct, deltas, 10)
+    table = plan_table("gate plan", plans, distinct, deltas, 10)
     text = _rendered(table.print, width)
     numbers = [f"{pw:.2f}" for p in plans for _, pw in p.power]
     _assert_readable(text, width, numbers + [f"Δ={d:g}" for d in deltas] + list(_TASKS))

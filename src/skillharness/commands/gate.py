@@ -11,6 +11,7 @@ from rich.console import Console
 
 from skillharness.commands.fit_table import Col, FitTable
 from skillharness.commands.gate_coupling import independent_from_run, print_coupling, run_discordance
+from skillharness.commands.gate_tables import plan_table, print_guard, print_levels, warn_few
 from skillharness.errors import ConfigError, SplitError
 from skillharness.sim import SimConfig
 from skillharness.train import (
@@ -22,10 +23,8 @@ from skillharness.train import (
     StrictlyBetterMinibatch,
     gate_alpha,
     gate_budget,
-    min_net_wins,
     plan_classes,
     plan_guard,
-    run_guarantee,
     simulate,
 )
 from skillharness.train.config import GateConfig
@@ -199,7 +198,7 @@ def plan(
     deltas = _floats(effects, "--effects")
     plans = plan_classes(drawable, config, effects=deltas, discordance=discordance, runs=runs, seed=seed)
     _print_plan(console, config, plans, distinct, deltas, temperature, runs, min_distinct)
-    _print_levels(console, config)
+    print_levels(console, config)
     if temperature > 0:
         first, assumed = gate_alpha(config.alpha, config.alpha_spending, 1), coupling is None
         print_coupling(
@@ -208,7 +207,7 @@ def plan(
     else:
         console.print("temperature 0: greedy answers ignore the seed, so one seed per draw couples nothing.")
     if config.guard_draws != 0:
-        _print_guard(console, _plan_guard(config, distinct, temperature))
+        print_guard(console, _plan_guard(config, distinct, temperature))
 
 
 def _val_counts(units: str, manifest: Path | None, questions_per_unit: int) -> dict[str, int]:
@@ -236,13 +235,13 @@ def _print_plan(
     )
     if config.alpha_spending != "none":
         title += f", alpha_spending={config.alpha_spending} (the run's first test)"
-    _plan_table(title, plans, distinct, deltas, min_distinct).print(console)
+    plan_table(title, plans, distinct, deltas, min_distinct).print(console)
     console.print(
         "distinct = val questions the claim rests on; obs = the gate's budget "
         f"({'--budget' if temperature > 0 else 'min(distinct, --budget)'}); P(acc) = power at discordance "
         f"{config.guard_discordance:g} (p+ = (r+Δ)/2, p- = (r-Δ)/2), {runs} seeded simulated gates each."
     )
-    _warn_few(console, distinct, min_distinct)
+    warn_few(console, distinct, min_distinct)
 
 
 def _plan_guard(config: GateConfig, distinct: dict[str, int], temperature: float) -> GuardPlan:
@@ -272,108 +271,6 @@ def _discordance_of_run(
         f"correctness ({measured.discordance:.1%}, {how}); independent discordance {discordance:.3f}{undone}"
     )
     return discordance
-
-
-def _print_levels(console: Console, config: GateConfig) -> None:
-    """The run's guarantee, and under a level rule the level and wins of a few later tests."""
-    console.print(f"run-level guarantee (alpha_spending={config.alpha_spending}): {run_guarantee(config)}")
-    if config.alpha_spending == "none":
-        return
-    levels = []
-    for k in (1, 10, 100):
-        level = gate_alpha(config.alpha, config.alpha_spending, k)
-        wins = min_net_wins(alpha=level, bet_cap=config.bet_cap, n_candidates=config.n_candidates)
-        levels.append(f"test {k}: {level:.3g} ({wins} wins)")
-    if config.alpha_spending != "elond":
-        console.print(f"levels: {'; '.join(levels)}")
-        return
-    console.print(
-        f"levels with no accept before the test: {'; '.join(levels)}; j accepts before a test "
-        "multiply its level by j + 1, and no test gets more than test 1 (a class out of reach there "
-        "stays out of reach)"
-    )
-
-
-def _warn_few(console: Console, distinct: dict[str, int], min_distinct: int) -> None:
-    few = [f"{label} ({n})" for label, n in distinct.items() if n < min_distinct]
-    if few:
-        console.print(
-            f"[yellow]warning[/yellow]: fewer than {min_distinct} distinct val questions (!): "
-            f"{', '.join(few)}. These classes are micro: training leaves them out unless "
-            "train.task_types names them, since their accepts would be claims about very few questions "
-            "that only the holdout can check."
-        )
-
-
-def _print_guard(console: Console, guard: GuardPlan) -> None:
-    """What the McNemar guard of a system or tool edit can and cannot see, and what it costs."""
-    harm, power = f"{guard.harm:.0%}", f"{guard.power:g}"
-    table = FitTable(
-        f"McNemar guard after an accepted system or tool edit: {len(guard.classes)} classes, "
-        f"Holm (a lone harmed class must reach p <= {guard.level:.2g})",
-        [
-            Col("class", "left", wrap=True),
-            Col("guard draws"),
-            Col(f"P(flag a {harm} drop)"),
-            Col(f"drop flagged at P >= {power}"),
-        ],
-    )
-    for c in guard.classes:
-        seen = "none" if c.detectable is None else f"{c.detectable:.0%}"
-        table.add_row(
-            c.label, str(c.draws), f"{c.power:.2f}", seen if c.power >= guard.power else f"[red]{seen}[/red]"
-        )
-    table.print(console)
-    if guard.fixed:
-        size = f"fixed at {guard.per_class} draws per class (train.gate.guard_draws)"
-    elif guard.sized is None:
-        size = (
-            f"capped at guard_max_draws={guard.per_class} per class: a {harm} drop needs more draws "
-            f"for power {power}"
-        )
-    else:
-        size = f"{guard.per_class} draws per class: a {harm} drop is flagged with P >= {power}"
-    console.print(
-        f"guard: {size}, at discordance {guard.discordance:g}; cost: up to {guard.total_draws} paired draws "
-        "per accepted system or tool edit (fresh candidate samples; incumbent samples from the cache "
-        "when present)."
-    )
-    blind = [f"{c.label} ({c.power:.2f})" for c in guard.classes if c.power < guard.power]
-    if blind:
-        console.print(
-            f"[yellow]the guard cannot see[/yellow] a {harm} drop with P >= {power} on: {', '.join(blind)}."
-        )
-    console.print(
-        "It never sees: a drop smaller than the last column (none: no drop up to the discordance); "
-        "a skill edit's effect on other classes (a skill edit changes only its own class, which its "
-        "gate tests); at temperature 0, the questions the gate drew (the guard takes only the "
-        "others, so it may get fewer draws than shown)."
-    )
-
-
-def _plan_table(
-    title: str,
-    plans: tuple[ClassPlan, ...],
-    distinct: dict[str, int],
-    deltas: tuple[float, ...],
-    min_distinct: int,
-) -> FitTable:
-    """One row per class: distinct questions (flagged when few), budget, reachability, power."""
-    columns = [Col("class", "left", wrap=True)]
-    columns += [Col(column) for column in ("distinct", "obs", "reachable", "min wins")]
-    columns += [Col(f"P(acc) Δ={delta:g}") for delta in deltas]
-    table = FitTable(title, columns)
-    for p in plans:
-        verdict = "yes" if p.reach.reachable else "[red]NO[/red]"
-        table.add_row(
-            p.label,
-            str(distinct[p.label]) + (" [yellow]![/yellow]" if distinct[p.label] < min_distinct else ""),
-            str(p.reach.drawable),
-            verdict,
-            str(p.reach.min_wins),
-            *(f"{pw:.2f}" for _, pw in p.power),
-        )
-    return table
 
 
 @gate_app.command("simulate")
