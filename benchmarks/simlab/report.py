@@ -21,7 +21,7 @@ GEPA_CLOSURE = {
     "videomme-v": {8_000: "7.0 %", 32_000: "14.6 %"},
 }
 GEPA_HARMFUL = "41–55 %"
-CLOSURE_TARGETS = {"videomme-q": {8_000: 0.25, 32_000: 0.40}, "videomme-v": {8_000: 0.35, 32_000: 0.70}}
+CLOSURE_TARGETS = {"videomme-q": {8_000: 0.25, 32_000: 0.50}, "videomme-v": {8_000: 0.30, 32_000: 0.70}}
 HARM_TARGET = 0.05
 UNSPENT_LIMIT = 0.10
 CURVE_GRID = (500, 1_000, 2_000, 4_000, 8_000, 16_000, 32_000)

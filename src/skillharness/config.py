@@ -22,7 +22,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from skillharness.agent.config import AgentConfig
 from skillharness.data.config import DataConfig
 from skillharness.errors import ConfigError
-from skillharness.eval import EvalConfig, ReportConfig
+from skillharness.eval.config import EvalConfig, ReportConfig
 from skillharness.infer import InferConfig
 from skillharness.llm.config import CacheConfig, LLMConfig
 from skillharness.settings import run_settings

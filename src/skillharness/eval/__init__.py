@@ -5,84 +5,59 @@ Sits above training (the loop calls :func:`run_holdout` when it ends). The stati
 names read and written in :mod:`skillharness.eval.ledger`.
 """
 
-from skillharness.eval.config import EvalConfig, ReportConfig
-from skillharness.eval.holdout import (
-    Arm,
-    HoldoutSettings,
-    TestPool,
-    default_eval_id,
-    load_test_pool,
-    run_holdout,
-)
-from skillharness.eval.holdout_report import (
-    ArmCell,
-    GroupRow,
-    HoldoutReport,
-    PairedCell,
-    TruthCell,
-    ValHoldout,
-)
-from skillharness.eval.ledger import (
-    EVAL_PURPOSE,
-    FINAL,
-    HOLDOUT,
-    VAL_GAIN,
-    EvalArm,
-    FinalBundleRef,
-    ValGain,
-    arm_run_id,
-    compare_val_holdout,
-    count_test_pool_runs,
-    evaluation_of,
-    final_ref,
-    val_gain,
-)
-from skillharness.eval.report import build_report
-from skillharness.eval.stats import (
-    PairedTable,
-    bootstrap_mean_interval,
-    holm_adjust,
-    mcnemar_exact,
-    newcombe_paired_interval,
-)
-from skillharness.eval.tables import compare_groups
-from skillharness.eval.truth import SimTruth, simulator_truth
+from skillharness.util.lazy import lazy_surface
 
-__all__ = [
-    "EVAL_PURPOSE",
-    "FINAL",
-    "HOLDOUT",
-    "VAL_GAIN",
-    "Arm",
-    "ArmCell",
-    "EvalArm",
-    "EvalConfig",
-    "FinalBundleRef",
-    "GroupRow",
-    "HoldoutReport",
-    "HoldoutSettings",
-    "PairedCell",
-    "PairedTable",
-    "ReportConfig",
-    "SimTruth",
-    "TestPool",
-    "TruthCell",
-    "ValGain",
-    "ValHoldout",
-    "arm_run_id",
-    "bootstrap_mean_interval",
-    "build_report",
-    "compare_groups",
-    "compare_val_holdout",
-    "count_test_pool_runs",
-    "default_eval_id",
-    "evaluation_of",
-    "final_ref",
-    "holm_adjust",
-    "load_test_pool",
-    "mcnemar_exact",
-    "newcombe_paired_interval",
-    "run_holdout",
-    "simulator_truth",
-    "val_gain",
-]
+# Imported when first read (util/lazy.py): `skillharness.config` needs only the config module.
+__all__, __getattr__ = lazy_surface(
+    __name__,
+    {
+        "skillharness.eval.config": (
+            "EvalConfig",
+            "ReportConfig",
+        ),
+        "skillharness.eval.holdout": (
+            "Arm",
+            "HoldoutSettings",
+            "TestPool",
+            "default_eval_id",
+            "load_test_pool",
+            "run_holdout",
+        ),
+        "skillharness.eval.holdout_report": (
+            "ArmCell",
+            "GroupRow",
+            "HoldoutReport",
+            "PairedCell",
+            "TruthCell",
+            "ValHoldout",
+        ),
+        "skillharness.eval.ledger": (
+            "EVAL_PURPOSE",
+            "FINAL",
+            "HOLDOUT",
+            "VAL_GAIN",
+            "EvalArm",
+            "FinalBundleRef",
+            "ValGain",
+            "arm_run_id",
+            "compare_val_holdout",
+            "count_test_pool_runs",
+            "evaluation_of",
+            "final_ref",
+            "val_gain",
+        ),
+        "skillharness.eval.report": ("build_report",),
+        "skillharness.eval.stats": (
+            "PairedTable",
+            "bootstrap_mean_interval",
+            "holm_adjust",
+            "mcnemar_exact",
+            "newcombe_paired_interval",
+        ),
+        "skillharness.eval.tables": ("compare_groups",),
+        "skillharness.eval.truth": (
+            "SimTruth",
+            "simulator_truth",
+        ),
+    },
+)

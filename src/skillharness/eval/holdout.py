@@ -225,7 +225,7 @@ async def run_holdout(
         progress: told the totals once, then each new prediction.
     """
     plan = _plan(config, final, baseline, train_run_id, purpose, eval_id)
-    check_media(config.data, plan.pool.questions)
+    check_media(config.data, plan.pool.questions, subtitles=config.agent.subtitles)
     draws = [(q, s) for q in plan.pool.questions for s in range(config.eval.samples)]
     async with open_session(
         data=config.data,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -146,7 +147,7 @@ def load_job(config: InferSettings, *, pool: Pool | None, run_id: str | None, re
     else:
         chosen, frozen = load_pool_questions(data, (pool,), purpose=f"--pool {pool}")
         questions, pools_sha = chosen[pool], frozen.sha256
-    check_media(data, questions)
+    check_media(data, questions, subtitles=config.agent.subtitles)
     run_id = run_id or default_run_id(pool)
     config = config.for_run(run_id)  # the per-draw seed salt: the run's id unless pinned
     return InferJob(
@@ -168,32 +169,47 @@ def load_job(config: InferSettings, *, pool: Pool | None, run_id: str | None, re
     )
 
 
-def check_media(data: DataConfig, questions: Sequence[Question]) -> None:
+_MEDIA_CHECKERS = 4
+
+
+def _media_problems(videos_dir: Path, subtitles_dir: Path | None, video_id: str) -> tuple[bool, str, str]:
+    """(missing, why the video does not open, why its subtitles do not parse) for one video; the
+    subtitles are not read when ``subtitles_dir`` is None."""
+    unreadable = broken = ""
+    try:
+        path = locate_video(videos_dir, video_id)
+    except DataError:
+        return True, "", ""
+    try:
+        video_duration(path)  # opens it and reads the header: a 0-byte or non-video file fails
+    except DataError as exc:
+        unreadable = str(exc)
+    if subtitles_dir is not None:
+        try:
+            load_subtitles(locate_subtitles(subtitles_dir, video_id))
+        except DataError as exc:
+            broken = str(exc)
+    return False, unreadable, broken
+
+
+def check_media(data: DataConfig, questions: Sequence[Question], *, subtitles: bool = True) -> None:
     """Refuse to start on inputs that would only turn questions into infra errors.
 
     A missing video, a video file that does not open (0 bytes, not a video), or a subtitle file
     that does not parse fails every question of its video on every resume; it is the user's data
-    to fix, so it is named now, before anything is spent.
+    to fix, so it is named now, before anything is spent. Subtitle files are parsed only when the
+    agent reads them (``subtitles``). Headers are read a few at a time: opening a file waits on the
+    disk, not on Python.
     """
     if data.videos_dir is None:
         raise ConfigError("data.videos_dir is not set: the folder holding <videoID>.mp4 files")
-    missing: list[str] = []
-    broken: list[str] = []
-    unreadable: list[str] = []
-    for video_id in dict.fromkeys(q.videoID for q in questions):
-        try:
-            path = locate_video(data.videos_dir, video_id)
-        except DataError:
-            missing.append(video_id)
-        else:
-            try:
-                video_duration(path)  # opens it and reads the header: a 0-byte or non-video file fails
-            except DataError as exc:
-                unreadable.append(str(exc))
-        try:
-            load_subtitles(locate_subtitles(data.subtitles_dir, video_id))
-        except DataError as exc:
-            broken.append(str(exc))
+    videos = list(dict.fromkeys(q.videoID for q in questions))
+    videos_dir, subtitles_dir = data.videos_dir, data.subtitles_dir if subtitles else None
+    with ThreadPoolExecutor(max_workers=_MEDIA_CHECKERS) as checkers:
+        found = list(checkers.map(lambda video: _media_problems(videos_dir, subtitles_dir, video), videos))
+    missing = [video_id for video_id, (absent, _, _) in zip(videos, found, strict=True) if absent]
+    unreadable = [problem for _, problem, _ in found if problem]
+    broken = [problem for _, _, problem in found if problem]
     if missing:
         names = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
         raise DataError(

@@ -60,13 +60,27 @@ def encode_jpeg(rgb: np.ndarray, longest_side: int, quality: int) -> tuple[bytes
     return buffer.getvalue(), image.width, image.height
 
 
+# Durations already read in this process, by file identity: the start-up media check reads every
+# video's header, and the run's questions then find it here instead of opening each file again.
+_durations: dict[VideoIdentity, float] = {}
+
+
 def video_duration(path: Path | str) -> float:
-    """Duration of a video in seconds (from its header; nothing is decoded).
+    """Duration of a video in seconds (from its header; nothing is decoded), read once per file
+    identity in a process (a replaced file has a new size or mtime and is read again).
 
     Raises:
         DataError: missing, unreadable, audio-only or frameless file.
     """
-    return probe(Path(path)).duration_s
+    path = Path(path)
+    try:
+        identity = VideoIdentity.of(path)
+    except OSError:
+        return probe(path).duration_s  # raises the DataError that names the missing file
+    known = _durations.get(identity)
+    if known is None:
+        known = _durations[identity] = probe(path).duration_s
+    return known
 
 
 class FrameSampler:
@@ -91,7 +105,7 @@ class FrameSampler:
         cached = self.cache.get_duration(identity) if self.cache else None
         if cached is not None:
             return cached
-        duration = probe(path).duration_s
+        duration = video_duration(path)
         if self.cache:
             self.cache.put_duration(identity, duration)
         return duration

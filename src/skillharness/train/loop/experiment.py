@@ -79,7 +79,9 @@ async def open_training(
     """A :class:`TrainContext` for ``run_id`` whose session stays open for the block."""
     train_units, val, pools = _pool_questions(config)
     classes = trained_task_types(config, (*(q for u in train_units for q in u), *val), pools)
-    check_media(config.data, [q for unit in train_units for q in unit] + list(val))
+    check_media(
+        config.data, [q for unit in train_units for q in unit] + list(val), subtitles=config.agent.subtitles
+    )
     templates = load_templates(config.train.prompts_dir)
     provenance = run_provenance(
         run_id=run_id,

@@ -289,7 +289,7 @@ def _data(config: PreflightSettings, pool: Pool, inputs: _Inputs, out: _Collecto
             out.fail("data", str(exc))
     chosen = selected.get(pool, ())
     try:
-        check_media(data, chosen)
+        check_media(data, chosen, subtitles=config.agent.subtitles)
     except SkillharnessError as exc:
         out.fail("data", f"pool {pool}: {exc}")
     sizes = ", ".join(f"{n} {len(inputs.pools.questions[n])}" for n in Pool)

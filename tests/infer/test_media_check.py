@@ -1,0 +1,59 @@
+"""The start-up media check: what it reads, and that the run reuses what it read."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bench_support import Bench
+from skillharness.data.config import DataConfig
+from skillharness.data.loader import load_questions
+from skillharness.errors import DataError
+from skillharness.infer.runner import check_media
+from skillharness.video import decoder_stats, video_duration
+
+
+def _copy(bench: Bench, tmp_path: Path) -> DataConfig:
+    shutil.copytree(bench.root / "videos", tmp_path / "videos")
+    shutil.copytree(bench.root / "subtitles", tmp_path / "subtitles")
+    return DataConfig(
+        questions=bench.questions, videos_dir=tmp_path / "videos", subtitles_dir=tmp_path / "subtitles"
+    )
+
+
+def test_subtitles_are_checked_only_when_the_agent_reads_them(bench: Bench, tmp_path: Path) -> None:
+    data = _copy(bench, tmp_path)
+    questions = load_questions(bench.questions)
+    victim = sorted((tmp_path / "subtitles").glob("*.srt"))[0]
+    victim.write_text("1\nthis is not a timing line\nhello\n")
+    check_media(data, questions, subtitles=False)  # a text-only agent never opens it
+    with pytest.raises(DataError, match="subtitle file\\(s\\) do not parse") as caught:
+        check_media(data, questions, subtitles=True)
+    assert victim.name in str(caught.value)
+
+
+def test_every_bad_video_is_named_when_headers_are_read_in_parallel(bench: Bench, tmp_path: Path) -> None:
+    data = _copy(bench, tmp_path)
+    questions = load_questions(bench.questions)
+    videos = sorted((tmp_path / "videos").glob("*.mp4"))
+    for victim in videos[:3]:
+        victim.write_bytes(b"")
+    with pytest.raises(DataError, match="3 video file\\(s\\) cannot be read") as caught:
+        check_media(data, questions, subtitles=False)
+    for victim in videos[:3]:
+        assert victim.name in str(caught.value)
+
+
+def test_a_video_header_is_read_once_per_file_identity(bench: Bench, tmp_path: Path) -> None:
+    _copy(bench, tmp_path)
+    video = sorted((tmp_path / "videos").glob("*.mp4"))[0]
+    before = decoder_stats().opens
+    first = video_duration(video)
+    assert video_duration(video) == first
+    assert decoder_stats().opens == before + 1  # the run's questions find what start-up read
+    other = sorted((tmp_path / "videos").glob("*.mp4"))[1]
+    shutil.copyfile(other, video)  # replaced: a new size or mtime, so it is read again
+    assert video_duration(video) == video_duration(other)
+    assert decoder_stats().opens == before + 3
