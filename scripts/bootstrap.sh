@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv and install the package with its pinned dependencies, the dev extra and the mlflow
-# extra (its test must run, not skip).
+# Create .venv and install the package with its pinned dependencies, the dev extra, and the mlflow
+# and gepa extras (their tests must run, not skip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python="${1:-python3}"
@@ -11,6 +11,6 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
 fi
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[dev,mlflow]'
+.venv/bin/python -m pip install --quiet -e '.[dev,mlflow,gepa]'
 touch .venv/.installed
 echo "installed skillharness into .venv"

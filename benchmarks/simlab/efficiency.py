@@ -83,9 +83,10 @@ def budget_calls(ctx: TrainContext) -> int:
     return StopGuard(ctx.config.budget, ctx.session).spent().calls
 
 
-def prepare(job: Job) -> Data:
-    """The seed's split (split seed = world seed) and the initial bundle."""
-    setup = SETUPS[job.setup]
+def prepare(job: Job, setup: Setup | None = None) -> Data:
+    """The seed's split (split seed = world seed) and the initial bundle; ``setup`` defaults to
+    ``SETUPS[job.setup]`` (another is for a smaller benchmark, e.g. a test's)."""
+    setup = setup or SETUPS[job.setup]
     questions = load_questions(job.source.questions)
     split = make_split(questions, SplitParams(sizes=setup.sizes, unit=setup.unit, seed=job.seed))
     written = write_split(
@@ -135,7 +136,7 @@ def _accepts(store_url: str, truth: Truth, ws: Workspace, curve: CurveObserver) 
         effect = {
             pool: truth.accuracy(after, pool) - truth.accuracy(before, pool) for pool in ("test", "val")
         }
-        lines = _line_effects(truth, before, row.target, row.document_before, row.document_after or "")
+        lines = line_effects(truth, before, row.target, row.document_before, row.document_after or "")
         accept = Accept(calls, effect["test"], effect["val"], tuple(line["effect_test"] for line in lines))
         out.append(
             {**asdict(accept), "target": row.target, "version_after": row.version_after, "lines": lines}
@@ -143,7 +144,7 @@ def _accepts(store_url: str, truth: Truth, ws: Workspace, curve: CurveObserver) 
     return out
 
 
-def _line_effects(
+def line_effects(
     truth: Truth, before: Bundle, target: str, document_before: str, after: str
 ) -> list[dict[str, Any]]:
     """Each line an accept inserted, added alone to the document it came into: its true effects."""
