@@ -5,6 +5,7 @@ Each module in :mod:`skillharness.commands` owns its sub-commands; this file onl
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import typer
@@ -76,6 +77,18 @@ def _register(argv: list[str] | None = None) -> None:
 def main() -> None:
     """Console entry point: user errors print one clear message and exit 2, never a traceback."""
     _register(sys.argv[1:2])
+    # The modules just imported live as long as the process: a full collection during the command
+    # (a pause in its event loop) need not walk them again.
+    gc.freeze()
+    try:
+        _run()
+    finally:
+        # Every store, cache and file is closed by now; collecting what is left at exit (about 100,000
+        # objects after an infer run, 0.2 s) only delays the user's prompt.
+        gc.freeze()
+
+
+def _run() -> None:
     try:
         code = app(standalone_mode=False)
     except SkillharnessError as exc:

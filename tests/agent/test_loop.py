@@ -334,6 +334,42 @@ async def test_answer_all_bounds_concurrency_and_survives_failures(
         assert reader.status_counts("run-1")[PredictionStatus.INFRA_ERROR] == 4  # both samples of q0, q5
 
 
+async def test_answer_all_asks_the_next_question_while_a_prediction_is_being_committed(
+    default_bundle: Bundle, videos: LocalVideos
+) -> None:
+    """The model's turns are bounded by ``concurrency``; a question waiting for its commit holds none."""
+    talking = peak = 0
+    events: list[str] = []
+
+    class CountingModel(ScriptedModel):
+        async def complete(self, request: ChatRequest) -> ChatResponse:
+            nonlocal talking, peak
+            talking += 1
+            peak = max(peak, talking)
+            events.append("ask")
+            await asyncio.sleep(0.005)
+            talking -= 1
+            return await super().complete(request)
+
+    class SlowStore:
+        async def write_step(self, step: object) -> None:
+            return None
+
+        async def write_prediction(self, prediction: Prediction) -> None:
+            events.append("commit starts")
+            await asyncio.sleep(0.05)
+            events.append("committed")
+
+    script: dict[str, list] = {f"q{i}": [answer_reply("B")] for i in range(6)}
+    agent = _agent(CountingModel(script), default_bundle, videos, initial_frames=0, vision=False)
+    work = [(question(f"q{i}"), 0) for i in range(6)]
+    results = await answer_all(agent, work, run_id="run-1", sink=SlowStore(), concurrency=2)
+    assert len(results) == 6
+    assert peak <= 2  # never more conversations than turns
+    first_commit_ends = events.index("committed")
+    assert events[:first_commit_ends].count("ask") > 2  # asked on while the first two were committing
+
+
 async def test_issue_29_2_every_request_of_a_draw_carries_its_draw_as_routing_key(
     default_bundle: Bundle, videos: LocalVideos, run_log: RunLog
 ) -> None:

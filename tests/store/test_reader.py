@@ -11,7 +11,8 @@ import sqlalchemy as sa
 from store_support import prediction, provenance, step
 
 from skillharness.errors import StoreError
-from skillharness.store import RunLog, RunReader
+from skillharness.infer.scoring import raw_answers
+from skillharness.store import RunLog, RunReader, StepRole
 
 _READ_METHODS = {
     "runs",
@@ -102,3 +103,24 @@ async def test_unknown_run_names_the_known_ones(sqlite_url: str) -> None:
     await _store_with_a_run(sqlite_url)
     with RunReader(sqlite_url) as reader, pytest.raises(StoreError, match="known runs: \\['run-1'\\]"):
         reader.run("nope")
+
+
+async def test_answer_steps_are_the_plain_replies_and_the_named_tool_calls(store_url: str) -> None:
+    kinds = [
+        {"role": StepRole.USER},
+        {"role": StepRole.ASSISTANT},  # a plain reply: a possible answer
+        {"role": StepRole.ASSISTANT, "tool_name": "get_frames", "tool_arguments": "{}"},
+        {"role": StepRole.TOOL, "tool_name": "get_frames", "tool_arguments": "{}"},
+        {"role": StepRole.ASSISTANT, "tool_name": "submit_answer", "tool_arguments": '{"answer": "B"}'},
+        {"role": StepRole.TOOL, "tool_name": "submit_answer", "tool_arguments": '{"answer": "B"}'},
+    ]
+    async with await RunLog.open(store_url, provenance()) as log:
+        for i, kind in enumerate(kinds):
+            await log.write_step(step("q0", i, **kind))
+        await log.write_prediction(prediction("q0", n_steps=len(kinds)))
+    with RunReader(store_url) as reader:
+        every = list(reader.iter_traces("run-1"))
+        answers = list(reader.iter_traces("run-1", answers_via="submit_answer"))
+    assert [s.step_idx for s in every] == [0, 1, 2, 3, 4, 5]
+    assert [s.step_idx for s in answers] == [1, 5]
+    assert raw_answers(answers) == raw_answers(every) == {("q0", 0): "B"}

@@ -1,8 +1,13 @@
 """Answering many (question, sample) pairs at a bounded concurrency.
 
-A fixed pool of workers pulls from one iterator, so a 900-question run holds ``concurrency``
+A fixed pool of workers pulls from one iterator, so a 900-question run holds about ``concurrency``
 questions in memory, not 900 pending tasks. :meth:`Agent.answer` never raises for a question's
 own failure, so one question cannot stop the others; cancelling the batch cancels every worker.
+
+``concurrency`` bounds the conversations in progress (so the model calls), not the questions
+waiting for their prediction to be committed: a few spare workers start the next conversation
+meanwhile, so the model does not sit idle behind the store (a commit took 7-20 ms per question,
+about 1 % of an infer run's time; docs/benchmarks.md, "infer_e2e").
 """
 
 from __future__ import annotations
@@ -12,10 +17,31 @@ from collections.abc import Callable, Iterable
 
 from skillharness.agent.loop import Agent
 from skillharness.agent.ports import TraceSink
-from skillharness.agent.records import Prediction
+from skillharness.agent.records import Prediction, TraceStep
 from skillharness.data.questions import Question
 
 __all__ = ["answer_all"]
+
+
+class _Turn:
+    """The sink one conversation writes to: its first prediction hands its turn to the next one."""
+
+    def __init__(self, sink: TraceSink, turns: asyncio.Semaphore) -> None:
+        self._sink = sink
+        self._turns = turns
+        self._held = True
+
+    async def write_step(self, step: TraceStep) -> None:
+        await self._sink.write_step(step)
+
+    async def write_prediction(self, prediction: Prediction) -> None:
+        self.hand_on()
+        await self._sink.write_prediction(prediction)
+
+    def hand_on(self) -> None:
+        if self._held:
+            self._held = False
+            self._turns.release()
 
 
 async def answer_all(
@@ -41,15 +67,21 @@ async def answer_all(
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     pending = iter(work)
     results: list[Prediction] = []
+    turns = asyncio.Semaphore(concurrency)
 
     async def worker() -> None:
         for question, sample_idx in pending:  # one shared iterator: each pair is taken once
-            prediction = await agent.answer(question, run_id=run_id, sample_idx=sample_idx, sink=sink)
+            await turns.acquire()
+            turn = _Turn(sink, turns)
+            try:
+                prediction = await agent.answer(question, run_id=run_id, sample_idx=sample_idx, sink=turn)
+            finally:
+                turn.hand_on()
             results.append(prediction)
             if on_done is not None:
                 on_done(prediction)
 
     async with asyncio.TaskGroup() as group:
-        for index in range(concurrency):
+        for index in range(concurrency + max(1, concurrency // 4)):
             group.create_task(worker(), name=f"agent-worker-{index}")
     return results

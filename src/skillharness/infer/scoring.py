@@ -146,7 +146,7 @@ def score_run(
     by_id = {q.question_id: q for q in questions}
     with RunReader(store) as reader:
         predictions = reader.predictions(run_id)
-        raws = raw_answers(reader.iter_traces(run_id))
+        raws = raw_answers(reader.iter_traces(run_id, answers_via=TOOL_SUBMIT_ANSWER))
     answers = [
         ScoredAnswer(
             by_id[p.question_id],

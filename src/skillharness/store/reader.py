@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, and_, func, or_, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from skillharness.errors import StoreError
@@ -19,7 +19,7 @@ from skillharness.store.config import StoreConfig
 from skillharness.store.engine import StoreLocation, create_store_engine, parse_store_url
 from skillharness.store.ledger import LedgerRecord, select_records
 from skillharness.store.migrations import check_known, stored_version
-from skillharness.store.records import Prediction, PredictionStatus, RunInfo, TraceStep
+from skillharness.store.records import Prediction, PredictionStatus, RunInfo, StepRole, TraceStep
 from skillharness.store.rows import prediction_of, run_of, trace_of
 from skillharness.store.run_settings import read_replica_changes, read_settings
 from skillharness.store.schema import CURRENT_VERSION, predictions, runs, traces
@@ -141,13 +141,24 @@ class RunReader:
         with self._engine.connect() as conn:
             return [trace_of(row) for row in conn.execute(query).mappings()]
 
-    def iter_traces(self, run_id: str) -> Iterator[TraceStep]:
-        """Every trace step of a run, ordered by question, sample and step."""
+    def iter_traces(self, run_id: str, *, answers_via: str | None = None) -> Iterator[TraceStep]:
+        """Every trace step of a run, ordered by question, sample and step.
+
+        ``answers_via`` (a tool name): only the steps that can carry an answer, a plain assistant
+        message or a call of that tool; a score read back after a run reads a third of the rows.
+        """
         query = (
             select(traces)
             .where(traces.c.run_id == run_id)
             .order_by(traces.c.question_id, traces.c.sample_idx, traces.c.step_idx)
         )
+        if answers_via is not None:
+            query = query.where(
+                or_(
+                    and_(traces.c.role == StepRole.ASSISTANT.value, traces.c.tool_name.is_(None)),
+                    and_(traces.c.role == StepRole.TOOL.value, traces.c.tool_name == answers_via),
+                )
+            )
         with self._engine.connect() as conn:
             for row in conn.execute(query).mappings():
                 yield trace_of(row)
