@@ -110,14 +110,14 @@ def test_no_closed_gap_has_no_calls_per_point() -> None:
 
 def test_verdicts_judge_the_setups_closure_target_and_the_harm_share() -> None:
     assert (
-        verdicts("videomme-v", summarize([_reading(8_000, 0.36, 8_000)])) == "≥ 35%: met; harm ≤ 5%: missed"
+        verdicts("videomme-v", summarize([_reading(8_000, 0.31, 8_000)])) == "≥ 30%: met; harm ≤ 5%: missed"
     )
-    met = summarize([_reading(32_000, 0.39, 32_000, accepts=40, harmful_test=2)])
-    assert verdicts("videomme-q", met) == "≥ 40%: missed; harm ≤ 5%: met"
+    met = summarize([_reading(32_000, 0.49, 32_000, accepts=40, harmful_test=2)])
+    assert verdicts("videomme-q", met) == "≥ 50%: missed; harm ≤ 5%: met"
     assert verdicts("videomme-q", summarize([_reading(2_000, 0.1, 2_000, accepts=0, harmful_test=0)])) == "–"
     # The mean over seeds is judged, not the best seed.
-    spread_out = summarize([_reading(8_000, 0.2, 8_000), _reading(8_000, 0.45, 8_000)])
-    assert verdicts("videomme-v", spread_out).startswith("≥ 35%: missed")
+    spread_out = summarize([_reading(8_000, 0.1, 8_000), _reading(8_000, 0.45, 8_000)])
+    assert verdicts("videomme-v", spread_out).startswith("≥ 30%: missed")
 
 
 def _record(setup: str, seed: int, closure: float, **extra: object) -> dict[str, object]:

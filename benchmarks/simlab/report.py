@@ -14,8 +14,13 @@ from simlab.marks import MarkSummary, Reading, accept_of, point_at, read_mark, s
 from simlab.world import Point
 from skillharness.util.atomic import atomic_write_text
 
-GEPA_SOURCE = "GEPA 0.1.4, defaults, same worlds and splits"
-# Test gap closure, mean over seeds 0–4 (question-level) and 0–2 (video-level), realistic world.
+GEPA_SOURCE = (
+    "GEPA 0.1.4, defaults, same splits, on the flattering world (ρ 0.4, a proposer that always heeds "
+    "the under-test block, filler worth exactly 0; ../shared/notes/training-efficiency.md); on the "
+    "honest world: benchmarks/peer_gepa.py --reread benchmarks/results/gepa-honest-8k.json"
+)
+# Test gap closure, mean over seeds 0–4 (question-level) and 0–2 (video-level), realistic world as
+# it was before the honest-world knobs (docs/simulator.md).
 GEPA_CLOSURE = {
     "videomme-q": {2_000: "5.5 %", 8_000: "14.3 %", 32_000: "14.4 % (seeds 0–2)"},
     "videomme-v": {8_000: "7.0 %", 32_000: "14.6 %"},
