@@ -30,7 +30,12 @@ class AgentConfig(StrictModel):
     )
     trace_chars: int = Field(2000, ge=100, description="Characters of each message kept in the trace.")
     samples: int = Field(1, ge=1, description="Independent samples per question.")
-    concurrency: int = Field(24, ge=1, description="Questions in flight.")
+    concurrency: int = Field(
+        24,
+        ge=1,
+        description="Conversations in progress (so model calls in flight); a few more questions wait for "
+        "their prediction to be committed meanwhile.",
+    )
     sampling: SamplingParams = Field(
         default_factory=lambda: SamplingParams(temperature=0.0),
         description="Sampling parameters of every agent call (all enter the cache key). seed: an int "
