@@ -34,7 +34,7 @@ def test_subtitles_are_checked_only_when_the_agent_reads_them(bench: Bench, tmp_
     assert victim.name in str(caught.value)
 
 
-def test_every_bad_video_is_named_when_headers_are_read_in_parallel(bench: Bench, tmp_path: Path) -> None:
+def test_every_bad_video_is_named(bench: Bench, tmp_path: Path) -> None:
     data = _copy(bench, tmp_path)
     questions = load_questions(bench.questions)
     videos = sorted((tmp_path / "videos").glob("*.mp4"))

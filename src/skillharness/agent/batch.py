@@ -22,6 +22,9 @@ from skillharness.data.questions import Question
 
 __all__ = ["answer_all"]
 
+# Workers per turn beyond ``concurrency``: one spare for every four turns (at least one).
+_TURNS_PER_SPARE = 4
+
 
 class _Turn:
     """The sink one conversation writes to: its first prediction hands its turn to the next one."""
@@ -82,6 +85,6 @@ async def answer_all(
                 on_done(prediction)
 
     async with asyncio.TaskGroup() as group:
-        for index in range(concurrency + max(1, concurrency // 4)):
+        for index in range(concurrency + max(1, concurrency // _TURNS_PER_SPARE)):
             group.create_task(worker(), name=f"agent-worker-{index}")
     return results

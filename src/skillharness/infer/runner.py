@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -169,9 +168,6 @@ def load_job(config: InferSettings, *, pool: Pool | None, run_id: str | None, re
     )
 
 
-_MEDIA_CHECKERS = 4
-
-
 def _media_problems(videos_dir: Path, subtitles_dir: Path | None, video_id: str) -> tuple[bool, str, str]:
     """(missing, why the video does not open, why its subtitles do not parse) for one video; the
     subtitles are not read when ``subtitles_dir`` is None."""
@@ -198,15 +194,14 @@ def check_media(data: DataConfig, questions: Sequence[Question], *, subtitles: b
     A missing video, a video file that does not open (0 bytes, not a video), or a subtitle file
     that does not parse fails every question of its video on every resume; it is the user's data
     to fix, so it is named now, before anything is spent. Subtitle files are parsed only when the
-    agent reads them (``subtitles``). Headers are read a few at a time: opening a file waits on the
-    disk, not on Python.
+    agent reads them (``subtitles``). Headers are read one at a time: FFmpeg logging a broken file
+    from several threads at once can deadlock PyAV's log callback.
     """
     if data.videos_dir is None:
         raise ConfigError("data.videos_dir is not set: the folder holding <videoID>.mp4 files")
     videos = list(dict.fromkeys(q.videoID for q in questions))
     videos_dir, subtitles_dir = data.videos_dir, data.subtitles_dir if subtitles else None
-    with ThreadPoolExecutor(max_workers=_MEDIA_CHECKERS) as checkers:
-        found = list(checkers.map(lambda video: _media_problems(videos_dir, subtitles_dir, video), videos))
+    found = [_media_problems(videos_dir, subtitles_dir, video) for video in videos]
     missing = [video_id for video_id, (absent, _, _) in zip(videos, found, strict=True) if absent]
     unreadable = [problem for _, problem, _ in found if problem]
     broken = [problem for _, _, problem in found if problem]

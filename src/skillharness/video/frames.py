@@ -77,6 +77,10 @@ def video_duration(path: Path | str) -> float:
         identity = VideoIdentity.of(path)
     except OSError:
         return probe(path).duration_s  # raises the DataError that names the missing file
+    return _duration_of(identity, path)
+
+
+def _duration_of(identity: VideoIdentity, path: Path) -> float:
     known = _durations.get(identity)
     if known is None:
         known = _durations[identity] = probe(path).duration_s
@@ -105,7 +109,7 @@ class FrameSampler:
         cached = self.cache.get_duration(identity) if self.cache else None
         if cached is not None:
             return cached
-        duration = video_duration(path)
+        duration = _duration_of(identity, path)
         if self.cache:
             self.cache.put_duration(identity, duration)
         return duration
