@@ -20,6 +20,7 @@ videos can be generated in parallel and still come out byte-identical.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import random
 import shutil
@@ -146,7 +147,10 @@ def _generate_into(out: Path, videos: int, seed: int, workers: int) -> None:
     plan = plan_task_types(videos)
     args = [(out, seed, i, plan[i]) for i in range(videos)]
     if workers > 1 and videos > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        # forkserver, as the decode pool: a fork of a process with threads (a test session, an
+        # app) can copy a lock another thread holds, and the worker then waits on it forever.
+        context = multiprocessing.get_context("forkserver")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             results = list(pool.map(_build_video, *zip(*args, strict=True)))
     else:
         results = [_build_video(*a) for a in args]
