@@ -297,6 +297,31 @@ async def test_a_stage_asks_both_arms_at_once_so_it_waits_on_one_tail(
     assert {e for e, _ in events[2:4]} == {"end"}
 
 
+async def test_a_gate_that_decides_inside_a_stage_spends_at_most_one_window_past_it(
+    tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle
+) -> None:
+    # One stage of 96 draws: asked at once, a test deciding at its 20th draw paid for all 96.
+    path = gate_experiment(
+        tmp_path, validate_bench, sim, temperature=0.7, gate={"n_max": 96, "first_stage": 96}
+    )
+    task_type = "Object Reasoning"
+    async with train_context(path) as ctx:
+        window = ctx.gate_window
+        lines = [f"- {rule.canonical}" for rule in sim.world.insights_for(task_type)]
+        candidate = with_lines(incumbent, EditTarget.skill(task_type), lines)
+        outcome = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
+        rows = observations(ctx.store, ctx.run_id, 1)
+        samples = _gate_predictions(ctx, 1)
+    assert window == 8  # the test config's agent.concurrency
+    assert outcome.reason is GateReason.ACCEPT
+    assert outcome.decision is not None
+    n = outcome.decision.n
+    assert n < 96 - window
+    # Drawn a window at a time: both arms stop within the window the decision fell in.
+    assert len(rows) == -(-n // window) * window
+    assert len(samples) == 2 * len(rows)
+
+
 def _killed_mid_stage(real: Callable[..., Awaitable[list[Prediction]]], calls: list[int]) -> Any:
     """Wraps ``TrainContext.rollout``: from the third rollout on (stage 2, both arms at once) each
     asks half of its draws for real, then the process "dies" (the task is cancelled), as a kill

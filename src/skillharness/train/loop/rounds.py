@@ -155,15 +155,16 @@ async def _feed(
     arms: Arms,
     check: Callable[[], None],
 ) -> tuple[Checkpoint, OpenCandidate, Decision | None]:
-    """Draw ``oc``'s next stage (more when INFRA left it short) and feed it to the ladder; the
-    checkpoint with the discordance counted, ``oc`` with its observations, and the ladder's decision."""
+    """Draw ``oc``'s next stage (more when INFRA left it short) a window at a time
+    (``ctx.gate_window``), feeding each to the ladder, until the stage ends or the test decides;
+    the checkpoint with the discordance counted, ``oc`` with its observations, and the decision."""
     observed, ends, infra, at = list(oc.observed), list(oc.stage_ends), oc.infra, oc.cursor
     decision = ladder.decision
     while ladder.next_request > 0 and at < len(draws):
         if at > oc.cursor:
             check()
-        stage = draws[at : at + ladder.next_request]
-        outcomes = await arms.outcomes(stage)
+        window = draws[at : at + min(ladder.next_request, ctx.gate_window)]
+        outcomes = await arms.outcomes(window)
         before = len(observed)
         decision = ladder.feed(outcomes)
         fresh = [o.d for o in outcomes if o.d is not None]
@@ -172,9 +173,9 @@ async def _feed(
         if fresh:
             ends.append(len(observed))
         wealth = wealth_after(ladder, outcomes, before)
-        await ctx.store.aupsert(observation_rows(ctx, oc.key, at, stage, outcomes, wealth, "target"))
-        ckpt = _discordance(ckpt, stage, outcomes)
-        at += len(stage)
+        await ctx.store.aupsert(observation_rows(ctx, oc.key, at, window, outcomes, wealth, "target"))
+        ckpt = _discordance(ckpt, window, outcomes)
+        at += len(window)
         if decision.terminal or len(observed) in ladder.plan:
             break
     fed = oc.model_copy(update={"cursor": at, "observed": observed, "stage_ends": ends, "infra": infra})

@@ -97,6 +97,13 @@ class TrainContext:
         return await self.store.open_or_resume(provenance)
 
     @property
+    def gate_window(self) -> int:
+        """Paired draws a gate asks at a time: one arm's conversations in flight (agent.concurrency).
+        The gate decides after each window, so a test that decides early in a large stage spends
+        at most one window past its decision, not the rest of the stage."""
+        return self.session.agent_config.concurrency
+
+    @property
     def stage_draws(self) -> int:
         """Draws a long rollout (a val score) asks between two budget checks: about one stage."""
         return max(self.config.gate.first_stage, 4 * self.session.agent_config.concurrency)

@@ -100,13 +100,14 @@ async def _run_ladder(
     gate_index: int,
     check_stop: Callable[[], None],
 ) -> tuple[Decision | None, int]:
-    """Feed the ladder stage by stage from the plan; returns the last decision and draws consumed.
-    ``check_stop`` runs before every stage after the first (the caller checked before the first)."""
+    """Feed the ladder from the plan a window at a time (``ctx.gate_window``, never past a stage's
+    end); returns the last decision and draws consumed. ``check_stop`` runs before every window
+    after the first (the caller checked before the first)."""
     cursor, decision = 0, None
     while ladder.next_request > 0 and cursor < len(plan.draws):
         if cursor:
             check_stop()
-        stage = plan.draws[cursor : cursor + ladder.next_request]
+        stage = plan.draws[cursor : cursor + min(ladder.next_request, ctx.gate_window)]
         outcomes = await arms.outcomes(stage)
         observed_before = len(ladder.wealth_path()[0])
         decision = ladder.feed(outcomes)
