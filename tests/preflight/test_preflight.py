@@ -323,7 +323,7 @@ def test_p1_1_sampling_draws_with_replacement_and_warns_about_few_questions(
 def test_7e_evolve_candidates_at_temperature_0_are_warned_about(
     tmp_path: Path, bench: Bench, shared_sim: SimServer
 ) -> None:
-    for name in ("t0", "seeded", "t07", "one"):
+    for name in ("default", "t0", "seeded", "t07", "one"):
         (tmp_path / name).mkdir()
 
     def roles_row(folder: str, **train: object) -> str:
@@ -331,8 +331,12 @@ def test_7e_evolve_candidates_at_temperature_0_are_warned_about(
         assert report.ok, report.problems
         return {r.check: r.message for r in report.passed}["roles"]
 
-    # The role default is temperature 0: three calls of one prompt would be three copies.
-    greedy = roles_row("t0", evolve={"candidates": 3})
+    # The evolve role samples by default: three distinct candidates, nothing to warn about.
+    default = roles_row("default", evolve={"candidates": 3})
+    assert "evolve: 3 candidate(s) per target (temperature 0.7)" in default
+    assert "WARNING" not in default
+    # At temperature 0 three calls of one prompt would be three copies.
+    greedy = roles_row("t0", evolve={"candidates": 3}, roles={"evolve": {"temperature": 0.0}})
     assert "evolve: 1 candidate(s) per target (temperature 0)" in greedy
     assert "WARNING: train.evolve.candidates=3" in greedy
     assert "temperature 0" in greedy.split("WARNING")[1]

@@ -104,12 +104,13 @@ def test_p0_1_evolution_changes_the_bundle(env: Env) -> None:
 
 @pytest.mark.parametrize(
     ("settings", "calls"),
-    [({}, 1), ({"temperature": 0.0}, 1), ({"temperature": 0.7, "seed": 5}, 1), ({"temperature": 0.7}, 3)],
+    [({}, 3), ({"temperature": 0.0}, 1), ({"temperature": 0.7, "seed": 5}, 1), ({"temperature": 0.7}, 3)],
 )
 def test_7e_evolve_pays_for_several_candidates_only_when_they_can_differ(
     env: Env, settings: dict[str, float], calls: int
 ) -> None:
-    """At temperature 0 (the role default) or with a fixed seed a server answers one prompt alike."""
+    """At temperature 0 or with a fixed seed a server answers one prompt alike; the role's default
+    (temperature 0.7, no seed) samples, so every candidate is asked."""
     recorder = RecordingModel(env.ctx.caller.model)
     caller = dataclasses.replace(env.ctx.caller, model=recorder, roles={"evolve": RoleSettings(**settings)})
     ctx = dataclasses.replace(env.ctx, caller=caller)

@@ -64,8 +64,10 @@ async def _open_two(
     wealth: float = 1.0,
     **gate: object,
 ) -> tuple[Checkpoint, list[str], Workspace, Bundle]:
-    """Open a counting test, give it ``wealth``, then propose a second counting edit."""
-    config_path = loop_config(experiment, bench, sim, gate={"n_max": 48, "first_stage": 8, **gate})
+    """Open a counting test, give it ``wealth``, then propose a second counting edit (merging on
+    unless ``gate`` says otherwise: it is off by default)."""
+    settings = {"n_max": 48, "first_stage": 8, "merge_open": True, **gate}
+    config_path = loop_config(experiment, bench, sim, gate=settings)
     async with train_context(config_path, run_id="t-merge") as ctx:
         initial = Bundle.load(load_config(config_path).agent.bundle)
         ws = Workspace.create(experiment / "ws", initial, reason="initial bundle")

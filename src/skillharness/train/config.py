@@ -50,11 +50,11 @@ class GateConfig(StrictModel):
         "is not evolved until one closes.",
     )
     merge_open: bool = Field(
-        True,
-        description="A target's new proposal is tested together with the edits of its strongest open "
-        "test (wealth at least 1) when both apply as one patch set: two real insights double the "
-        "effect, so the merged test needs about a quarter of the draws. False: every proposal is tested "
-        "alone.",
+        False,
+        description="True: a target's new proposal is tested together with the edits of its strongest "
+        "open test (wealth at least 1) when both apply as one patch set (two real insights double the "
+        "effect, so the merged test needs about a quarter of the draws). Off by default: measured, it "
+        "pays inside the seed spread and lets useless lines land beside real ones (docs/benchmarks.md).",
     )
     bet_strategy: Literal["agrapa", "ons"] = Field(
         "agrapa",
@@ -145,8 +145,9 @@ class RoleSettings(StrictModel):
     temperature: float | None = Field(
         None,
         ge=0,
-        description="Sampling temperature (default 0.0). The evolve role needs one above 0 (and no seed) "
-        "for its train.evolve.candidates to differ.",
+        description="Sampling temperature (default 0.7 for evolve, whose train.evolve.candidates then "
+        "differ and the rank role picks one; 0.0 for the others). evolve at 0, or with a seed, asks one "
+        "candidate.",
     )
     top_p: float | None = Field(None, gt=0, le=1)
     max_tokens: int | None = Field(None, ge=1)

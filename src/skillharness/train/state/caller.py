@@ -71,11 +71,20 @@ class RoleCaller:
         return role_sampling(self.roles, role)
 
 
+# The evolve role samples by default: its train.evolve.candidates then differ and the rank role
+# picks one (docs/benchmarks.md, "Each lever alone": the strongest measured lever). Every other
+# role answers greedily, so one prompt has one answer and a resume asks nothing again.
+DEFAULT_TEMPERATURE: Mapping[Role, float] = {Role.EVOLVE: 0.7}
+
+
 def role_sampling(roles: Mapping[str, RoleSettings], role: Role) -> SamplingParams:
-    """The sampling parameters ``role`` is sent with under ``train.roles`` (temperature 0 by default)."""
+    """The sampling parameters ``role`` is sent with under ``train.roles`` (temperature
+    ``DEFAULT_TEMPERATURE`` when unset: 0.7 for evolve, 0 for the others)."""
     settings = roles.get(role.value, RoleSettings())
     return SamplingParams(
-        temperature=settings.temperature if settings.temperature is not None else 0.0,
+        temperature=settings.temperature
+        if settings.temperature is not None
+        else DEFAULT_TEMPERATURE.get(role, 0.0),
         top_p=settings.top_p,
         max_tokens=settings.max_tokens,
         seed=settings.seed,
