@@ -25,6 +25,7 @@ from skillharness.skills import (
     Workspace,
 )
 from skillharness.store import GateDecisionRow, RunReader
+from skillharness.train.config import GateConfig
 from skillharness.train.evolve.merge import under_test, without_landed
 from skillharness.train.loop.open_gates import candidate_of, open_candidate, rebase
 from skillharness.train.loop.rounds import _advance
@@ -100,8 +101,8 @@ async def test_lever4_a_second_proposal_is_tested_with_the_open_edits_of_its_tar
 
 @pytest.mark.parametrize(
     ("gate", "wealth"),
-    [({"merge_open": False}, 1.0), ({}, 0.5)],
-    ids=["merge_off", "partner_leans_against"],
+    [({"merge_open": False}, 1.0), ({"merge_open": GateConfig().merge_open}, 1.0), ({}, 0.5)],
+    ids=["merge_off", "by_default", "partner_leans_against"],
 )
 async def test_lever4_no_merge_when_off_or_when_the_open_test_leans_against(
     train_bench: Bench, experiment: Path, gate: dict[str, object], wealth: float
@@ -162,10 +163,11 @@ async def test_lever4_when_the_merged_set_lands_its_partner_closes_without_a_ret
 async def test_lever4_merged_tests_run_end_to_end_and_name_their_partner(
     train_bench: Bench, experiment: Path
 ) -> None:
-    """The real loop on the decisive world merges at least one proposal into an open test, and its
-    decision's evidence names the partner."""
+    """The real loop on the decisive world, merging on, merges at least one proposal into an open
+    test, and its decision's evidence names the partner."""
+    gate = {"n_max": 48, "first_stage": 8, "guard_draws": 8, "merge_open": True}
     with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
-        config_path = loop_config(experiment, train_bench, sim, epochs=2)
+        config_path = loop_config(experiment, train_bench, sim, epochs=2, gate=gate)
         await train_once(config_path, "t-merge-loop")
     with RunReader(load_config(config_path).store) as reader:
         rows = reader.ledger(GateDecisionRow, train_run_id="t-merge-loop")

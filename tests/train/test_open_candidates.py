@@ -61,6 +61,12 @@ async def test_an_inconclusive_candidate_stays_open_and_is_accepted_later_with_i
         paths = wealth_paths(np.asarray([d[:n]], dtype=np.int8), AGrapa(0.5))
         assert gate.evidence["decision"]["wealth"] == pytest.approx(float(paths.up[0, -1]))
         assert paths.up[0, -1] >= 20 > paths.up[0, :-1].max()  # it crossed at its last observation
+    # Stages are drawn a window (agent.concurrency, 8 here) at a time: a test that crossed paid for
+    # at most the rest of its window, never for the rest of a larger stage.
+    window = load_config(config_path).agent.concurrency
+    for gate in (g for g in gates if g.reason == "accept"):
+        drawn = sum(1 for r in observed if r.gate_index == gate.gate_index and r.arm == "target")
+        assert 0 <= drawn - gate.evidence["decision"]["n"] < window, (gate.gate_index, drawn)
 
 
 async def test_the_run_goes_on_after_its_epochs_until_no_candidate_is_open(
