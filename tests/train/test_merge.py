@@ -25,7 +25,6 @@ from skillharness.skills import (
     Workspace,
 )
 from skillharness.store import GateDecisionRow, RunReader
-from skillharness.train.config import GateConfig
 from skillharness.train.evolve.merge import under_test, without_landed
 from skillharness.train.loop.open_gates import candidate_of, open_candidate, rebase
 from skillharness.train.loop.rounds import _advance
@@ -66,7 +65,7 @@ async def _open_two(
     **gate: object,
 ) -> tuple[Checkpoint, list[str], Workspace, Bundle]:
     """Open a counting test, give it ``wealth``, then propose a second counting edit (merging on
-    unless ``gate`` says otherwise: it is off by default)."""
+    unless ``gate`` says otherwise)."""
     settings = {"n_max": 48, "first_stage": 8, "merge_open": True, **gate}
     config_path = loop_config(experiment, bench, sim, gate=settings)
     async with train_context(config_path, run_id="t-merge") as ctx:
@@ -101,8 +100,8 @@ async def test_lever4_a_second_proposal_is_tested_with_the_open_edits_of_its_tar
 
 @pytest.mark.parametrize(
     ("gate", "wealth"),
-    [({"merge_open": False}, 1.0), ({"merge_open": GateConfig().merge_open}, 1.0), ({}, 0.5)],
-    ids=["merge_off", "by_default", "partner_leans_against"],
+    [({"merge_open": False}, 1.0), ({}, 0.5)],
+    ids=["merge_off", "partner_leans_against"],
 )
 async def test_lever4_no_merge_when_off_or_when_the_open_test_leans_against(
     train_bench: Bench, experiment: Path, gate: dict[str, object], wealth: float
