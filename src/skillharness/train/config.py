@@ -139,6 +139,12 @@ class GateConfig(StrictModel):
     minibatch_size: int = Field(3, ge=1, description="Draws of the 'minibatch' rule.")
 
 
+# The evolve role samples by default: its train.evolve.candidates then differ and the rank role
+# picks one (docs/benchmarks.md, "Each lever alone": the strongest measured lever). Every other
+# role answers greedily, so one prompt has one answer and a resume asks nothing again.
+DEFAULT_ROLE_TEMPERATURE: dict[str, float] = {"evolve": 0.7}
+
+
 class RoleSettings(StrictModel):
     """Model and sampling of one non-agent role; unset fields take the agent's."""
 
@@ -146,9 +152,9 @@ class RoleSettings(StrictModel):
     temperature: float | None = Field(
         None,
         ge=0,
-        description="Sampling temperature (default 0.7 for evolve, whose train.evolve.candidates then "
-        "differ and the rank role picks one; 0.0 for the others). evolve at 0, or with a seed, asks one "
-        "candidate.",
+        description=f"Sampling temperature (default {DEFAULT_ROLE_TEMPERATURE['evolve']:g} for evolve, whose "
+        "train.evolve.candidates then differ and the rank role picks one; 0.0 for the others). evolve at "
+        "0, or with a seed, asks one candidate.",
     )
     top_p: float | None = Field(None, gt=0, le=1)
     max_tokens: int | None = Field(None, ge=1)

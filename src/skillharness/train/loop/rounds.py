@@ -39,6 +39,7 @@ from skillharness.train.validate.paired_gate import (
     draw_plan,
     infra_outage,
     new_ladder,
+    next_window,
     plan_evidence,
     verdict,
 )
@@ -163,7 +164,7 @@ async def _feed(
     while ladder.next_request > 0 and at < len(draws):
         if at > oc.cursor:
             check()
-        window = draws[at : at + min(ladder.next_request, ctx.gate_window)]
+        window = draws[at : at + next_window(ctx, ladder)]
         outcomes = await arms.outcomes(window)
         before = len(observed)
         decision = ladder.feed(outcomes)

@@ -14,7 +14,7 @@ from typing import Any
 from skillharness.errors import LLMError
 from skillharness.llm.roles import Role
 from skillharness.llm.types import ChatModel, ChatRequest, SamplingParams
-from skillharness.train.config import RoleSettings, TrainConfig
+from skillharness.train.config import DEFAULT_ROLE_TEMPERATURE, RoleSettings, TrainConfig
 from skillharness.train.roles.templates import PromptTemplates, RenderedPrompt
 from skillharness.train.state.draws import draw_temperature
 
@@ -71,20 +71,14 @@ class RoleCaller:
         return role_sampling(self.roles, role)
 
 
-# The evolve role samples by default: its train.evolve.candidates then differ and the rank role
-# picks one (docs/benchmarks.md, "Each lever alone": the strongest measured lever). Every other
-# role answers greedily, so one prompt has one answer and a resume asks nothing again.
-DEFAULT_TEMPERATURE: Mapping[Role, float] = {Role.EVOLVE: 0.7}
-
-
 def role_sampling(roles: Mapping[str, RoleSettings], role: Role) -> SamplingParams:
-    """The sampling parameters ``role`` is sent with under ``train.roles`` (temperature
-    ``DEFAULT_TEMPERATURE`` when unset: 0.7 for evolve, 0 for the others)."""
+    """The sampling parameters ``role`` is sent with under ``train.roles`` (an unset temperature is
+    ``DEFAULT_ROLE_TEMPERATURE``'s, else 0)."""
     settings = roles.get(role.value, RoleSettings())
     return SamplingParams(
         temperature=settings.temperature
         if settings.temperature is not None
-        else DEFAULT_TEMPERATURE.get(role, 0.0),
+        else DEFAULT_ROLE_TEMPERATURE.get(role.value, 0.0),
         top_p=settings.top_p,
         max_tokens=settings.max_tokens,
         seed=settings.seed,

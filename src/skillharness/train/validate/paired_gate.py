@@ -57,6 +57,7 @@ __all__ = [
     "gate_alpha_for",
     "infra_outage",
     "new_ladder",
+    "next_window",
     "plan_evidence",
     "validate",
     "verdict",
@@ -92,6 +93,11 @@ def draw_plan(
     return scope, plan
 
 
+def next_window(ctx: TrainContext, ladder: Ladder) -> int:
+    """Draws to ask next: the rest of the ladder's stage, at most ``ctx.gate_window``."""
+    return min(ladder.next_request, ctx.gate_window)
+
+
 async def _run_ladder(
     ctx: TrainContext,
     arms: Arms,
@@ -107,13 +113,13 @@ async def _run_ladder(
     while ladder.next_request > 0 and cursor < len(plan.draws):
         if cursor:
             check_stop()
-        stage = plan.draws[cursor : cursor + min(ladder.next_request, ctx.gate_window)]
-        outcomes = await arms.outcomes(stage)
+        window = plan.draws[cursor : cursor + next_window(ctx, ladder)]
+        outcomes = await arms.outcomes(window)
         observed_before = len(ladder.wealth_path()[0])
         decision = ladder.feed(outcomes)
         wealth = wealth_after(ladder, outcomes, observed_before)
-        await ctx.store.aupsert(observation_rows(ctx, gate_index, cursor, stage, outcomes, wealth, "target"))
-        cursor += len(stage)
+        await ctx.store.aupsert(observation_rows(ctx, gate_index, cursor, window, outcomes, wealth, "target"))
+        cursor += len(window)
     return decision, cursor
 
 
