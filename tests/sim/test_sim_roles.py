@@ -11,6 +11,8 @@ from skillharness.llm.roles import (
     DOCUMENT_CLOSE,
     DOCUMENT_OPEN,
     RANK_CANDIDATE_HEADING,
+    RANK_DECLINE_OFFER,
+    RANK_NONE,
     SCHEMA_NAMES,
     Role,
     response_format,
@@ -157,6 +159,27 @@ def test_rank_prefers_the_candidate_with_a_real_insight(questions):
     )
     assert _ask(model, Role.RANK, text)["choice"] == 2
     assert _ask(model, Role.RANK, "no candidates at all")["choice"] == 0
+
+
+@pytest.mark.parametrize("accuracy", [1.0, 0.0])
+def test_rank_declines_only_when_offered_and_no_candidate_states_an_insight(questions, accuracy):
+    model = SimModel(SimConfig(seed=1, evolve=EvolveConfig(rank_accuracy=accuracy)), questions)
+    good = model.world.insights_for(_counting_question(questions).task_type)[0].canonical
+    heading = RANK_CANDIDATE_HEADING.format
+
+    def choices(*candidates: str, offer: bool = True) -> set[int]:
+        text = "\n".join(f"{heading(index=i)}\n- {c}" for i, c in enumerate(candidates))
+        text += f"\n{RANK_DECLINE_OFFER}." if offer else ""
+        return {_ask(model, Role.RANK, text, sample_idx=i, temperature=1.0)["choice"] for i in range(40)}
+
+    if accuracy == 1.0:
+        assert choices("Think step by step.", "Prefer the longest option.") == {RANK_NONE}
+        assert choices("Double-check your work.") == {RANK_NONE}
+        assert choices("Think step by step.", good) == {1}
+        assert choices("Think step by step.", "Prefer the longest option.", offer=False) == {0}
+    else:  # at chance, declining is one more option drawn like the others
+        assert choices("Think step by step.", good) == {0, 1, RANK_NONE}
+        assert choices("Think step by step.", good, offer=False) == {0, 1}
 
 
 def test_momentum_restates_only_what_the_body_holds_and_plainly_changes_nothing(questions):

@@ -16,7 +16,7 @@ from evolve_support import (
 )
 
 from skillharness.data import slugify
-from skillharness.llm.roles import Role
+from skillharness.llm.roles import RANK_DECLINE_OFFER, Role
 from skillharness.sim.insights import normalize_text
 from skillharness.skills import Bundle, EditSet, EditTarget, MomentumUpdate, RefusalReason, initial_bundle
 from skillharness.train.config import RoleSettings
@@ -116,11 +116,13 @@ def test_7e_evolve_pays_for_several_candidates_only_when_they_can_differ(
     ctx = dataclasses.replace(env.ctx, caller=caller)
     assert ctx.config.evolve.candidates == 3
     result = env.runner.run(evolve(ctx, env.bundle, env.pack, ()))
-    assert isinstance(result, Candidate), result
     assert [r.sample_idx for r in recorder.of_role(Role.EVOLVE)] == list(range(calls))
-    if calls == 1:
-        assert result.choice == "only"
-        assert not recorder.of_role(Role.RANK)
+    if calls == 1:  # one candidate is still shown to the rank role, which may decline it
+        assert len(recorder.of_role(Role.RANK)) == 1
+        assert (result.choice if isinstance(result, Candidate) else result.reason) in {
+            "rank",
+            EvolveRefusal.RANK_DECLINED,
+        }
 
 
 @pytest.mark.parametrize("where", ["crossing_the_momentum_marker", "inside_the_appendix"])
@@ -151,7 +153,8 @@ def test_rewrite_mode_keeps_momentum_and_appendix_byte_identical(env: Env) -> No
     before = incumbent.skill(env.task_type)
     body = "# Rewritten\n\n- Read every frame's caption before answering.\n"
     reply = json.dumps({"skill_update_mode": "rewrite", "edits": [], "body": body, "rationale": "r"})
-    ctx = scripted(env, reply, skill_update_mode="rewrite")
+    # The rank role would weigh a made-up rule; this test is about the rewrite alone.
+    ctx = with_evolve(scripted(env, reply, skill_update_mode="rewrite"), rank_may_decline=False)
     result = env.runner.run(evolve(ctx, incumbent, env.pack, ()))
 
     assert isinstance(result, Candidate), result
@@ -239,6 +242,43 @@ def test_rank_chooses_among_valid_candidates(env: Env) -> None:
     first = env.runner.run(evolve(off, env.bundle, env.pack, ()))
     assert isinstance(first, Candidate)
     assert first.choice == "first"
+
+
+def test_a_declining_rank_opens_no_test_and_the_next_proposal_is_told_why(env: Env) -> None:
+    model, lines = three_inserts(env)
+    model.scripts[Role.RANK] = lambda _request: '{"choice": -1, "reason": "only generic advice"}'
+    result = env.runner.run(evolve(with_model(env.ctx, model), env.bundle, env.pack, ()))
+    assert isinstance(result, Refused), result
+    assert (result.reason, result.detail) == (EvolveRefusal.RANK_DECLINED, "only generic advice")
+    assert result.edit_set is not None
+    assert lines[0].strip() in result.edit_set.edits[0].text
+    assert remember_refusal(result).outcome == "reject_invalid: rank_declined: only generic advice"
+    assert RANK_DECLINE_OFFER in user_text(next(r for r in model.requests if r.role is Role.RANK))
+
+    # Without the offer -1 is no choice: the rank reply is unusable and the first candidate is tested.
+    model.requests.clear()
+    off = env.runner.run(
+        evolve(with_evolve(with_model(env.ctx, model), rank_may_decline=False), env.bundle, env.pack, ())
+    )
+    assert isinstance(off, Candidate)
+    assert off.choice == "rank_fallback"
+    assert RANK_DECLINE_OFFER not in user_text(next(r for r in model.requests if r.role is Role.RANK))
+
+
+def test_a_single_candidate_is_shown_to_the_rank_role_only_when_it_may_decline(env: Env) -> None:
+    anchor = last_body_line(env.bundle, env.task_type)
+    reply = patch_reply(anchor, "\n- One rule only.")
+    declining = scripted(env, reply, '{"choice": -1, "reason": "nothing the cases need"}')
+    result = env.runner.run(evolve(declining, env.bundle, env.pack, ()))
+    assert isinstance(result, Refused)
+    assert result.reason == EvolveRefusal.RANK_DECLINED
+    assert len([r for r in declining.caller.model.requests if r.role is Role.RANK]) == 1
+
+    trusting = with_evolve(scripted(env, reply, '{"choice": -1, "reason": "x"}'), rank_may_decline=False)
+    result = env.runner.run(evolve(trusting, env.bundle, env.pack, ()))
+    assert isinstance(result, Candidate)
+    assert result.choice == "only"
+    assert not [r for r in trusting.caller.model.requests if r.role is Role.RANK]
 
 
 def test_unusable_proposals_end_as_a_refusal_naming_each_reason(env: Env) -> None:

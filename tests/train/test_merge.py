@@ -165,15 +165,20 @@ async def test_lever4_merged_tests_run_end_to_end_and_name_their_partner(
     """The real loop on the decisive world, merging on, merges at least one proposal into an open
     test, and its decision's evidence names the partner."""
     gate = {"n_max": 48, "first_stage": 8, "guard_draws": 8, "merge_open": True}
-    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+    # Two insights per class: beside an open test of one, a proposal can state the other (with one,
+    # it can only repeat it or add filler, which the rank role declines).
+    world = decisive_world(5)
+    world = world.model_copy(update={"world": world.world.model_copy(update={"insights_per_task": 2})})
+    with SimServer(world, questions=train_bench.questions) as sim:
         config_path = loop_config(experiment, train_bench, sim, epochs=2, gate=gate)
         await train_once(config_path, "t-merge-loop")
     with RunReader(load_config(config_path).store) as reader:
         rows = reader.ledger(GateDecisionRow, train_run_id="t-merge-loop")
     merged = [r for r in rows if r.evidence.get("merged_with")]
     assert merged, [(r.gate_index, r.target, r.reason, r.evidence.get("rounds")) for r in rows]
-    keys = {r.gate_index for r in rows}
-    assert all(set(r.evidence["merged_with"]) <= keys for r in merged)  # each partner has its own row
+    # Each partner has its own row: under its own key, or under the key of its last rebase.
+    keys = {r.gate_index for r in rows} | {k for r in rows for k in r.evidence.get("rebased_from") or []}
+    assert all(set(r.evidence["merged_with"]) <= keys for r in merged)
 
 
 def test_lever4_without_landed_drops_only_insertions_the_text_holds() -> None:

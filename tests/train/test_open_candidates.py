@@ -75,7 +75,9 @@ async def test_the_run_goes_on_after_its_epochs_until_no_candidate_is_open(
     """Epochs end with tests still open: the loop keeps running evidence rounds (no new proposals)
     until each one closes, numbering them as steps past the last epoch's planned steps."""
     with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
-        config_path = loop_config(experiment, train_bench, sim, epochs=1)
+        # Tests sized to outlast the one epoch's few proposals (declined ones open none).
+        gate = {"n_max": 96, "first_stage": 8, "guard_draws": 8}
+        config_path = loop_config(experiment, train_bench, sim, epochs=1, gate=gate)
         outcome = await train_once(config_path, "t-drain")
     ckpt = outcome.checkpoint
     assert ckpt.state is RunState.FINISHED

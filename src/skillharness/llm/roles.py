@@ -168,3 +168,7 @@ SAMPLE_IDX_KEY = "sample_idx"
 # Evolve-rank prompts introduce each candidate with a line starting with this heading, formatted
 # with its 0-based index (the ``choice`` the rank schema returns), e.g. "### Candidate 0".
 RANK_CANDIDATE_HEADING = "### Candidate {index}"
+# A rank prompt that lets the role decline says so with this sentence; the reply's ``choice`` is
+# then RANK_NONE. A server (the simulator) declines only when the prompt offers it.
+RANK_NONE = -1
+RANK_DECLINE_OFFER = "Answer choice -1 when no candidate is worth testing"

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from skillharness.llm.roles import DOCUMENT_OPEN, Role
+from skillharness.llm.roles import DOCUMENT_OPEN, RANK_DECLINE_OFFER, RANK_NONE, Role
 from skillharness.sim.config import EvolveConfig
 from skillharness.sim.draw import digest, rng_for, uniform
 from skillharness.sim.evolve_role import propose_edits
@@ -107,10 +107,14 @@ class RoleBehaviours:
             segment = text[match.end() : end].split(DOCUMENT_OPEN)[0]  # the current document is no candidate
             scores[int(match.group(1))] = self._candidate_score(segment)
         choices = sorted(scores)
+        may_decline = RANK_DECLINE_OFFER in text
         if uniform(*key, "rank") < self.config.evolve.rank_accuracy:
             choice = max(choices, key=lambda c: (scores[c], -c))
+            if may_decline and scores[choice] <= 0:
+                return {"choice": RANK_NONE, "reason": "No candidate states a rule the failures call for."}
             return {"choice": choice, "reason": "This candidate addresses the failures most directly."}
-        choice = rng_for(*key, "rank_pick").choice(choices)
+        # A rank role no better than chance declines as often as it picks any one candidate.
+        choice = rng_for(*key, "rank_pick").choice([*choices, RANK_NONE] if may_decline else choices)
         return {"choice": choice, "reason": "This candidate seems the most general."}
 
     def _candidate_score(self, segment: str) -> float:

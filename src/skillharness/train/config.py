@@ -212,6 +212,13 @@ class EvolveConfig(StrictModel):
     rank: bool = Field(
         True, description="Let evolve_rank choose among several valid candidates (else the first)."
     )
+    rank_may_decline: bool = Field(
+        True,
+        description="With rank on, evolve_rank may answer that no candidate is worth a test (choice "
+        "-1), and it is asked even about a single valid candidate: a step of generic advice then opens "
+        "no test and is remembered as reject_invalid (rank_declined). False: the best one is always "
+        "tested.",
+    )
     max_edits: int = Field(8, ge=1, description="Most edits in one patch set.")
     max_body_chars: int = Field(8000, ge=1, description="Longest body an edit may produce.")
     max_system_chars: int = Field(

@@ -8,6 +8,8 @@ parsed and applied to the incumbent with the patch code; a proposal that cannot 
 refusal with a machine-readable reason, never an exception. With more than one distinct valid
 candidate, ``evolve_rank`` chooses; a rank reply that fails or does not parse falls
 back to the first valid candidate, and the candidate says so (``choice="rank_fallback"``).
+With ``train.evolve.rank_may_decline`` the rank role may also answer that no candidate is worth a
+test; the target's step then ends as ``Refused`` (``rank_declined``) and no test opens.
 No valid candidate ends the target's step as :class:`~skillharness.train.state.records.Refused`, which
 the loop records as ``reject_invalid`` and remembers for the next proposal (:func:`remember_refusal`).
 """
@@ -22,7 +24,7 @@ from enum import StrEnum
 from typing import Any
 
 from skillharness.errors import SkillError
-from skillharness.llm.roles import Role
+from skillharness.llm.roles import RANK_NONE, Role
 from skillharness.skills import Bundle, EditSet, EditTarget, Refusal, RefusalReason, parse_edit_set
 from skillharness.train.evolve.prompts import (
     edit_limits,
@@ -55,6 +57,7 @@ class EvolveRefusal(StrEnum):
     CALL_FAILED = "call_failed"  # the evolve call failed (after the LLM stack's retries)
     NO_CHANGE = "no_change"  # the edit set applies but leaves the target byte-identical
     EMPTY_RESULT = "empty_result"  # the editable text would be blank
+    RANK_DECLINED = "rank_declined"  # the rank role found no candidate worth a test
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,8 @@ async def evolve(
     if not valid:
         return _refused(pack.target, before, [t for t in tried if isinstance(t, _Failed)])
     chosen, choice, detail = await _choose(ctx, pack, variables, valid)
+    if chosen is None:
+        return Refused(pack.target, EvolveRefusal.RANK_DECLINED, detail, valid[0].edit_set, before)
     return Candidate(
         target=pack.target,
         edit_set=chosen.edit_set,
@@ -244,11 +249,18 @@ def _one_line(text: str) -> str:
 # --- ranking ----------------------------------------------------------------------------------
 async def _choose(
     ctx: TrainContext, pack: CasePack, variables: Mapping[str, Any], valid: Sequence[_Valid]
-) -> tuple[_Valid, str, str]:
-    """(the chosen proposal, how it was chosen, why) — never fails: a bad rank reply falls back."""
-    if len(valid) == 1:
+) -> tuple[_Valid | None, str, str]:
+    """(the chosen proposal, how it was chosen, why) — never fails: a bad rank reply falls back.
+
+    None when the rank role declined every candidate (``train.evolve.rank_may_decline``): it is
+    then asked about a single candidate too, since a test of generic advice costs far more than
+    the one call that can spare it.
+    """
+    settings = ctx.config.evolve
+    may_decline = settings.rank and settings.rank_may_decline
+    if len(valid) == 1 and not may_decline:
         return valid[0], "only", ""
-    if not ctx.config.evolve.rank:
+    if not settings.rank:
         return valid[0], "first", "train.evolve.rank is off"
     candidates = [
         EditSetView(rationale=t.edit_set.rationale, edits_json=t.edit_set.model_dump_json()) for t in valid
@@ -260,6 +272,7 @@ async def _choose(
             "document": variables["document"],
             "cases": variables["cases"],
             "candidates": candidates,
+            "may_decline": may_decline,
         },
     )
     reply = parse_reply(RankReply, answer.text) if answer.text is not None else None
@@ -267,6 +280,8 @@ async def _choose(
         return valid[0], "rank_fallback", _one_line(f"rank call failed: {answer.error}")[:300]
     if isinstance(reply, ReplyRefusal):
         return valid[0], "rank_fallback", _one_line(f"rank reply unusable: {reply.detail}")[:300]
+    if may_decline and reply.choice == RANK_NONE:
+        return None, "rank", _one_line(reply.reason)[:300]
     if not 0 <= reply.choice < len(valid):
         return valid[0], "rank_fallback", f"rank choice {reply.choice} is not in 0..{len(valid) - 1}"
     return valid[reply.choice], "rank", _one_line(reply.reason)[:300]

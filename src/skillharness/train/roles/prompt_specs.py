@@ -232,18 +232,21 @@ _SPECS = (
     TemplateSpec(
         name="evolve_rank",
         role=Role.RANK,
-        purpose="Pick the one candidate edit set (0-based) worth spending validation on.",
+        purpose="Pick the one candidate edit set (0-based) worth spending validation on, or none.",
         variables={
             "target": 'The target label ("skill:ocr_problems", "system", "tools:get_frames").',
             "document": "The current text of the target.",
             "cases": "list[CaseView]: the case pack the candidates were written for.",
             "candidates": "list[EditSetView]: the candidates, in index order.",
+            "may_decline": "bool: the reply may say no candidate is worth testing "
+            "(train.evolve.rank_may_decline).",
         },
         sample=lambda: {
             "target": "skill:ocr_problems",
             "document": _SAMPLE_SKILL,
             "cases": [_case()],
             "candidates": [_edit_set(), _edit_set()],
+            "may_decline": True,
         },
     ),
     TemplateSpec(

@@ -28,6 +28,8 @@ from skillharness.llm.roles import (
     DOCUMENT_CLOSE,
     DOCUMENT_OPEN,
     RANK_CANDIDATE_HEADING,
+    RANK_DECLINE_OFFER,
+    RANK_NONE,
     TOOL_GET_FRAMES,
     TOOL_GET_SUBTITLES,
     TOOL_SUBMIT_ANSWER,
@@ -71,6 +73,8 @@ _GLOBALS: dict[str, Any] = {
     "TOOL_SUBMIT_ANSWER": TOOL_SUBMIT_ANSWER,
     "AGENT_TOOL_NAMES": AGENT_TOOL_NAMES,
     "candidate_heading": candidate_heading,
+    "RANK_DECLINE_OFFER": RANK_DECLINE_OFFER,
+    "RANK_NONE": RANK_NONE,
 }
 
 

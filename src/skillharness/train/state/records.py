@@ -103,7 +103,8 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Refused:
-    """No candidate for a target this step: every proposal was refused, or none came back."""
+    """No candidate for a target this step: every proposal was refused, the rank role declined
+    them all, or none came back."""
 
     target: EditTarget
     reason: RefusalReason | str
