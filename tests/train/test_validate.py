@@ -448,6 +448,71 @@ async def test_item_6_the_guard_refuses_a_system_edit_that_harms_an_untrained_cl
     }
 
 
+class _Stopped(Exception):
+    """The budget, as a test's ``check_stop`` raises it."""
+
+
+@pytest.mark.slow
+async def test_a_budget_stop_inside_the_guard_keeps_its_answers_and_resumes_to_the_same_verdict(
+    tmp_path: Path, validate_bench: Bench, incumbent: Bundle
+) -> None:
+    """A guard over every class can cost more than a small budget: the budget is checked about
+    every stage inside it, a stop there keeps what was answered, and the resume asks only the rest."""
+    helped = ["Attribute Perception", "OCR Problems", "Object Reasoning"]
+    gate = {"n_max": 64, "alpha": 0.05, "guard_draws": 40}
+    with SimServer(_world_config(), questions=validate_bench.questions) as sim:
+        lines = [sim.world.insights_for(t)[0].canonical for t in helped]
+        candidate = with_lines(incumbent, EditTarget.system(), lines)
+        checks: list[int] = []
+        clean_path = gate_experiment(
+            tmp_path / "clean", validate_bench, sim, temperature=0.7, gate=gate, task_types=helped
+        )
+        async with train_context(clean_path) as ctx:
+            before = agent_requests(sim)
+            clean = await validate(
+                ctx,
+                incumbent,
+                candidate,
+                gate_index=1,
+                alpha=0.05,
+                first_sample=1,
+                check_stop=lambda: checks.append(0),
+            )
+            clean_cost = agent_requests(sim) - before
+            stage = ctx.stage_draws
+        assert clean.reason is GateReason.ACCEPT
+        assert clean.guard is not None
+        guard_draws = clean.guard["draws"]
+        assert guard_draws > 2 * stage  # the guard is asked in parts
+
+        calls = 0
+
+        def budget() -> None:  # spent at the clean run's last check: inside the guard
+            nonlocal calls
+            calls += 1
+            if calls == len(checks):
+                raise _Stopped
+
+        path = gate_experiment(
+            tmp_path / "cut", validate_bench, sim, temperature=0.7, gate=gate, task_types=helped
+        )
+        async with train_context(path) as ctx:
+            with pytest.raises(_Stopped):
+                await validate(
+                    ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1, check_stop=budget
+                )
+            answered = len(ctx.store.final_predictions(f"{ctx.run_id}.g0001.cand"))
+        ladder_draws = clean.evidence["draws"]
+        # The stop came inside the guard, at most one stage of each arm before its end.
+        assert guard_draws - stage <= answered - ladder_draws < guard_draws
+        async with train_context(path) as ctx:  # the resume
+            before = agent_requests(sim)
+            resumed = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
+            resumed_cost = agent_requests(sim) - before
+    assert (resumed.reason, resumed.decision, resumed.guard) == (clean.reason, clean.decision, clean.guard)
+    assert resumed_cost < clean_cost - guard_draws  # the guard's answered draws were read back
+
+
 @pytest.mark.slow
 async def test_useless_edits_are_accepted_at_most_at_rate_alpha(
     tmp_path: Path, validate_bench: Bench, sim: SimServer, incumbent: Bundle

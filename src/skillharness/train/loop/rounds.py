@@ -141,9 +141,7 @@ async def _advance(
         if at >= len(plan.draws):  # the plan ran out: only INFRA can make that happen
             raise infra_outage(scope.label, oc.key, decision, at)
         return ckpt
-    if decision.kind is DecisionKind.ACCEPT and scope.guard_classes:
-        check()  # the guard may cost thousands of calls
-    outcome = await _outcome(ctx, arms, scope, candidate, plan, oc, decision, ckpt.discordance)
+    outcome = await _outcome(ctx, arms, scope, candidate, plan, oc, decision, ckpt.discordance, check)
     return await _close(ctx, ws, ckpt, oc, candidate, outcome, cursor)
 
 
@@ -219,9 +217,10 @@ async def _outcome(
     oc: OpenCandidate,
     decision: Decision,
     discordance: dict[str, list[int]],
+    check: Callable[[], None],
 ) -> GateOutcome:
     """The closed test's verdict: the ladder's, then the McNemar guard after an accept (sized by
-    the run's measured ``discordance``)."""
+    the run's measured ``discordance``; ``check`` runs before and inside it)."""
     plausible = decision.n < plan.budget and decision.kind is DecisionKind.REJECT_INERTIA
     evidence = {
         **_evidence(oc),
@@ -241,6 +240,7 @@ async def _outcome(
         drawn=oc.cursor,
         discordance=discordance,
         how=f" over {oc.rounds} round(s)",
+        check_stop=check,
     )
     if plausible:
         return replace(outcome, detail=outcome.detail + "; futility plausible")

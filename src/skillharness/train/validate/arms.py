@@ -9,7 +9,7 @@ the rollout's own re-asks makes the outcome INFRA. Every outcome is written as a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from skillharness.data import Pool
 from skillharness.infer import Draw, single_error
@@ -26,6 +26,8 @@ GATE_POOL = Pool.VAL
 # draw, so that a replay writes each to the same row whatever the number of target draws used.
 GUARD_DRAW_BASE = 1_000_000
 
+StopCheck = Callable[[], None] | None
+
 
 class Arms:
     """Paired outcomes of one gate: cached or fresh incumbent samples, fresh candidate samples."""
@@ -37,7 +39,7 @@ class Arms:
         self.prefix = f"g{gate_index:04d}"
         self.cache = BaselineCache(ctx.store, ctx.sampling_hash, scope=ctx.baseline_scope)
 
-    async def _incumbent(self, draws: Sequence[Draw]) -> list[bool | None]:
+    async def _incumbent(self, draws: Sequence[Draw], check_stop: StopCheck) -> list[bool | None]:
         cached = await self.cache.alookup(self.incumbent, draws)
         missing = list(
             {(q.question_id, s): (q, s) for q, s in draws if (q.question_id, s) not in cached}.values()
@@ -45,7 +47,12 @@ class Arms:
         fresh: dict[tuple[str, int], bool | None] = {}
         if missing:
             predictions = await self.ctx.rollout(
-                self.incumbent, missing, f"{self.prefix}.inc", kind=RunKind.GATE, pool=GATE_POOL
+                self.incumbent,
+                missing,
+                f"{self.prefix}.inc",
+                kind=RunKind.GATE,
+                pool=GATE_POOL,
+                check_stop=check_stop,
             )
             await self.cache.arecord(self.incumbent, missing, predictions)
             fresh = {(p.question_id, p.sample_idx): p.correct for p in predictions}
@@ -53,20 +60,26 @@ class Arms:
             cached[key].correct if (key := (q.question_id, s)) in cached else fresh.get(key) for q, s in draws
         ]
 
-    async def _candidate(self, draws: Sequence[Draw]) -> list[bool | None]:
+    async def _candidate(self, draws: Sequence[Draw], check_stop: StopCheck) -> list[bool | None]:
         predictions = await self.ctx.rollout(
-            self.candidate, draws, f"{self.prefix}.cand", kind=RunKind.GATE, pool=GATE_POOL
+            self.candidate,
+            draws,
+            f"{self.prefix}.cand",
+            kind=RunKind.GATE,
+            pool=GATE_POOL,
+            check_stop=check_stop,
         )
         return [p.correct for p in predictions]
 
-    async def outcomes(self, draws: Sequence[Draw]) -> list[PairedOutcome]:
+    async def outcomes(self, draws: Sequence[Draw], check_stop: StopCheck = None) -> list[PairedOutcome]:
         """One paired outcome per draw (each rollout has asked its INFRA draws again, see
-        ``TrainContext.rollout``); a side still INFRA makes the outcome INFRA."""
+        ``TrainContext.rollout``); a side still INFRA makes the outcome INFRA. With ``check_stop``
+        (the budget) each arm is asked a stage's worth of draws at a time, checking in between."""
         # Both arms at once: a stage then waits on one slow tail (a retried draw), not on two.
         try:
             async with asyncio.TaskGroup() as group:
-                inc_task = group.create_task(self._incumbent(draws))
-                cand_task = group.create_task(self._candidate(draws))
+                inc_task = group.create_task(self._incumbent(draws, check_stop))
+                cand_task = group.create_task(self._candidate(draws, check_stop))
         except BaseExceptionGroup as errors:
             raise single_error(errors) from None
         inc, cand = inc_task.result(), cand_task.result()

@@ -48,7 +48,7 @@ from skillharness.train.state.context import TrainContext
 from skillharness.train.state.draws import DrawPlan, draw_temperature, plan_draws
 from skillharness.train.state.outage import InfraOutage
 from skillharness.train.state.records import Candidate, GateOutcome, GateReason
-from skillharness.train.validate.arms import Arms, observation_rows, wealth_after
+from skillharness.train.validate.arms import Arms, StopCheck, observation_rows, wealth_after
 from skillharness.train.validate.guard import guard_size, run_guard
 from skillharness.train.validate.scope import GateScope, gate_scope, scope_pool
 
@@ -215,9 +215,11 @@ async def verdict(
     drawn: int,
     discordance: Mapping[str, Sequence[int]],
     how: str = "",
+    check_stop: StopCheck = None,
 ) -> GateOutcome:
     """A decided ladder's outcome: its reason, then the McNemar guard after an accept of a system or
-    tool edit (sized by the run's measured ``discordance``, skipping the ``drawn`` plan draws)."""
+    tool edit (sized by the run's measured ``discordance``, skipping the ``drawn`` plan draws;
+    ``check_stop`` runs before it and inside it)."""
     reason = _REASONS[decision.kind]
     detail = (
         f"{scope.label}: {reason.value} after {decision.n} observations{how} "
@@ -227,8 +229,19 @@ async def verdict(
     )
     guard = None
     if reason is GateReason.ACCEPT and scope.guard_classes:
+        if check_stop is not None:
+            check_stop()  # the guard may cost thousands of calls
         guard = await run_guard(
-            ctx, arms, scope, candidate, plan, gate_index, decision, drawn=drawn, counts=discordance
+            ctx,
+            arms,
+            scope,
+            candidate,
+            plan,
+            gate_index,
+            decision,
+            drawn=drawn,
+            counts=discordance,
+            check_stop=check_stop,
         )
         if guard["harmed"]:
             reason = GateReason.REJECT_GUARD
@@ -292,8 +305,6 @@ async def validate(
             raise infra_outage(scope.label, gate_index, decision, used)
         detail = f"{scope.label}: the draws ran out before a decision"
         return GateOutcome(GateReason.REJECT_INERTIA, detail, decision, alpha=alpha, evidence=evidence)
-    if decision.kind is DecisionKind.ACCEPT and scope.guard_classes:
-        check_stop()  # the guard may cost thousands of calls
     return await verdict(
         ctx,
         arms,
@@ -306,4 +317,5 @@ async def validate(
         evidence=evidence,
         drawn=used,
         discordance=discordance or {},
+        check_stop=check_stop,
     )
