@@ -323,7 +323,7 @@ def test_p1_1_sampling_draws_with_replacement_and_warns_about_few_questions(
 def test_7e_evolve_candidates_at_temperature_0_are_warned_about(
     tmp_path: Path, bench: Bench, shared_sim: SimServer
 ) -> None:
-    for name in ("default", "t0", "seeded", "t07", "one"):
+    for name in ("default", "trusting", "t0", "seeded", "t07", "one"):
         (tmp_path / name).mkdir()
 
     def roles_row(folder: str, **train: object) -> str:
@@ -333,8 +333,13 @@ def test_7e_evolve_candidates_at_temperature_0_are_warned_about(
 
     # The evolve role samples by default: three distinct candidates, nothing to warn about.
     default = roles_row("default", evolve={"candidates": 3})
-    assert "evolve: 3 candidate(s) per target (temperature 0.7)" in default
+    assert (
+        "evolve: 3 candidate(s) per target (temperature 0.7); the rank role picks one or declines" in default
+    )
     assert "WARNING" not in default
+    trusting = roles_row("trusting", evolve={"candidates": 3, "rank_may_decline": False})
+    assert "the rank role picks one;" not in trusting
+    assert trusting.endswith("the rank role picks one")
     # At temperature 0 three calls of one prompt would be three copies.
     greedy = roles_row("t0", evolve={"candidates": 3}, roles={"evolve": {"temperature": 0.0}})
     assert "evolve: 1 candidate(s) per target (temperature 0)" in greedy

@@ -251,11 +251,15 @@ def _roles(train: TrainConfig) -> str:
         f", seed {sampling.seed}" if sampling.seed is not None else ""
     )
     summary = f"evolve: {calls} candidate(s) per target ({how})"
+    if train.evolve.rank:
+        summary += "; the rank role " + (
+            "picks one or declines them all" if train.evolve.rank_may_decline else "picks one"
+        )
     if calls < wanted:
         why = "has a fixed seed" if sampling.seed is not None else "samples at temperature 0"
         summary += (
             f"; WARNING: train.evolve.candidates={wanted} but the evolve role {why}: a server answers "
-            "one prompt alike, so one candidate is asked and none is ranked; set "
+            "one prompt alike, so one candidate is asked and none is chosen among; set "
             f"train.roles.evolve.temperature above 0 (no seed) for {wanted} distinct candidates, or "
             "train.evolve.candidates to 1"
         )
