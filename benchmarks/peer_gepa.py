@@ -34,6 +34,7 @@ from simlab.world import (
     ROOT,
     VIDEOMME,
     dotted_settings,
+    questions_path,
     sim_fingerprint,
     sim_world,
     synth_source,
@@ -55,7 +56,9 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument(
         "--sim", action="append", default=[], metavar="KEY=VALUE", help="A simulator setting (repeatable)."
     )
-    out.add_argument("--videomme", type=Path, default=VIDEOMME, help="The Video-MME questions file.")
+    out.add_argument(
+        "--videomme", type=questions_path, default=VIDEOMME, help="The Video-MME questions file."
+    )
     out.add_argument("--max-minutes", type=float, default=60.0, help="Wall time of one seed's run.")
     out.add_argument("--results", type=Path, default=RESULTS, help="Per-seed records (JSON).")
     out.add_argument("--reread", type=Path, help="Print a stored measurement's tables (no run).")

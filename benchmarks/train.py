@@ -61,6 +61,7 @@ from simlab.world import (
     Truth,
     dotted_settings,
     merge,
+    questions_path,
     sim_fingerprint,
     sim_world,
     synth_source,
@@ -467,7 +468,9 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--seeds", type=int, nargs="+", help="World seeds (default: 1 2 3; per setup).")
     out.add_argument("--rows", nargs="+", choices=[*ROWS, "all"], help="Default: all (setups: full loop).")
     out.add_argument("--world", choices=WORLDS, help="Default: decisive (setups: realistic).")
-    out.add_argument("--videomme", type=Path, default=VIDEOMME, help="The Video-MME questions file.")
+    out.add_argument(
+        "--videomme", type=questions_path, default=VIDEOMME, help="The Video-MME questions file."
+    )
     out.add_argument("--budgets", type=int, nargs="+", default=list(BUDGETS), help="Call budgets (setups).")
     out.add_argument(
         "--separate-budgets", action="store_true", help="One run per budget instead of reading the largest."

@@ -216,6 +216,9 @@ def test_issue_37_simlab_sets_simulator_knobs_from_the_command_line(tmp_path: Pa
     ):
         with pytest.raises(SystemExit, match="--sim"):
             simlab_train.sim_settings(simlab_train.parser().parse_args(["--dataset", "videomme-q", *bad]))
+    # A relative questions path names the file the command's directory sees, not one beside a run's config.
+    given = simlab_train.parser().parse_args(["--dataset", "videomme-q", "--videomme", "q.json"]).videomme
+    assert given == Path.cwd() / "q.json"
     source = Source(tmp_path / "q.json", tmp_path, None, (1, 1, 1), 1)
     jobs = plan_jobs(
         ["videomme-q"],

@@ -32,6 +32,14 @@ VIDEOMME = Path(
     )
 )
 SYNTH = {"seed": 3, "videos": 36}
+
+
+def questions_path(text: str) -> Path:
+    """A ``--videomme`` argument, made absolute: each run's config lives in its own folder, where a
+    relative path would name another file."""
+    return Path(text).resolve()
+
+
 WORLDS = ("decisive", "realistic")
 
 
