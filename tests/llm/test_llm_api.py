@@ -16,6 +16,8 @@ def test_public_surface_is_pinned() -> None:
         "UNDER_TEST_OPEN",
         "PER_DRAW",
         "RANK_CANDIDATE_HEADING",
+        "RANK_DECLINE_OFFER",
+        "RANK_NONE",
         "SAMPLE_IDX_KEY",
         "TOOL_GET_FRAMES",
         "TOOL_GET_SUBTITLES",
