@@ -501,16 +501,19 @@ async def test_a_budget_stop_inside_the_guard_keeps_its_answers_and_resumes_to_t
                 await validate(
                     ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1, check_stop=budget
                 )
-            answered = len(ctx.store.final_predictions(f"{ctx.run_id}.g0001.cand"))
-        ladder_draws = clean.evidence["draws"]
-        # The stop came inside the guard, at most one stage of each arm before its end.
-        assert guard_draws - stage <= answered - ladder_draws < guard_draws
+            answered = sum(
+                len(ctx.store.final_predictions(f"{ctx.run_id}.g0001.{arm}")) for arm in ("inc", "cand")
+            )
+        # Both arms' guard draws answered before the stop: some (it came inside the guard, which
+        # was asked in parts), not all (the arm that checked had a part left). Either arm may be ahead.
+        answered -= 2 * clean.evidence["draws"]
+        assert 0 < answered < 2 * guard_draws
         async with train_context(path) as ctx:  # the resume
             before = agent_requests(sim)
             resumed = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
             resumed_cost = agent_requests(sim) - before
     assert (resumed.reason, resumed.decision, resumed.guard) == (clean.reason, clean.decision, clean.guard)
-    assert resumed_cost < clean_cost - guard_draws  # the guard's answered draws were read back
+    assert resumed_cost <= clean_cost - answered  # each answered draw was read back, not asked again
 
 
 @pytest.mark.slow
