@@ -26,8 +26,6 @@ GATE_POOL = Pool.VAL
 # draw, so that a replay writes each to the same row whatever the number of target draws used.
 GUARD_DRAW_BASE = 1_000_000
 
-StopCheck = Callable[[], None] | None
-
 
 class Arms:
     """Paired outcomes of one gate: cached or fresh incumbent samples, fresh candidate samples."""
@@ -39,7 +37,9 @@ class Arms:
         self.prefix = f"g{gate_index:04d}"
         self.cache = BaselineCache(ctx.store, ctx.sampling_hash, scope=ctx.baseline_scope)
 
-    async def _incumbent(self, draws: Sequence[Draw], check_stop: StopCheck) -> list[bool | None]:
+    async def _incumbent(
+        self, draws: Sequence[Draw], check_stop: Callable[[], None] | None
+    ) -> list[bool | None]:
         cached = await self.cache.alookup(self.incumbent, draws)
         missing = list(
             {(q.question_id, s): (q, s) for q, s in draws if (q.question_id, s) not in cached}.values()
@@ -60,7 +60,9 @@ class Arms:
             cached[key].correct if (key := (q.question_id, s)) in cached else fresh.get(key) for q, s in draws
         ]
 
-    async def _candidate(self, draws: Sequence[Draw], check_stop: StopCheck) -> list[bool | None]:
+    async def _candidate(
+        self, draws: Sequence[Draw], check_stop: Callable[[], None] | None
+    ) -> list[bool | None]:
         predictions = await self.ctx.rollout(
             self.candidate,
             draws,
@@ -71,7 +73,9 @@ class Arms:
         )
         return [p.correct for p in predictions]
 
-    async def outcomes(self, draws: Sequence[Draw], check_stop: StopCheck = None) -> list[PairedOutcome]:
+    async def outcomes(
+        self, draws: Sequence[Draw], check_stop: Callable[[], None] | None = None
+    ) -> list[PairedOutcome]:
         """One paired outcome per draw (each rollout has asked its INFRA draws again, see
         ``TrainContext.rollout``); a side still INFRA makes the outcome INFRA. With ``check_stop``
         (the budget) each arm is asked a stage's worth of draws at a time, checking in between."""

@@ -7,7 +7,7 @@ is still fresh), and its rows share the gate's table from :data:`GUARD_DRAW_BASE
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from skillharness.infer import Draw
@@ -17,7 +17,7 @@ from skillharness.train.gate.power import measured_discordance
 from skillharness.train.state.context import TrainContext
 from skillharness.train.state.draws import DrawPlan, draw_temperature, plan_guard_draws
 from skillharness.train.state.records import Candidate
-from skillharness.train.validate.arms import GUARD_DRAW_BASE, Arms, StopCheck, observation_rows
+from skillharness.train.validate.arms import GUARD_DRAW_BASE, Arms, observation_rows
 from skillharness.train.validate.scope import GateScope, scope_pool
 
 __all__ = ["guard_discordance", "guard_size", "run_guard"]
@@ -82,16 +82,17 @@ async def run_guard(
     *,
     drawn: int,
     counts: Mapping[str, Sequence[int]],
-    check_stop: StopCheck = None,
+    check_stop: Callable[[], None],
 ) -> dict[str, Any]:
     """The McNemar guard on fresh draws of each guarded class (run once, after an accept).
 
     Its draws avoid the ``drawn`` draws of the plan the gate consumed (only those: at temperature
     0 a question the gate never reached is still fresh), and it is sized by the discordance of the
     run's paired ``counts`` (``[discordant, observed]`` per class). ``check_stop`` (the budget)
-    runs about every stage's worth of draws: a guard over every class can cost more than a small
-    budget, and a stop inside it keeps what was answered for the resume to read back.
+    runs before it and about every stage's worth of draws inside it: a guard over every class can
+    cost more than a small budget, and a stop inside it keeps what was answered for the resume.
     """
+    check_stop()
     gate = ctx.config.gate
     discordance = guard_discordance(gate, counts, scope.guard_classes)
     per_class, sized = guard_draws_per_class(gate, len(scope.guard_classes), discordance=discordance)

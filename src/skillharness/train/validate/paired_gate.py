@@ -48,7 +48,7 @@ from skillharness.train.state.context import TrainContext
 from skillharness.train.state.draws import DrawPlan, draw_temperature, plan_draws
 from skillharness.train.state.outage import InfraOutage
 from skillharness.train.state.records import Candidate, GateOutcome, GateReason
-from skillharness.train.validate.arms import Arms, StopCheck, observation_rows, wealth_after
+from skillharness.train.validate.arms import Arms, observation_rows, wealth_after
 from skillharness.train.validate.guard import guard_size, run_guard
 from skillharness.train.validate.scope import GateScope, gate_scope, scope_pool
 
@@ -214,8 +214,8 @@ async def verdict(
     evidence: dict[str, Any],
     drawn: int,
     discordance: Mapping[str, Sequence[int]],
+    check_stop: Callable[[], None],
     how: str = "",
-    check_stop: StopCheck = None,
 ) -> GateOutcome:
     """A decided ladder's outcome: its reason, then the McNemar guard after an accept of a system or
     tool edit (sized by the run's measured ``discordance``, skipping the ``drawn`` plan draws;
@@ -229,8 +229,6 @@ async def verdict(
     )
     guard = None
     if reason is GateReason.ACCEPT and scope.guard_classes:
-        if check_stop is not None:
-            check_stop()  # the guard may cost thousands of calls
         guard = await run_guard(
             ctx,
             arms,
