@@ -101,6 +101,7 @@ class RunLog:
         self.batches_written = 0
         self.records_written = 0
         self._heartbeat: asyncio.Task[None] | None = None
+        self._renewal: asyncio.Future[None] | None = None
         self._heartbeat_s = config.lease_heartbeat_s
         self.lease_note: str | None = None  # why a lease left behind was void, when one was
 
@@ -171,8 +172,11 @@ class RunLog:
         """The lease's heartbeat: renewed every ``store.lease_heartbeat_s`` until the run closes."""
         while True:
             await asyncio.sleep(self._heartbeat_s)
+            # Shielded and kept: cancelling the heartbeat does not stop the thread, and a renewal
+            # landing after close() released the lease would take it back (close waits for it).
+            self._renewal = asyncio.ensure_future(asyncio.to_thread(self._tables.lease, "refresh"))
             try:
-                await asyncio.to_thread(self._tables.lease, "refresh")
+                await asyncio.shield(self._renewal)
             except LeaseLost as exc:  # renewing would steal it back from the writer that took it
                 log.error("%s", exc)
                 return
@@ -224,6 +228,8 @@ class RunLog:
         if self._heartbeat is not None:
             self._heartbeat.cancel()
             await asyncio.gather(self._heartbeat, return_exceptions=True)
+        if self._renewal is not None:
+            await asyncio.gather(self._renewal, return_exceptions=True)
         if self._task is not None:
             await self._queue.put(_STOP)
             self._awaited += 1
