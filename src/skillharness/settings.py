@@ -155,6 +155,7 @@ CLASSIFICATION: Mapping[str, Scope] = types.MappingProxyType(
         "train.gate.guard_draws": _T,
         "train.gate.guard_harm": _T,
         "train.gate.guard_power": _T,
+        "train.gate.guard_clear": _T,
         "train.gate.guard_discordance": _T,
         "train.gate.guard_max_draws": _T,
         "train.infra_retries": _T,

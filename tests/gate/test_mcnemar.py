@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy.stats import binomtest
 
 from skillharness.errors import GateError
 from skillharness.train.config import GateConfig
 from skillharness.train.gate import (
+    guard_draws_per_class,
+    harm_cleared,
     mcnemar_draws,
     mcnemar_guard,
     mcnemar_harm_p,
@@ -77,7 +81,9 @@ def test_item_6_sized_guard_reaches_the_stated_power() -> None:
 
 def test_item_6_guard_plan_caps_the_cost_and_says_what_it_loses() -> None:
     sized = plan_guard(GateConfig(), {"A": None, "B": None, "C": 10})
-    assert sized.per_class == mcnemar_draws(0.15, 0.8, 0.3, 0.05 / 3, limit=256)
+    # Sized for the power plus what clearing may cost of it.
+    assert sized.per_class == mcnemar_draws(0.15, 0.8 + 0.05, 0.3, 0.05 / 3, limit=256)
+    assert sized.clear == 0.05
     assert [c.draws for c in sized.classes] == [sized.per_class, sized.per_class, 10]
     assert sized.classes[0].power >= 0.8
     assert sized.classes[0].detectable is not None
@@ -91,3 +97,73 @@ def test_item_6_guard_plan_caps_the_cost_and_says_what_it_loses() -> None:
     fixed = plan_guard(GateConfig(guard_draws=16), {"A": None})
     assert fixed.fixed
     assert fixed.per_class == 16
+
+
+def _guarded_paths(
+    share: float, n: int, *, runs: int, stage: int = 16, discordance: float = 0.3, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(cleared, flagged with clearing, flagged without)`` for ``runs`` paths of ``n`` draws of one
+    class at ``discordance``, where a discordant pair is a loss with probability ``share``; looks
+    every ``stage`` draws, at the default bound and a 15-point planned drop, level 0.05 / 12."""
+    rng = np.random.default_rng(seed)
+    level = 0.05 / 12
+    discordant = rng.random((runs, n)) < discordance
+    loss = discordant & (rng.random((runs, n)) < share)
+    win = discordant & ~loss
+    cleared = np.zeros(runs, bool)
+    flagged_clearing = np.zeros(runs, bool)
+    flagged_full = np.zeros(runs, bool)
+    for i in range(runs):
+        for end in range(stage, n + stage, stage):
+            w, lo = int(win[i, :end].sum()), int(loss[i, :end].sum())
+            if harm_cleared(w, lo, harm=0.15, discordance=discordance, bound=0.05):
+                cleared[i] = True
+                break
+        full = mcnemar_harm_p(int(win[i].sum()), int(loss[i].sum())) <= level
+        flagged_full[i] = full
+        flagged_clearing[i] = full and not cleared[i]
+    return cleared, flagged_clearing, flagged_full
+
+
+def test_clearing_a_class_with_the_planned_drop_is_rarer_than_its_bound_and_keeps_the_power() -> None:
+    """Ville: a class with the planned drop is ever cleared with probability at most the bound, so the
+    guard, sized for the power plus the bound, still flags it with at least the stated power."""
+    per_class, _ = guard_draws_per_class(GateConfig(), 12)
+    harmed_share = (0.3 + 0.15) / (2 * 0.3)
+    cleared, flagged, _ = _guarded_paths(harmed_share, per_class, runs=2000)
+    assert cleared.mean() <= 0.05
+    assert flagged.mean() >= 0.8 - 0.02  # Monte Carlo error of 2,000 paths
+
+
+def test_clearing_never_adds_a_harm_flag_and_stops_a_harmless_class_early() -> None:
+    """With no drop (a loss share of 1/2) clearing stops most classes well before their size; on every
+    path a class flagged with clearing is flagged without it, so the guard's level is unchanged."""
+    per_class, _ = guard_draws_per_class(GateConfig(), 12)
+    cleared, flagged_clearing, flagged_full = _guarded_paths(0.5, per_class, runs=1000, seed=1)
+    assert cleared.mean() > 0.8
+    assert not np.any(flagged_clearing & ~flagged_full)
+
+
+@given(st.integers(0, 200), st.integers(0, 200), st.floats(0.05, 1.0), st.floats(0.01, 0.5))
+def test_clearing_is_monotone_in_the_counts(wins: int, losses: int, discordance: float, harm: float) -> None:
+    """One more win never undoes a clearing, and one more loss never makes one."""
+    clears = harm_cleared(wins, losses, harm=harm, discordance=discordance, bound=0.05)
+    if clears:
+        assert harm_cleared(wins + 1, losses, harm=harm, discordance=discordance, bound=0.05)
+    if not clears:
+        assert not harm_cleared(wins, losses + 1, harm=harm, discordance=discordance, bound=0.05)
+
+
+def test_a_cleared_class_enters_holm_with_p_value_one() -> None:
+    """Its counts stop at a time the data chose, so they give no exact p-value, and it is not flagged."""
+    results = {r.label: r for r in mcnemar_guard({"A": (1, 12), "B": (1, 12)}, cleared={"B"})}
+    assert results["A"].harmed
+    assert (results["B"].p_value, results["B"].harmed) == (1.0, False)
+    assert (results["B"].wins, results["B"].losses) == (1, 12)
+
+
+def test_clearing_settings_are_checked() -> None:
+    with pytest.raises(GateError, match="bound"):
+        harm_cleared(3, 1, harm=0.15, discordance=0.3, bound=1.0)
+    with pytest.raises(ValueError, match="guard_clear"):
+        GateConfig(guard_power=0.96, guard_clear=0.05)

@@ -21,11 +21,13 @@ from skillharness.infer import Draw
 from skillharness.sim import FaultKind, SimConfig, SimServer
 from skillharness.skills import Bundle, EditTarget
 from skillharness.store import BaselineSample, RunKind
-from skillharness.train.gate import DecisionKind
+from skillharness.train.config import GateConfig
+from skillharness.train.gate import DecisionKind, guard_draws_per_class
 from skillharness.train.state.context import TrainContext
 from skillharness.train.state.outage import InfraOutage
 from skillharness.train.state.records import GateReason
 from skillharness.train.validate.baseline_cache import BaselineCache
+from skillharness.train.validate.guard import GUARD_STAGE, guard_discordance
 from skillharness.train.validate.paired_gate import validate
 
 pytestmark = pytest.mark.sim_world(SimConfig(seed=3), questions="validate_bench")
@@ -435,13 +437,16 @@ async def test_item_6_the_guard_refuses_a_system_edit_that_harms_an_untrained_cl
     assert refused.guard is not None
     assert refused.guard["harmed"] == [harmed]
     assert set(refused.guard["classes"]) == every_class
-    assert refused.guard["draws_per_class"] == 31
+    # Power 0.9 plus the 0.05 clearing may cost of it.
+    assert refused.guard["draws_per_class"] == 36
     assert refused.guard["sized_for"] == {"harm": 0.5, "power": 0.9, "discordance": 0.6}
+    assert harmed not in refused.guard["cleared"]
     assert kept.reason is GateReason.ACCEPT
     assert kept.guard is not None
     assert kept.guard["harmed"] == []
     # The guard rests on its own samples, not on those the accept was decided on.
-    assert len(guard_rows) == 31 * len(every_class)
+    assert len(guard_rows) == refused.guard["draws"]
+    assert {r.task_type for r in guard_rows} == every_class
     assert {r.task_type for r in target_rows} == set(helped)
     assert not {(r.question_id, r.sample_idx) for r in guard_rows} & {
         (r.question_id, r.sample_idx) for r in target_rows
@@ -450,6 +455,62 @@ async def test_item_6_the_guard_refuses_a_system_edit_that_harms_an_untrained_cl
 
 class _Stopped(Exception):
     """The budget, as a test's ``check_stop`` raises it."""
+
+
+def test_a_guard_is_sized_at_no_less_discordance_than_the_drop_it_looks_for() -> None:
+    """Arms that mostly agree measure a discordance below the planned drop, which no such drop allows:
+    the guard is then sized at the drop itself, where before its sizing raised mid-run."""
+    config = GateConfig(guard_harm=0.15)
+    assert guard_discordance(config, {"A": [2, 400]}, ["A"]) == 0.15
+    assert guard_discordance(config, {"A": [160, 400]}, ["A"]) > 0.3
+    assert guard_discordance(config, {}, ["A"]) == config.guard_discordance
+    assert guard_discordance(GateConfig(guard_harm=0.5), {}, ["A"]) == 0.5
+    assert guard_draws_per_class(config, 12, discordance=guard_discordance(config, {"A": [2, 400]}, ["A"]))
+
+
+@pytest.mark.slow
+async def test_a_guard_stops_drawing_a_class_its_draws_clear_of_the_planned_drop(
+    tmp_path: Path, validate_bench: Bench, incumbent: Bundle
+) -> None:
+    """Clearing: a harmless system edit's guard stops each class its draws clear of the planned drop
+    at a stage's end, asks it no more, gives it p-value 1, and writes each draw at its place in the
+    whole plan; without clearing every class takes its full size (fixed here, so both plans match)."""
+    helped = ["Attribute Perception", "OCR Problems", "Object Reasoning"]
+    gate = {"n_max": 64, "alpha": 0.05, "guard_draws": 40, "guard_harm": 0.5}
+    outcomes, rows = {}, {}
+    with SimServer(_world_config(), questions=validate_bench.questions) as sim:
+        lines = [sim.world.insights_for(t)[0].canonical for t in helped]
+        candidate = with_lines(incumbent, EditTarget.system(), lines)
+        for clear in (0.05, None):
+            path = gate_experiment(
+                tmp_path / str(clear),
+                validate_bench,
+                sim,
+                temperature=0.7,
+                gate={**gate, "guard_clear": clear},
+                task_types=helped,
+            )
+            async with train_context(path) as ctx:
+                outcomes[clear] = await validate(
+                    ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1
+                )
+                guard_rows = observations(ctx.store, ctx.run_id, 1, arm="guard")
+            rows[clear] = {(r.draw_index, r.question_id, r.sample_idx) for r in guard_rows}
+    clearing, full = outcomes[0.05], outcomes[None]
+    assert clearing.reason is full.reason is GateReason.ACCEPT
+    assert clearing.evidence == full.evidence  # the same gate: the guards differ only in clearing
+    assert clearing.guard is not None
+    assert full.guard is not None
+    per_class, classes = full.guard["draws_per_class"], full.guard["classes"]
+    assert full.guard["cleared"] == {}
+    assert full.guard["draws"] == per_class * len(classes) == len(rows[None])
+    cleared = clearing.guard["cleared"]
+    assert cleared
+    assert all(n % GUARD_STAGE == 0 and n < per_class for n in cleared.values())
+    assert all(clearing.guard["classes"][t]["p"] == 1.0 for t in cleared)
+    assert clearing.guard["draws"] == len(rows[0.05]) < full.guard["draws"]
+    assert rows[0.05] < rows[None]
+    assert clearing.guard["harmed"] == full.guard["harmed"] == []
 
 
 @pytest.mark.slow

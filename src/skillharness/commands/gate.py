@@ -121,6 +121,13 @@ _GUARD_POWER = typer.Option(
 _GUARD_MAX_DRAWS = typer.Option(
     _GATE.guard_max_draws, "--guard-max-draws", help="Most guard draws per class (its cost bound)."
 )
+_GUARD_CLEAR = typer.Option(
+    _GATE.guard_clear or 0.0,
+    "--guard-clear",
+    min=0.0,
+    max=0.99,
+    help="Chance bound of clearing a class with the drop early (0: every class takes all its draws).",
+)
 _GUARD_DRAWS = typer.Option(
     None, "--guard-draws", help="Fix the guard's draws per class instead of sizing them (0: no guard)."
 )
@@ -168,6 +175,7 @@ def plan(
     guard_harm: float = _GUARD_HARM,
     guard_power: float = _GUARD_POWER,
     guard_max_draws: int = _GUARD_MAX_DRAWS,
+    guard_clear: float = _GUARD_CLEAR,
     guard_draws: int | None = _GUARD_DRAWS,
     mcnemar_alpha: float = _MCNEMAR_ALPHA,
     runs: int = _RUNS,
@@ -194,6 +202,7 @@ def plan(
         guard_power=guard_power,
         guard_discordance=discordance,
         guard_max_draws=guard_max_draws,
+        guard_clear=guard_clear or None,
     )
     deltas = _floats(effects, "--effects")
     plans = plan_classes(drawable, config, effects=deltas, discordance=discordance, runs=runs, seed=seed)

@@ -75,6 +75,12 @@ def print_guard(console: Console, guard: GuardPlan) -> None:
         "per accepted system or tool edit (fresh candidate samples; incumbent samples from the cache "
         "when present)."
     )
+    if guard.clear is not None:
+        console.print(
+            f"clearing (train.gate.guard_clear={guard.clear:g}): a class stops drawing once its draws "
+            f"make a {harm} drop implausible, so a harmless edit usually costs well under that; a class "
+            f"with that drop is cleared with P <= {guard.clear:g}, already taken off the power above."
+        )
     blind = [f"{c.label} ({c.power:.2f})" for c in guard.classes if c.power < guard.power]
     if blind:
         console.print(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from skillharness.util.model import StrictModel
 
@@ -105,6 +105,16 @@ class GateConfig(StrictModel):
     guard_power: float = Field(
         0.8, gt=0, lt=1, description="Probability with which the guard must flag a guard_harm drop."
     )
+    guard_clear: float | None = Field(
+        0.05,
+        gt=0,
+        lt=1,
+        description=(
+            "Stop drawing a guarded class once its draws make a guard_harm drop implausible: at most "
+            "this chance of clearing a class that has that drop (Ville), added to the power the guard "
+            "is sized for. None: every guarded class takes all its draws."
+        ),
+    )
     guard_discordance: float = Field(
         0.3,
         gt=0,
@@ -137,6 +147,15 @@ class GateConfig(StrictModel):
         ),
     )
     minibatch_size: int = Field(3, ge=1, description="Draws of the 'minibatch' rule.")
+
+    @model_validator(mode="after")
+    def _clearing_leaves_power(self) -> GateConfig:
+        # The guard is sized for guard_power + guard_clear: the sum is a probability.
+        if self.guard_clear is not None and self.guard_power + self.guard_clear >= 1:
+            raise ValueError(
+                f"guard_power ({self.guard_power}) + guard_clear ({self.guard_clear}) must be below 1"
+            )
+        return self
 
 
 # The evolve role samples by default: its train.evolve.candidates then differ and the rank role

@@ -18,6 +18,7 @@ from skillharness.train.gate.ladder import Decision, DecisionKind, Ladder, stage
 from skillharness.train.gate.levels import best_gate_alpha, gate_alpha, lond_gamma, run_guarantee
 from skillharness.train.gate.mcnemar import (
     McNemarResult,
+    harm_cleared,
     mcnemar_draws,
     mcnemar_guard,
     mcnemar_harm_p,
@@ -30,6 +31,7 @@ from skillharness.train.gate.planner import (
     effect_rates,
     estimate_power,
     guard_draws_per_class,
+    guard_power,
     plan_classes,
     plan_guard,
 )
@@ -74,6 +76,8 @@ __all__ = [
     "estimate_power",
     "gate_alpha",
     "guard_draws_per_class",
+    "guard_power",
+    "harm_cleared",
     "independent_discordance",
     "last_reachable_gate",
     "lond_gamma",

@@ -12,18 +12,37 @@ Power (:func:`mcnemar_power`): a harm ``h`` at discordance ``r`` means ``p_minus
 ``Binomial(D, p_minus / r)``; the power is exact, summed over ``D``. One harmed class among
 ``m`` guarded ones is flagged by Holm when its p-value is at most ``alpha / m`` (it then ranks
 first), so the guard is sized at that level: a lower bound on its power.
+
+Clearing (:func:`harm_cleared`): sampling a class stops early when its discordant pairs make the
+planned harm implausible: the likelihood ratio of "a loss share of 1/2" against "the loss share the
+planned harm implies" reaches ``1 / bound``. Under that harm the inverse ratio is a nonnegative
+martingale, so by Ville's inequality a harmed class is ever cleared, however often it is looked
+at, with probability at most ``bound`` (less for a larger harm). A cleared class enters Holm with
+p-value 1: Holm is monotone, so clearing never adds a harm flag, and the level is unchanged. The
+power drops by at most ``bound``, which the guard's size adds back
+(:func:`skillharness.train.gate.guard_draws_per_class`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from skillharness.errors import GateError
 
-__all__ = ["McNemarResult", "mcnemar_draws", "mcnemar_guard", "mcnemar_harm_p", "mcnemar_power"]
+__all__ = [
+    "McNemarResult",
+    "harm_cleared",
+    "mcnemar_draws",
+    "mcnemar_guard",
+    "mcnemar_harm_p",
+    "mcnemar_power",
+]
+
+# The loss share a clearing rule tests against is kept below 1: at 1 a single win would clear.
+_MAX_LOSS_SHARE = 0.95
 
 
 def mcnemar_harm_p(wins: int, losses: int) -> float:
@@ -38,6 +57,22 @@ def mcnemar_harm_p(wins: int, losses: int) -> float:
     return float(binom.sf(losses - 1, discordant, 0.5))
 
 
+def harm_cleared(wins: int, losses: int, *, harm: float, discordance: float, bound: float) -> bool:
+    """Whether ``(wins, losses)`` clear a class of a ``harm`` drop at ``discordance``: the
+    likelihood ratio of harm against none is at most ``bound`` (see the module docstring)."""
+    if wins < 0 or losses < 0:
+        raise GateError(f"counts must be non-negative, got wins={wins}, losses={losses}")
+    if not 0 < discordance <= 1 or not harm > 0 or not 0 < bound < 1:
+        raise GateError(
+            f"need 0 < discordance <= 1, harm > 0 and 0 < bound < 1; got harm={harm}, "
+            f"discordance={discordance}, bound={bound}"
+        )
+    # A share below the planned one keeps the bound at the planned harm: the ratio grows with losses.
+    loss_share = min((discordance + harm) / (2 * discordance), _MAX_LOSS_SHARE)
+    log_ratio = losses * np.log(2 * loss_share) + wins * np.log(2 * (1 - loss_share))
+    return bool(log_ratio <= np.log(bound))
+
+
 @dataclass(frozen=True)
 class McNemarResult:
     """The guard's verdict for one class."""
@@ -49,9 +84,16 @@ class McNemarResult:
     harmed: bool
 
 
-def mcnemar_guard(counts: Mapping[str, tuple[int, int]], alpha: float = 0.05) -> tuple[McNemarResult, ...]:
-    """Test each class's ``(wins, losses)`` for harm; Holm-adjusted at level ``alpha``."""
-    p_values = {label: mcnemar_harm_p(w, lo) for label, (w, lo) in counts.items()}
+def mcnemar_guard(
+    counts: Mapping[str, tuple[int, int]], alpha: float = 0.05, *, cleared: Collection[str] = ()
+) -> tuple[McNemarResult, ...]:
+    """Test each class's ``(wins, losses)`` for harm; Holm-adjusted at level ``alpha``.
+
+    A ``cleared`` class stopped early (:func:`harm_cleared`): its counts end at a data-chosen
+    time, so they give no exact p-value, and it enters Holm with p-value 1."""
+    p_values = {
+        label: 1.0 if label in cleared else mcnemar_harm_p(w, lo) for label, (w, lo) in counts.items()
+    }
     harmed: set[str] = set()
     for rank, label in enumerate(sorted(p_values, key=p_values.__getitem__)):
         if p_values[label] > alpha / (len(p_values) - rank):

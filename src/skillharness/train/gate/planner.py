@@ -30,6 +30,7 @@ __all__ = [
     "effect_rates",
     "estimate_power",
     "guard_draws_per_class",
+    "guard_power",
     "plan_classes",
     "plan_guard",
 ]
@@ -100,7 +101,7 @@ class GuardClass:
 
     label: str
     draws: int
-    power: float  # probability of flagging the configured guard_harm
+    power: float  # probability of flagging the configured guard_harm (a lower bound with clearing)
     detectable: float | None  # smallest harm flagged with guard_power (None: none, up to discordance)
 
 
@@ -115,6 +116,7 @@ class GuardPlan:
     per_class: int  # draws asked of each class
     sized: int | None  # draws the stated power needs (None: more than guard_max_draws; fixed: None)
     fixed: bool  # guard_draws set explicitly
+    clear: float | None  # guard_clear: the chance bound of clearing a harmed class early (None: off)
     classes: tuple[GuardClass, ...]
 
     @property
@@ -126,13 +128,16 @@ def guard_draws_per_class(
     config: GateConfig, guarded: int, *, discordance: float | None = None
 ) -> tuple[int, int | None]:
     """``(draws per class, draws the stated power needs)`` for a guard over ``guarded`` classes,
-    at ``discordance`` (default: the planning assumption ``guard_discordance``)."""
+    at ``discordance`` (default: the planning assumption ``guard_discordance``).
+
+    Clearing costs at most ``guard_clear`` of the power, so the size is the exact test's for
+    ``guard_power + guard_clear``."""
     if config.guard_draws is not None:
         return config.guard_draws, None
     level = config.mcnemar_alpha / max(guarded, 1)
     sized = mcnemar_draws(
         config.guard_harm,
-        config.guard_power,
+        config.guard_power + (config.guard_clear or 0.0),
         config.guard_discordance if discordance is None else discordance,
         level,
         limit=config.guard_max_draws,
@@ -140,15 +145,26 @@ def guard_draws_per_class(
     return (config.guard_max_draws if sized is None else sized), sized
 
 
-def _detectable(draws: int, power: float, discordance: float, level: float) -> float | None:
-    """Smallest harm (to 0.005) flagged with probability ``power`` at ``draws``."""
+def guard_power(config: GateConfig, draws: int, discordance: float, level: float) -> float:
+    """Chance the guard flags a ``guard_harm`` drop with ``draws`` per class: the exact test's,
+    less what clearing may cost (at most ``guard_clear``), so a lower bound when clearing is on."""
+    exact = mcnemar_power(draws, config.guard_harm, discordance, level)
+    return max(exact - (config.guard_clear or 0.0), 0.0)
+
+
+def _detectable(config: GateConfig, draws: int, level: float) -> float | None:
+    """Smallest harm (to 0.005) flagged with probability ``guard_power`` at ``draws``.
+
+    Clearing's bound holds only for drops of at least ``guard_harm``, so with clearing on no
+    smaller drop is promised."""
+    power, discordance = config.guard_power + (config.guard_clear or 0.0), config.guard_discordance
     if mcnemar_power(draws, discordance, discordance, level) < power:
         return None
     low, high = 0.0, discordance
     while high - low > 0.005:
         mid = (low + high) / 2
         low, high = (low, mid) if mcnemar_power(draws, mid, discordance, level) >= power else (mid, high)
-    return high
+    return high if config.guard_clear is None else max(high, config.guard_harm)
 
 
 def plan_guard(config: GateConfig, available: Mapping[str, int | None]) -> GuardPlan:
@@ -162,8 +178,8 @@ def plan_guard(config: GateConfig, available: Mapping[str, int | None]) -> Guard
             GuardClass(
                 label,
                 n,
-                mcnemar_power(n, config.guard_harm, config.guard_discordance, level),
-                _detectable(n, config.guard_power, config.guard_discordance, level),
+                guard_power(config, n, config.guard_discordance, level),
+                _detectable(config, n, level),
             )
         )
     return GuardPlan(
@@ -174,5 +190,6 @@ def plan_guard(config: GateConfig, available: Mapping[str, int | None]) -> Guard
         per_class=per_class,
         sized=sized,
         fixed=config.guard_draws is not None,
+        clear=config.guard_clear,
         classes=tuple(rows),
     )

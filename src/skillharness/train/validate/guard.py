@@ -1,5 +1,6 @@
 """The McNemar guard after an accepted system or tool edit: fresh paired draws of every class with
-val questions, sized by power at the discordance the run has measured, tested with Holm.
+val questions, sized by power at the discordance the run has measured, asked in stages so that a
+class the draws clear of the planned drop stops early, and tested with Holm.
 
 Its draws avoid those the gate consumed (at temperature 0 only those: a question the gate never reached
 is still fresh), and its rows share the gate's table from :data:`GUARD_DRAW_BASE` on.
@@ -8,11 +9,12 @@ is still fresh), and its rows share the gate's table from :data:`GUARD_DRAW_BASE
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from itertools import accumulate
 from typing import Any
 
 from skillharness.infer import Draw
 from skillharness.train.config import GateConfig
-from skillharness.train.gate import Decision, guard_draws_per_class, mcnemar_guard, mcnemar_power
+from skillharness.train.gate import Decision, guard_draws_per_class, guard_power, harm_cleared, mcnemar_guard
 from skillharness.train.gate.power import measured_discordance
 from skillharness.train.state.context import TrainContext
 from skillharness.train.state.draws import DrawPlan, draw_temperature, plan_guard_draws
@@ -20,7 +22,11 @@ from skillharness.train.state.records import Candidate
 from skillharness.train.validate.arms import GUARD_DRAW_BASE, Arms, observation_rows
 from skillharness.train.validate.scope import GateScope, scope_pool
 
-__all__ = ["guard_discordance", "guard_size", "run_guard"]
+__all__ = ["GUARD_STAGE", "guard_discordance", "guard_size", "run_guard"]
+
+# Draws asked of each open class between clearing looks: a look costs a stage's slowest draw, and a
+# class needs several discordant pairs before it can clear.
+GUARD_STAGE = 16
 
 
 def guard_size(config: GateConfig, scope: GateScope) -> int:
@@ -38,11 +44,14 @@ def guard_discordance(
     config: GateConfig, counts: Mapping[str, Sequence[int]], classes: Sequence[str]
 ) -> float:
     """The discordance a guard over ``classes`` is sized by: the run's measured one (its paired
-    observations of those classes, shrunk toward the prior), else the planning assumption."""
+    observations of those classes, shrunk toward the prior), else the planning assumption.
+
+    Never below ``guard_harm``: a drop of that size makes at least that share of draws discordant,
+    and arms that mostly agree (greedy answers, shared seeds) measure less."""
     seen = [counts[t] for t in classes if t in counts]
     if not seen:
-        return config.guard_discordance
-    return measured_discordance(sum(c[0] for c in seen), sum(c[1] for c in seen))
+        return max(config.guard_discordance, config.guard_harm)
+    return max(measured_discordance(sum(c[0] for c in seen), sum(c[1] for c in seen)), config.guard_harm)
 
 
 def _fresh_draws(
@@ -54,11 +63,10 @@ def _fresh_draws(
     *,
     per_class: int,
     drawn: int,
-) -> list[Draw]:
+) -> dict[str, tuple[Draw, ...]]:
     """``per_class`` draws of each guarded class that avoid the plan's first ``drawn`` draws."""
-    draws: list[Draw] = []
-    for task_type in scope.guard_classes:
-        draws += plan_guard_draws(
+    return {
+        task_type: plan_guard_draws(
             scope_pool(ctx, (task_type,), candidate.evidence_ids),
             seed=ctx.config.seed,
             gate_index=gate_index,
@@ -68,7 +76,8 @@ def _fresh_draws(
             label=task_type,
             first_sample=plan.first_sample,
         )
-    return draws
+        for task_type in scope.guard_classes
+    }
 
 
 async def run_guard(
@@ -88,38 +97,67 @@ async def run_guard(
 
     Its draws avoid the ``drawn`` draws of the plan the gate consumed (only those: at temperature
     0 a question the gate never reached is still fresh), and it is sized by the discordance of the
-    run's paired ``counts`` (``[discordant, observed]`` per class). ``check_stop`` (the budget)
-    runs before it and about every stage's worth of draws inside it: a guard over every class can
-    cost more than a small budget, and a stop inside it keeps what was answered for the resume.
+    run's paired ``counts`` (``[discordant, observed]`` per class). Each open class is asked
+    :data:`GUARD_STAGE` draws at a time; with ``guard_clear`` set, a class whose draws make the
+    planned drop implausible stops there (``cleared``). ``check_stop`` (the budget) runs before it
+    and inside each stage: a guard over every class can cost more than a small budget, and a stop
+    inside it keeps what was answered, which the resume reads back through the same stages.
     """
     check_stop()
     gate = ctx.config.gate
     discordance = guard_discordance(gate, counts, scope.guard_classes)
     per_class, sized = guard_draws_per_class(gate, len(scope.guard_classes), discordance=discordance)
-    draws = _fresh_draws(ctx, scope, candidate, plan, gate_index, per_class=per_class, drawn=drawn)
-    outcomes = await arms.outcomes(draws, check_stop)
-    wealth = [(final.wealth, final.harm_wealth)] * len(draws)
-    await ctx.store.aupsert(
-        observation_rows(ctx, gate_index, GUARD_DRAW_BASE, draws, outcomes, wealth, "guard")
+    planned = _fresh_draws(ctx, scope, candidate, plan, gate_index, per_class=per_class, drawn=drawn)
+    # Rows keep the index each draw has in the whole plan, however many stages reached it.
+    offsets = dict(zip(planned, accumulate((len(d) for d in planned.values()), initial=0), strict=False))
+    wins_losses = {t: [0, 0] for t in planned}
+    asked = dict.fromkeys(planned, 0)
+    cleared: dict[str, int] = {}
+    infra = 0
+    wealth = (final.wealth, final.harm_wealth)
+    while open_classes := [t for t in planned if t not in cleared and asked[t] < len(planned[t])]:
+        stage = {t: planned[t][asked[t] : asked[t] + GUARD_STAGE] for t in open_classes}
+        outcomes = await arms.outcomes([d for draws in stage.values() for d in draws], check_stop)
+        rows, at = [], 0
+        for t, draws in stage.items():
+            mine = outcomes[at : at + len(draws)]
+            start = GUARD_DRAW_BASE + offsets[t] + asked[t]
+            rows += observation_rows(ctx, gate_index, start, draws, mine, [wealth] * len(draws), "guard")
+            for o in mine:
+                if o.d:
+                    wins_losses[t][0 if o.d > 0 else 1] += 1
+            infra += sum(o.d is None for o in mine)
+            at += len(draws)
+            asked[t] += len(draws)
+            # A class that has taken all its draws has an exact p-value: only an early stop clears.
+            if (
+                asked[t] < len(planned[t])
+                and gate.guard_clear is not None
+                and harm_cleared(
+                    *wins_losses[t], harm=gate.guard_harm, discordance=discordance, bound=gate.guard_clear
+                )
+            ):
+                cleared[t] = asked[t]
+        await ctx.store.aupsert(rows)
+    results = mcnemar_guard(
+        {t: (w, lo) for t, (w, lo) in wins_losses.items()}, alpha=gate.mcnemar_alpha, cleared=cleared
     )
-    wins_losses = {t: [0, 0] for t in scope.guard_classes}
-    for (q, _), o in zip(draws, outcomes, strict=True):
-        if o.d:
-            wins_losses[q.task_type][0 if o.d > 0 else 1] += 1
-    results = mcnemar_guard({t: (w, lo) for t, (w, lo) in wins_losses.items()}, alpha=gate.mcnemar_alpha)
+    level = gate.mcnemar_alpha / max(len(scope.guard_classes), 1)
     return {
         "alpha": gate.mcnemar_alpha,
-        "draws": len(draws),
+        "draws": sum(asked.values()),
         "draws_per_class": per_class,
         # What the size was chosen for (None: guard_draws fixed it, or guard_max_draws capped it).
         "sized_for": None
         if sized is None
         else {"harm": gate.guard_harm, "power": gate.guard_power, "discordance": discordance},
-        # Its power at the discordance measured by now (the planning figure until there is one).
-        "power": mcnemar_power(
-            per_class, gate.guard_harm, discordance, gate.mcnemar_alpha / max(len(scope.guard_classes), 1)
-        ),
-        "infra": sum(o.d is None for o in outcomes),
+        # Its power at the discordance measured by now (the planning figure until there is one),
+        # less what clearing may cost: a lower bound.
+        "power": guard_power(gate, per_class, discordance, level),
+        "infra": infra,
+        "clear": gate.guard_clear,
+        # Draws each cleared class took before it stopped.
+        "cleared": cleared,
         "classes": {
             r.label: {"wins": r.wins, "losses": r.losses, "p": r.p_value, "harmed": r.harmed} for r in results
         },
