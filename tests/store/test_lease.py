@@ -12,6 +12,8 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -182,6 +184,29 @@ async def test_p4_same_host_dead_pid_is_void_at_once_even_before_expiry(store_ur
     assert log.lease_note is not None
     assert f"pid {dead.pid} on host node-a is void" in log.lease_note
     assert "no longer runs" in log.lease_note
+
+
+async def test_a_renewal_in_flight_at_close_cannot_take_the_released_lease_back(store_url: str) -> None:
+    """Cancelling the heartbeat does not stop its renewal's thread. A renewal that landed after
+    close() released the lease took it back, and a resume in this very process was then refused
+    until the lease expired: close() now waits for it."""
+    first = await RunLog.open(_on("node-a", store_url), provenance("leased"))
+    refresh = first._tables.lease  # the heartbeat's collaborator, slowed down so close() meets it
+
+    renewing = threading.Event()
+
+    def slow(op: str) -> object:
+        if op == "refresh":
+            renewing.set()
+            time.sleep(0.6)
+        return refresh(op)
+
+    first._tables.lease = slow  # type: ignore[method-assign]
+    assert await asyncio.to_thread(renewing.wait, 5.0)
+    await first.close(RunStatus.INTERRUPTED)
+    await asyncio.sleep(0.8)  # past where an unawaited renewal would have landed
+    resumed = await RunLog.open(_on("node-a", store_url), provenance("leased"), resume=True)
+    await resumed.close()
 
 
 def test_p4_a_heartbeat_at_or_past_the_expiry_is_refused() -> None:
