@@ -44,7 +44,7 @@ class GateConfig(StrictModel):
         "left. None: only the sure stop (all wins at the cap).",
     )
     max_open: int = Field(
-        2,
+        4,
         ge=1,
         description="Open candidates (tests kept across steps) per target; a target with this many open "
         "is not evolved until one closes.",
@@ -97,10 +97,10 @@ class GateConfig(StrictModel):
         ),
     )
     guard_harm: float = Field(
-        0.15,
+        0.2,
         gt=0,
         lt=1,
-        description="Accuracy drop on one class the McNemar guard is sized to detect (0.15: 15 points).",
+        description="Accuracy drop on one class the McNemar guard is sized to detect (0.2: 20 points).",
     )
     guard_power: float = Field(
         0.8, gt=0, lt=1, description="Probability with which the guard must flag a guard_harm drop."
