@@ -82,12 +82,12 @@ def test_item_6_sized_guard_reaches_the_stated_power() -> None:
 def test_item_6_guard_plan_caps_the_cost_and_says_what_it_loses() -> None:
     sized = plan_guard(GateConfig(), {"A": None, "B": None, "C": 10})
     # Sized for the power plus what clearing may cost of it.
-    assert sized.per_class == mcnemar_draws(0.15, 0.8 + 0.05, 0.3, 0.05 / 3, limit=256)
+    assert sized.per_class == mcnemar_draws(0.2, 0.8 + 0.05, 0.3, 0.05 / 3, limit=256)
     assert sized.clear == 0.05
     assert [c.draws for c in sized.classes] == [sized.per_class, sized.per_class, 10]
     assert sized.classes[0].power >= 0.8
     assert sized.classes[0].detectable is not None
-    assert sized.classes[0].detectable <= 0.15 + 0.005
+    assert sized.classes[0].detectable <= 0.2 + 0.005
     assert sized.classes[2].power < 0.2  # 10 questions at temperature 0: the guard is nearly blind
     assert sized.total_draws == 2 * sized.per_class + 10
     capped = plan_guard(GateConfig(guard_max_draws=40), {"A": None, "B": None})
@@ -104,7 +104,8 @@ def _guarded_paths(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(cleared, flagged with clearing, flagged without)`` for ``runs`` paths of ``n`` draws of one
     class at ``discordance``, where a discordant pair is a loss with probability ``share``; looks
-    every ``stage`` draws, at the default bound and a 15-point planned drop, level 0.05 / 12."""
+    every ``stage`` draws, at the default bound and planned drop, level 0.05 / 12."""
+    gate = GateConfig()
     rng = np.random.default_rng(seed)
     level = 0.05 / 12
     discordant = rng.random((runs, n)) < discordance
@@ -116,7 +117,7 @@ def _guarded_paths(
     for i in range(runs):
         for end in range(stage, n + stage, stage):
             w, lo = int(win[i, :end].sum()), int(loss[i, :end].sum())
-            if harm_cleared(w, lo, harm=0.15, discordance=discordance, bound=0.05):
+            if harm_cleared(w, lo, harm=gate.guard_harm, discordance=discordance, bound=gate.guard_clear):
                 cleared[i] = True
                 break
         full = mcnemar_harm_p(int(win[i].sum()), int(loss[i].sum())) <= level
@@ -128,8 +129,9 @@ def _guarded_paths(
 def test_clearing_a_class_with_the_planned_drop_is_rarer_than_its_bound_and_keeps_the_power() -> None:
     """Ville: a class with the planned drop is ever cleared with probability at most the bound, so the
     guard, sized for the power plus the bound, still flags it with at least the stated power."""
-    per_class, _ = guard_draws_per_class(GateConfig(), 12)
-    harmed_share = (0.3 + 0.15) / (2 * 0.3)
+    gate = GateConfig()
+    per_class, _ = guard_draws_per_class(gate, 12)
+    harmed_share = (0.3 + gate.guard_harm) / (2 * 0.3)
     cleared, flagged, _ = _guarded_paths(harmed_share, per_class, runs=2000)
     assert cleared.mean() <= 0.05
     assert flagged.mean() >= 0.8 - 0.02  # Monte Carlo error of 2,000 paths

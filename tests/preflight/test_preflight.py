@@ -115,7 +115,7 @@ def test_item_6_preflight_states_the_guard_size_and_cost(
     summary = {r.check: r.message for r in report.passed}["gate"]
     guarded = len(_val_classes(bench))
     assert f"draws on each of the {guarded} classes with val questions" in summary
-    assert "sized to flag a 15% drop with probability >= 0.8" in summary
+    assert "sized to flag a 20% drop with probability >= 0.8" in summary
     (tmp_path / "off").mkdir()
     off = _preflight(tmp_path / "off", bench, shared_sim, train={"gate": {**GATE, "guard_draws": 0}})
     assert "McNemar guard off" in {r.check: r.message for r in off.passed}["gate"]
