@@ -80,6 +80,51 @@ def _fresh_draws(
     }
 
 
+async def _ask_in_stages(
+    ctx: TrainContext,
+    arms: Arms,
+    planned: Mapping[str, Sequence[Draw]],
+    gate_index: int,
+    wealth: tuple[float, float],
+    discordance: float,
+    check_stop: Callable[[], None],
+) -> tuple[dict[str, list[int]], dict[str, int], dict[str, int], int]:
+    """``(wins and losses, draws asked, cleared classes, INFRA outcomes)`` per class, asking each open
+    class :data:`GUARD_STAGE` draws at a time until it has all its draws or is cleared."""
+    gate = ctx.config.gate
+    # Rows keep the index each draw has in the whole plan, however many stages reached it.
+    offsets = dict(zip(planned, accumulate((len(d) for d in planned.values()), initial=0), strict=False))
+    wins_losses = {t: [0, 0] for t in planned}
+    asked = dict.fromkeys(planned, 0)
+    cleared: dict[str, int] = {}
+    infra = 0
+    while open_classes := [t for t in planned if t not in cleared and asked[t] < len(planned[t])]:
+        stage = {t: planned[t][asked[t] : asked[t] + GUARD_STAGE] for t in open_classes}
+        outcomes = await arms.outcomes([d for draws in stage.values() for d in draws], check_stop)
+        rows, at = [], 0
+        for t, draws in stage.items():
+            mine = outcomes[at : at + len(draws)]
+            start = GUARD_DRAW_BASE + offsets[t] + asked[t]
+            rows += observation_rows(ctx, gate_index, start, draws, mine, [wealth] * len(draws), "guard")
+            for o in mine:
+                if o.d:
+                    wins_losses[t][0 if o.d > 0 else 1] += 1
+            infra += sum(o.d is None for o in mine)
+            at += len(draws)
+            asked[t] += len(draws)
+            # A class that has taken all its draws has an exact p-value: only an early stop clears.
+            if (
+                asked[t] < len(planned[t])
+                and gate.guard_clear is not None
+                and harm_cleared(
+                    *wins_losses[t], harm=gate.guard_harm, discordance=discordance, bound=gate.guard_clear
+                )
+            ):
+                cleared[t] = asked[t]
+        await ctx.store.aupsert(rows)
+    return wins_losses, asked, cleared, infra
+
+
 async def run_guard(
     ctx: TrainContext,
     arms: Arms,
@@ -108,37 +153,9 @@ async def run_guard(
     discordance = guard_discordance(gate, counts, scope.guard_classes)
     per_class, sized = guard_draws_per_class(gate, len(scope.guard_classes), discordance=discordance)
     planned = _fresh_draws(ctx, scope, candidate, plan, gate_index, per_class=per_class, drawn=drawn)
-    # Rows keep the index each draw has in the whole plan, however many stages reached it.
-    offsets = dict(zip(planned, accumulate((len(d) for d in planned.values()), initial=0), strict=False))
-    wins_losses = {t: [0, 0] for t in planned}
-    asked = dict.fromkeys(planned, 0)
-    cleared: dict[str, int] = {}
-    infra = 0
-    wealth = (final.wealth, final.harm_wealth)
-    while open_classes := [t for t in planned if t not in cleared and asked[t] < len(planned[t])]:
-        stage = {t: planned[t][asked[t] : asked[t] + GUARD_STAGE] for t in open_classes}
-        outcomes = await arms.outcomes([d for draws in stage.values() for d in draws], check_stop)
-        rows, at = [], 0
-        for t, draws in stage.items():
-            mine = outcomes[at : at + len(draws)]
-            start = GUARD_DRAW_BASE + offsets[t] + asked[t]
-            rows += observation_rows(ctx, gate_index, start, draws, mine, [wealth] * len(draws), "guard")
-            for o in mine:
-                if o.d:
-                    wins_losses[t][0 if o.d > 0 else 1] += 1
-            infra += sum(o.d is None for o in mine)
-            at += len(draws)
-            asked[t] += len(draws)
-            # A class that has taken all its draws has an exact p-value: only an early stop clears.
-            if (
-                asked[t] < len(planned[t])
-                and gate.guard_clear is not None
-                and harm_cleared(
-                    *wins_losses[t], harm=gate.guard_harm, discordance=discordance, bound=gate.guard_clear
-                )
-            ):
-                cleared[t] = asked[t]
-        await ctx.store.aupsert(rows)
+    wins_losses, asked, cleared, infra = await _ask_in_stages(
+        ctx, arms, planned, gate_index, (final.wealth, final.harm_wealth), discordance, check_stop
+    )
     results = mcnemar_guard(
         {t: (w, lo) for t, (w, lo) in wins_losses.items()}, alpha=gate.mcnemar_alpha, cleared=cleared
     )
