@@ -14,6 +14,7 @@ then a stop file (a clean stop between decisions), and a hard timeout a while la
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -39,6 +40,7 @@ from skillharness.train.preflight.checks import run_preflight_async
 from skillharness.train.state.budget import StopGuard, TrainingStopped
 from skillharness.train.state.checkpoint import Checkpoint
 from skillharness.train.state.context import TrainContext
+from skillharness.util.owner import exit_with_owner
 
 BUDGETS = (2_000, 8_000, 32_000)
 EPOCHS = 100  # more than any budget here reaches: the budget or patience ends the run
@@ -254,7 +256,10 @@ def run_jobs(jobs: list[Job], workers: int) -> list[dict[str, Any]]:
             records[i] = run_job(job)
             sys.stderr.write(_line(records[i]))
     else:
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        # Each worker ends with this process, so a killed benchmark leaves no training run behind.
+        with ProcessPoolExecutor(
+            workers, mp_context=get_context("spawn"), initializer=exit_with_owner, initargs=(os.getpid(),)
+        ) as pool:
             futures = {pool.submit(run_job, job): i for i, job in enumerate(jobs)}
             for future in as_completed(futures):
                 records[futures[future]] = future.result()

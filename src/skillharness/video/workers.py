@@ -15,25 +15,23 @@ and never reaches a worker; the pool starts on the first miss. So a text-only ru
 over warm caches, never pays for starting workers.
 
 The workers die with the process that owns the pool, however it ends (even by SIGKILL): see
-:func:`_exit_with_owner`. Once they are gone, the forkserver and multiprocessing's resource
-tracker see the end of their pipes and exit too, so a killed run leaves no process behind.
+:func:`skillharness.util.owner.exit_with_owner`. Once they are gone, the forkserver and
+multiprocessing's resource tracker see the end of their pipes and exit too, so a killed run
+leaves no process behind.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import multiprocessing
 import os
-import select
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from skillharness.errors import DataError, SkillharnessError
+from skillharness.util.owner import exit_with_owner
 from skillharness.video.config import FramesConfig
 from skillharness.video.frames import FrameSampler
 from skillharness.video.types import FrameSet
@@ -42,10 +40,6 @@ __all__ = ["DecodePool", "usable_cores"]
 
 # One sampler per worker process and config (the config's JSON is the key): built once, reused.
 _SAMPLERS: dict[str, FrameSampler] = {}
-# A worker's exit status when it ends because the pool's owner is gone (nobody reads it).
-_OWNER_GONE_EXIT = 70
-# Without pidfds, how often (seconds) a worker checks that the pool's owner still exists.
-_OWNER_POLL_S = 1.0
 
 
 def usable_cores() -> int:
@@ -54,44 +48,6 @@ def usable_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
-
-
-def _exit_with_owner(owner_pid: int) -> None:
-    """Worker initializer: end this worker the moment the process that owns the pool is gone.
-
-    Nothing else would end it. Its parent is the forkserver, not the owner, so a parent-death
-    signal does not fire when the owner dies (and the forkserver's own death must not stop
-    workers that still serve a live owner). It waits on a queue whose pipe it holds both ends
-    of, so it never reads an end of file either. Left alive, it also holds the forkserver's and
-    the resource tracker's pipes open, and all three outlive the owner forever.
-    """
-    wait: Callable[[], object]
-    try:
-        pidfd = os.pidfd_open(owner_pid)
-    except ProcessLookupError:  # the owner died before this worker started
-        os._exit(_OWNER_GONE_EXIT)
-    except (AttributeError, OSError):  # no pidfds (not Linux, or a kernel before 5.3)
-        wait = functools.partial(_poll_until_gone, owner_pid)
-    else:
-        # A pidfd becomes readable when its process exits (before it is reaped, unlike kill(0)).
-        watch = select.poll()
-        watch.register(pidfd, select.POLLIN)
-        wait = watch.poll
-    threading.Thread(target=_exit_after, args=(wait,), name="owner-watch", daemon=True).start()
-
-
-def _poll_until_gone(pid: int) -> None:
-    while True:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(_OWNER_POLL_S)
-
-
-def _exit_after(wait: Callable[[], object]) -> None:
-    wait()
-    os._exit(_OWNER_GONE_EXIT)  # at once: a decode in progress has nobody to return to
 
 
 def _sample(config_json: str, method: str, args: tuple[Any, ...]) -> FrameSet | tuple[str, str, dict]:
@@ -134,7 +90,7 @@ class DecodePool:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["skillharness.video.workers"])
             self._executor = ProcessPoolExecutor(
-                self.workers, mp_context=context, initializer=_exit_with_owner, initargs=(os.getpid(),)
+                self.workers, mp_context=context, initializer=exit_with_owner, initargs=(os.getpid(),)
             )
         return self._executor
 
