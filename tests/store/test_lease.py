@@ -239,3 +239,21 @@ async def test_an_open_cancelled_while_its_thread_takes_the_lease_leaves_no_leas
     again = await store.open_run(provenance("leased"), resume=True)  # not refused by our own pid
     await again.close()
     store.close()
+
+
+async def test_a_close_cancelled_midway_still_releases_the_lease(tmp_path: Path) -> None:
+    """A rollout is cancelled while it closes its run when its sibling arm fails (a TaskGroup). A
+    close cut short at its first wait left the lease held by this live process, nobody renewing or
+    releasing it, and the gate's resume in this very process was refused for the lease's expiry."""
+    url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    first = await RunLog.open(url, provenance("leased"))
+    await first.write_prediction(prediction("q1", run_id="leased"))
+    closing = asyncio.create_task(first.close())
+    await asyncio.sleep(0)  # the close is now waiting inside (heartbeat, writer or the final row)
+    closing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await closing
+    assert _lease(tmp_path / "runs.sqlite") is None
+    resumed = await RunLog.open(url, provenance("leased"), resume=True)  # not refused by our own pid
+    assert await resumed.completed_keys() == {("q1", 0)}
+    await resumed.close()

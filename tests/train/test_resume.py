@@ -7,6 +7,7 @@ import contextlib
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -22,6 +23,7 @@ from skillharness.errors import ConfigError
 from skillharness.sim import FaultConfig, FaultKind, SimServer, decisive_world
 from skillharness.skills import VersionReason, Workspace
 from skillharness.store import GateDecisionRow, RunReader
+from skillharness.store.engine import parse_store_url
 from skillharness.train.loop.training import run_folder
 from skillharness.train.state.checkpoint import Checkpoint, RunState
 
@@ -74,18 +76,50 @@ def _wait_for_open_tests(folder: Path, child: subprocess.Popen[bytes]) -> None:
         time.sleep(0.02)
 
 
+def _stored_predictions(config: Path) -> int:
+    """Answers stored so far in the store of ``config`` (every child run): the run's progress, read
+    as a bystander would (a run killed mid-write leaves the store readable)."""
+    path = parse_store_url(load_config(config).store.url).sqlite_path
+    if path is None or not path.exists():
+        return 0
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM predictions").fetchone()[0])
+    except sqlite3.OperationalError:  # the schema is not written yet
+        return 0
+
+
+def _wait_for_progress(config: Path, child: subprocess.Popen[bytes], answers: int) -> None:
+    """Return once at least ``answers`` answers are stored, and at least one more than now (or the
+    run has ended).
+
+    The kill moments are counted in the run's own progress, not in seconds: on a loaded machine a
+    wall-clock moment lands in start-up more often, and fewer kills then cut the run short.
+    """
+    target = max(answers, _stored_predictions(config) + 1)
+    deadline = time.monotonic() + 300
+    while child.poll() is None and time.monotonic() < deadline:
+        if _stored_predictions(config) >= target:
+            return
+        time.sleep(0.02)
+
+
 def test_kill_minus_9_twenty_times_resumes_exactly(train_bench: Bench, experiment: Path) -> None:
-    """A run killed at 20 random moments ends with the uninterrupted run's bundle and decisions."""
+    """A run killed at 20 random moments ends with the uninterrupted run's bundle and decisions.
+
+    The kills come at twenty answer counts drawn over the first nine tenths of the reference run
+    (each attempt at least one answer past the last), so that every attempt makes progress and
+    twenty kills fit in the run however loaded the machine is."""
     with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
         reference = loop_config(experiment / "ref", train_bench, sim, epochs=1)
-        started = time.monotonic()
         ref = subprocess.run(
             _train_cmd(reference, "t-ref", False), capture_output=True, timeout=600, check=False
         )
-        whole = time.monotonic() - started  # kill moments are drawn within this machine's run time
         assert ref.returncode == 0, ref.stderr.decode()[-2000:]
+        total = _stored_predictions(reference)
         killed = loop_config(experiment / "kill", train_bench, sim, epochs=1)
         rng = random.Random(20)
+        moments = sorted(rng.sample(range(1, total * 9 // 10), 20))
         kills = 0
         held_open = False  # some kill left tests open in the checkpoint: their resume is exercised
         resume = False
@@ -93,35 +127,28 @@ def test_kill_minus_9_twenty_times_resumes_exactly(train_bench: Bench, experimen
             child = subprocess.Popen(
                 _train_cmd(killed, "t-kill", resume), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
             )
-            if (
-                not resume
-            ):  # the first kill comes once the run exists (before that, there is nothing to resume)
-                checkpoint = run_folder(killed.parent, "t-kill") / "checkpoint.json"
-                deadline = time.monotonic() + 120
-                while not checkpoint.exists() and time.monotonic() < deadline and child.poll() is None:
-                    time.sleep(0.05)
-            resume = True
             if kills < 20:
-                try:
-                    if not held_open:  # one kill is aimed at a checkpoint with tests open
-                        _wait_for_open_tests(run_folder(killed.parent, "t-kill"), child)
-                        child.wait(timeout=0.01)
-                    else:
-                        child.wait(timeout=rng.uniform(0.3, 0.3 * whole))
-                except subprocess.TimeoutExpired:
+                if not held_open:  # one kill is aimed at a checkpoint with tests open
+                    _wait_for_open_tests(run_folder(killed.parent, "t-kill"), child)
+                else:
+                    _wait_for_progress(killed, child, moments[kills])
+                    time.sleep(rng.uniform(0.0, 0.05))  # anywhere inside the next write
+                if child.poll() is None:
                     os.kill(child.pid, signal.SIGKILL)
                     child.wait()
                     kills += 1
                     with contextlib.suppress(ConfigError):  # killed before its first checkpoint
                         saved = Checkpoint.load(run_folder(killed.parent, "t-kill"))
                         held_open = held_open or bool(saved.open)
+                    resume = (
+                        resume or run_folder(killed.parent, "t-kill").joinpath("checkpoint.json").exists()
+                    )
                     continue
-            else:
-                child.wait(timeout=600)
+            child.wait(timeout=600)
             assert child.returncode == 0, child.stderr.read().decode()[-2000:] if child.stderr else ""
             break
         assert Checkpoint.load(run_folder(killed.parent, "t-kill")).state is RunState.FINISHED
-    assert kills >= 10  # most attempts were cut short: the test exercised resume
+    assert kills == 20  # every kill landed inside the run: the test exercised resume twenty times
     assert held_open
     assert _final_hash(killed, "t-kill") == _final_hash(reference, "t-ref")
     assert [r[1:] for r in decisions(killed, "t-kill")] == [r[1:] for r in decisions(reference, "t-ref")]

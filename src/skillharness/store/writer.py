@@ -221,10 +221,26 @@ class RunLog:
         return await asyncio.to_thread(self._tables.completed_keys)
 
     async def close(self, status: RunStatus = RunStatus.FINISHED) -> RunInfo:
-        """Drain the writer, then record the end time, ``status`` and the counts."""
+        """Drain the writer, then record the end time, ``status`` and the counts.
+
+        A cancelled close still finishes (then the cancellation is raised): a rollout whose sibling
+        arm failed is cancelled while closing, and a close cut short would leave this live process
+        holding the lease with nobody renewing or releasing it, so its own resume would be refused
+        until the lease expired.
+        """
         if self._closed:
             raise StoreError(f"run log {self.run_id} is already closed")
         self._closed = True
+        closing = asyncio.ensure_future(self._close(status))
+        try:
+            return await asyncio.shield(closing)
+        except asyncio.CancelledError:
+            while not closing.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(closing)
+            raise
+
+    async def _close(self, status: RunStatus) -> RunInfo:
         if self._heartbeat is not None:
             self._heartbeat.cancel()
             await asyncio.gather(self._heartbeat, return_exceptions=True)
