@@ -30,6 +30,7 @@ from typing import Any
 from simlab.efficiency import SETUPS, Job, Setup
 from simlab.gepa_run import SYNTH_SETUP, GepaReading, run_gepa_job
 from simlab.marks import spread
+from simlab.report import VAL_TEST_HEAD, val_test_cells
 from simlab.world import (
     ROOT,
     VIDEOMME,
@@ -130,11 +131,13 @@ def summary_table(records: Sequence[dict[str, Any]], setups: Sequence[str], mark
 
 
 def seeds_table(records: Sequence[dict[str, Any]], marks: Sequence[int]) -> str:
+    """Each seed at each mark, then (at the last mark, the candidate GEPA returns) its val gap closure
+    beside its test gap closure and the accepted lines' harmful or useless share on test."""
     head = " | ".join(f"{m:,} calls" for m in marks)
     lines = [
         f"| setup | seed | {head} | calls spent | end | wall s | iterations "
-        "| val / minibatch / propose calls | proposals (made, refused, no evidence) |",
-        "|---|---|" + "---|" * len(marks) + "---|---|---|---|---|---|",
+        f"| val / minibatch / propose calls | proposals (made, refused, no evidence) | {VAL_TEST_HEAD} |",
+        "|---|---|" + "---|" * len(marks) + "---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         if "error" in r:
@@ -145,11 +148,13 @@ def seeds_table(records: Sequence[dict[str, Any]], marks: Sequence[int]) -> str:
             g = GepaReading(**r["readings"][str(m)])
             cells.append(f"{g.closure_test:.1%} at {g.calls:,} (best {g.best_closure_test:.1%})")
         phase, made = r["calls_by_phase"], r["proposals"]
+        last = GepaReading(**r["readings"][str(max(marks))])
+        gap = val_test_cells(last.closure_val, last.closure_test, last.lines, last.harmful_lines)
         lines.append(
             f"| {r['setup']} | {r['seed']} | {' | '.join(cells)} | {r['spent']:,} (+{r['overshoot']}) "
             f"| {r['end_reason']} | {r['wall_s']:.0f} | {r['iterations']} "
             f"| {phase.get('val', 0):,} / {phase.get('minibatch', 0):,} / {phase.get('propose', 0):,} "
-            f"| {made.get('proposed', 0)}, {made.get('refused', 0)}, {made.get('no_evidence', 0)} |"
+            f"| {made.get('proposed', 0)}, {made.get('refused', 0)}, {made.get('no_evidence', 0)} | {gap} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -16,15 +16,22 @@ agent still reads each video's duration; so every Video-MME video id is linked t
 synthetic video file. The simulator answers from the question text and the bundle, never the
 video, so the placeholder changes no answer. Measured:
 
-- gap closure = (final - initial) / (oracle-best - initial), the oracle's expected accuracy of the
-  trained classes' val and test questions; oracle-best is ``Oracle.best_bundle(initial)`` (every
-  insight appended to its class's skill);
+- gap closure = (final - initial) / (oracle-best - initial), the oracle's intended-letter accuracy
+  of the trained classes' val and test questions (what the insights are worth); oracle-best is
+  ``Oracle.best_bundle(initial, pool)`` for each pool (the insights whose addition to their class's
+  skill is best on that pool's questions: every insight unless side effects make one a net loss);
 - calls by role (``TrainOutcome.usage``) and the curve of test gap closure against the
   simulator's request count, sampled at every checkpoint (after each step and epoch end), from
   which the calls to reach 50/70/90 % of the gap are read;
-- honesty: accepted edits whose true effect (oracle of version_after minus version_before) on
-  val, and on test, is <= 0; the sum of the gates' alpha against those false accepts; whether the
-  true test gain lay in the run's reported val-gain interval;
+- honesty: accepted edits whose true effect (the oracle's scored truth of version_after minus
+  version_before, on SimLab's text-only agent path) on val, and on test, is <= 0; the sum of the
+  gates' alpha against those false accepts; whether the scored true test gain lay in the run's
+  reported val-gain interval;
+- the val-to-test gap, per run (the ablation rows' last table, the efficiency setups' runs table,
+  the GEPA peer's seeds table): val gap closure beside test gap closure, and the share of the
+  inserted lines whose true effect on **test**, each added alone to the document it came into, is
+  <= 0 (harmful or useless). With the simulator's side effects (``world.side_effect_share``) an
+  edit accepted on a class's few val questions can lose on test, so the two closures can part;
 - ablations on the same worlds: the GEPA rule (strictly better on 3), the fixed-n 2-SE rule, no
   rank, no momentum, no diagnosis.
 
@@ -49,8 +56,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simlab.efficiency import BUDGETS, EPOCHS, SETUPS, plan_jobs, run_jobs
-from simlab.report import reread, section, write_results
+from simlab.efficiency import BUDGETS, EPOCHS, SETUPS, line_effects, plan_jobs, run_jobs
+from simlab.marks import NO_EFFECT
+from simlab.report import VAL_TEST_HEAD, reread, section, val_test_cells, write_results
 from simlab.world import (
     ROOT,
     VIDEOMME,
@@ -115,8 +123,10 @@ class RunResult:
     harmful_val: int
     harmful_test: int
     alpha_sum: float
+    lines: int  # lines the accepts inserted
+    harmful_lines: int  # of those, lines whose true test effect, added alone, is <= 0
     gain: dict[str, Any]  # the run's reported val gain (fresh samples, paired, clustered by video)
-    true_val_gain: float  # the oracle's expected-accuracy gain on every val question
+    true_val_gain: float  # the oracle's scored-truth gain on every val question
     true_test_gain: float  # the same on every test question
     momentum: dict[str, int]  # the epoch-end momentum decisions by reason
     wall_s: float
@@ -168,18 +178,40 @@ def _momentum(store_url: str, run_id: str) -> dict[str, int]:
     return dict(Counter(r.reason for r in rows if r.evidence.get("choice") == "momentum"))
 
 
-def _honesty(store_url: str, run_id: str, truth: Truth, workspace: Workspace) -> tuple[int, int, int, float]:
-    """Accepts, accepts with true val effect <= 0, the same on test, and the sum of alpha spent."""
+@dataclass(frozen=True)
+class Honesty:
+    """A run's accepts and how many truly did nothing or harm, per accept and per inserted line."""
+
+    accepts: int
+    harmful_val: int  # accepts with a true val effect <= 0
+    harmful_test: int  # the same on test
+    alpha_sum: float
+    lines: int  # lines the accepts inserted
+    harmful_lines: int  # of those, lines whose true test effect, added alone, is <= 0
+
+
+def _honesty(store_url: str, run_id: str, truth: Truth, workspace: Workspace) -> Honesty:
+    """The accepts of ``run_id`` judged by the oracle, and the sum of alpha spent."""
     with RunReader(store_url) as reader:
         accepted = [r for r in reader.ledger(GateDecisionRow, train_run_id=run_id) if r.reason == "accept"]
         metrics = {m.name: m.value for m in reader.ledger(RunMetric, run_id=run_id)}
     harmful = Counter[str]()
+    effects: list[float] = []
     for row in accepted:
         before, after = workspace.load(row.version_before), workspace.load(row.version_after or "")
         for pool in ("val", "test"):
             if truth.accuracy(after, pool) - truth.accuracy(before, pool) <= 0:
                 harmful[pool] += 1
-    return len(accepted), harmful["val"], harmful["test"], float(metrics["alpha_spent"]["sum"])
+        lines = line_effects(truth, before, row.target, row.document_before, row.document_after or "")
+        effects += [line["effect_test"] for line in lines]
+    return Honesty(
+        len(accepted),
+        harmful["val"],
+        harmful["test"],
+        float(metrics["alpha_spent"]["sum"]),
+        len(effects),
+        sum(e <= NO_EFFECT for e in effects),
+    )
 
 
 async def run_one(data: Data, world: SimConfig, ablation: dict[str, Any], folder: Path) -> RunResult:
@@ -194,21 +226,24 @@ async def run_one(data: Data, world: SimConfig, ablation: dict[str, Any], folder
         outcome = await run_training(config, request, observer=curve)
     ws = Workspace.open(outcome.workspace)
     final = ws.load(outcome.checkpoint.version)
-    accepts, harm_val, harm_test, alpha_sum = _honesty(config.store.url, "simlab", truth, ws)
+    honesty = _honesty(config.store.url, "simlab", truth, ws)
     initial = ws.load("v0000")
 
-    def true_gain(ids: tuple[str, ...]) -> float:
-        return truth.oracle.expected_accuracy(final, ids) - truth.oracle.expected_accuracy(initial, ids)
+    def true_gain(ids: tuple[str, ...]) -> float:  # scored truth: what the run's val gain estimates
+        oracle, path = truth.oracle, truth.path
+        return oracle.expected_accuracy(final, ids, path) - oracle.expected_accuracy(initial, ids, path)
 
     return RunResult(
         closure_val=truth.closure(final, "val"),
         closure_test=truth.closure(final, "test"),
         calls={role: int(u.get("calls", 0)) for role, u in outcome.usage.items()},
         calls_to={m: curve.calls_to(m) for m in MILESTONES},
-        accepts=accepts,
-        harmful_val=harm_val,
-        harmful_test=harm_test,
-        alpha_sum=alpha_sum,
+        accepts=honesty.accepts,
+        harmful_val=honesty.harmful_val,
+        harmful_test=honesty.harmful_test,
+        alpha_sum=honesty.alpha_sum,
+        lines=honesty.lines,
+        harmful_lines=honesty.harmful_lines,
         gain=dict(outcome.gain),
         true_val_gain=true_gain(data.val_all),
         true_test_gain=true_gain(data.test_all),
@@ -259,7 +294,7 @@ def tables(results: dict[str, list[RunResult]]) -> str:
     lines += [
         "",
         "| row | accepts | true val effect ≤ 0 | true test effect ≤ 0 | Σα "
-        "| true val gain in val-gain interval | true test gain in it |",
+        "| scored true val gain in val-gain interval | scored true test gain in it |",
         "|---|---|---|---|---|---|---|",
     ]
     for name, rs in results.items():
@@ -275,12 +310,13 @@ def tables(results: dict[str, list[RunResult]]) -> str:
 
 
 def gain_table(results: dict[str, list[RunResult]]) -> str:
-    """Per run: the val gain as reported (selected on val) beside the oracle's truth, and momentum."""
+    """Per run: the val gain as reported (selected on val) beside the oracle's truth, momentum, and
+    the val-to-test columns (val and test gap closure, inserted lines harmful or useless on test)."""
     lines = [
         "",
         "| row | run | val gain, by video [95 %] (selected on val) | per question | deff "
-        "| true val gain | true test gain | momentum decisions |",
-        "|---|---|---|---|---|---|---|---|",
+        f"| scored true val gain | scored true test gain | momentum decisions | {VAL_TEST_HEAD} |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, rs in results.items():
         for i, r in enumerate(rs):
@@ -292,9 +328,10 @@ def gain_table(results: dict[str, list[RunResult]]) -> str:
             )
             deff = f"{g['design_effect']:.2f}" if g.get("design_effect") is not None else "n/a"
             momentum = ", ".join(f"{k} {v}" for k, v in sorted(r.momentum.items())) or "none"
+            gap = val_test_cells(r.closure_val, r.closure_test, r.lines, r.harmful_lines)
             lines.append(
                 f"| {name} | {i + 1} | {g['gain']:+.1%} [{g['low']:+.1%}, {g['high']:+.1%}] | {pq} | {deff} "
-                f"| {r.true_val_gain:+.1%} | {r.true_test_gain:+.1%} | {momentum} |"
+                f"| {r.true_val_gain:+.1%} | {r.true_test_gain:+.1%} | {momentum} | {gap} |"
             )
     return "\n".join(lines) + "\n"
 

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import train as simlab_train
 from simlab.efficiency import plan_jobs
 from simlab.marks import Accept, Reading, accept_of, point_at, read_mark, spread, summarize
-from simlab.report import curve_table, summary_table, verdicts
+from simlab.report import VAL_TEST_HEAD, curve_table, line_counts, runs_table, summary_table, verdicts
 from simlab.world import Point, Source, sim_fingerprint, sim_world
 from skillharness.errors import RunError
 
@@ -234,3 +234,119 @@ def test_issue_37_simlab_sets_simulator_knobs_from_the_command_line(tmp_path: Pa
         sim=settings,
     )
     assert [job.sim for job in jobs] == [settings, settings]
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        "world.side_effect_share=0.5",
+        "world.side_effect_min=0.01",
+        "world.side_effect_max=0.2",
+        "evolve.rank_informativeness=0",
+        "evolve.sample_alike=0.9",
+        "evolve.decoy_rate=0",
+    ],
+)
+def test_the_side_effect_and_ranker_settings_are_set_from_the_command_line_and_fingerprinted(
+    setting: str,
+) -> None:
+    args = simlab_train.parser().parse_args(["--dataset", "videomme-q", "--sim", setting])
+    settings = simlab_train.sim_settings(args)
+    ((section, values),) = settings.items()
+    ((key, value),) = values.items()
+    world = sim_world("realistic", 3, settings)
+    assert getattr(getattr(world, section), key) == value
+    assert sim_fingerprint(world) != sim_fingerprint(sim_world("realistic", 3))
+
+
+def test_the_honest_default_world_has_side_effects_and_a_ranker_that_reads_only_text() -> None:
+    world = sim_world("realistic", 0)
+    assert world.world.side_effect_share > 0
+    assert 0 < world.evolve.rank_informativeness < 1
+    assert world.evolve.sample_alike > 0
+    assert world.evolve.decoy_rate > 0
+    upside_down = ["--sim", "world.side_effect_min=0.3", "--sim", "world.side_effect_max=0.1"]
+    args = simlab_train.parser().parse_args(["--dataset", "videomme-q", *upside_down])
+    with pytest.raises(SystemExit, match="--sim"):  # a size range upside down is refused
+        simlab_train.sim_settings(args)
+
+
+def test_a_runs_row_sets_val_closure_beside_test_closure_and_the_lines_harmful_on_test() -> None:
+    record = _record("videomme-q", 0, 0.2) | {
+        "closure_val": 0.5,
+        "closure_test": 0.2,
+        "spent": 8_000,
+        "end_reason": "max_calls",
+        "wall_s": 80.0,
+        "trained_classes": ["a", "b"],
+        "open_at_end": 0,
+        "accepts": [
+            {
+                "lines": [
+                    {"effect_test": 0.02, "effect_val": 0.03},
+                    {"effect_test": -0.01, "effect_val": 0.01},
+                ]
+            },
+            {"lines": [{"effect_test": 0.0, "effect_val": 0.0}]},
+        ],
+    }
+    header, _, row = runs_table([record]).splitlines()
+    assert header.endswith(f"| {VAL_TEST_HEAD} |")
+    assert row.endswith("| 50.0 % | 20.0 % | +30.0 points | 2/3 (67%) |")
+    assert line_counts(record) == (3, 2)
+    failed = runs_table([{"setup": "videomme-q", "seed": 1, "budget": 8_000, "error": "boom"}]).splitlines()[
+        2
+    ]
+    assert failed.count("|") == header.count("|")
+
+
+def test_the_ablation_rows_and_the_gepa_peer_carry_the_same_val_to_test_columns() -> None:
+    result = simlab_train.RunResult(
+        closure_val=0.6,
+        closure_test=0.4,
+        calls={"agent": 10},
+        calls_to={m: None for m in simlab_train.MILESTONES},
+        accepts=2,
+        harmful_val=0,
+        harmful_test=1,
+        alpha_sum=0.1,
+        lines=4,
+        harmful_lines=1,
+        gain={"gain": 0.1, "low": 0.0, "high": 0.2},
+        true_val_gain=0.1,
+        true_test_gain=0.05,
+        momentum={},
+        wall_s=1.0,
+    )
+    table = simlab_train.gain_table({"full": [result]}).strip().splitlines()
+    assert table[0].endswith(f"| {VAL_TEST_HEAD} |")
+    assert table[-1].endswith("| 60.0 % | 40.0 % | +20.0 points | 1/4 (25%) |")
+    peer_gepa = pytest.importorskip("peer_gepa")
+    reading = {
+        "budget": 8_000,
+        "calls": 7_900,
+        "returned": 1,
+        "closure_test": 0.1,
+        "closure_val": 0.3,
+        "best_in_pool": 1,
+        "best_closure_test": 0.1,
+        "accepted": 1,
+        "harmful": 0,
+        "lines": 2,
+        "harmful_lines": 1,
+    }
+    record = {
+        "setup": "videomme-q",
+        "seed": 0,
+        "readings": {"8000": reading},
+        "calls_by_phase": {},
+        "proposals": {},
+        "spent": 8_000,
+        "overshoot": 0,
+        "end_reason": "max_calls",
+        "wall_s": 1.0,
+        "iterations": 3,
+    }
+    header, _, row = peer_gepa.seeds_table([record], [8_000]).splitlines()
+    assert header.endswith(f"| {VAL_TEST_HEAD} |")
+    assert row.endswith("| 30.0 % | 10.0 % | +20.0 points | 1/2 (50%) |")

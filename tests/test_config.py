@@ -125,7 +125,27 @@ def test_every_path_setting_resolves_against_the_config_file_even_nested(tmp_pat
 
 
 def test_the_path_settings_are_the_ones_the_fingerprint_hashes_by_content() -> None:
-    assert {".".join(k) for k in path_settings()} == set(PATH_CONTENT)
+    # data.benchmark is a name or an adapter file: typed as text, its file still counts by content.
+    assert {".".join(k) for k in path_settings()} | {"data.benchmark"} == set(PATH_CONTENT)
+
+
+def test_a_benchmark_file_resolves_against_the_config_and_counts_by_content(tmp_path: Path) -> None:
+    adapter = tmp_path / "exp" / "mine.yaml"
+    adapter.parent.mkdir()
+    text = "format: jsonl\nvideo_id: clip\nquestion: q\ntask_type: {constant: T}\n"
+    text += "options: {form: list, field: choices}\nanswer: {field: gold, form: index0}\n"
+    adapter.write_text(text)
+    path = tmp_path / "exp" / "config.yaml"
+    path.write_text("data:\n  benchmark: mine.yaml\n")
+    config = load_config(path)
+    assert config.data.benchmark == str(adapter.resolve())
+    before = config.settings()["data.benchmark"]
+    assert before.startswith("sha256:")
+    adapter.write_text(text.replace("index0", "index1"))
+    assert load_config(path).settings()["data.benchmark"] != before
+    assert load_config(None).settings()["data.benchmark"] == "videomme"
+    with pytest.raises(ConfigError, match="unknown benchmark 'videomm'"):
+        load_config(None, {"data.benchmark": "videomm"})
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,9 @@ _POOL_STRINGS = {"train", "val", "test"}
 
 # The agent decides correctness when it answers. The reference protocols re-parse the raw reply
 # with another parser, which is their whole point, and the simulator predicts what each of those
-# parsers will score (its oracle's truth), so these two compare letters themselves.
-_DECIDES_CORRECTNESS = {"agent/episode.py", "infer/scoring.py", "sim/plain.py"}
+# parsers will score (its oracle's truth), so these two compare letters themselves. The oracle's
+# world also asks whether the question its roles take a prompt for has the same right letter.
+_DECIDES_CORRECTNESS = {"agent/episode.py", "infer/scoring.py", "sim/plain.py", "sim/world.py"}
 
 
 def _modules() -> list[tuple[str, ast.AST]]:

@@ -10,7 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from simlab.marks import MarkSummary, Reading, accept_of, point_at, read_mark, summarize
+from simlab.marks import NO_EFFECT, MarkSummary, Reading, accept_of, point_at, read_mark, summarize
 from simlab.world import Point
 from skillharness.util.atomic import atomic_write_text
 
@@ -136,22 +136,41 @@ def bounds(records: Sequence[dict[str, Any]]) -> str:
     return "; ".join(sorted(found)) or "–"
 
 
+# The val-to-test columns of a run (ours here, the GEPA peer's in peer_gepa.py): val gap closure
+# beside test gap closure, and the inserted lines whose true effect on test, added alone, is <= 0.
+VAL_TEST_HEAD = "val gap closure | test gap closure | val − test | harmful or useless lines (on test)"
+
+
+def val_test_cells(closure_val: float, closure_test: float, lines: int, harmful_lines: int) -> str:
+    """The val-to-test cells of one run, ``VAL_TEST_HEAD``'s order, joined by `` | ``."""
+    share = f"{harmful_lines}/{lines}" + (f" ({harmful_lines / lines:.0%})" if lines else "")
+    gap = (closure_val - closure_test) * 100
+    return f"{_pct(closure_val)} | {_pct(closure_test)} | {gap:+.1f} points | {share}"
+
+
+def line_counts(record: dict[str, Any]) -> tuple[int, int]:
+    """(lines the run's accepts inserted, those whose true test effect, added alone, is <= 0)."""
+    effects = [float(line["effect_test"]) for a in record["accepts"] for line in a.get("lines", ())]
+    return len(effects), sum(e <= NO_EFFECT for e in effects)
+
+
 def runs_table(records: Sequence[dict[str, Any]]) -> str:
     lines = [
         "| setup | seed | budget | calls spent | end | wall s | s / 1,000 calls | trained classes "
-        "| accepts | tests open at the end |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        f"| accepts | tests open at the end | {VAL_TEST_HEAD} |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         if "error" in r:
             head = f"| {r['setup']} | {r['seed']} | {r['budget']:,} | failed: {r['error']}"
-            lines.append(head + " |" * 7)
+            lines.append(head + " |" * 11)
             continue
         per_k = r["wall_s"] / max(r["spent"], 1) * 1000
+        cells = val_test_cells(r["closure_val"], r["closure_test"], *line_counts(r))
         lines.append(
             f"| {r['setup']} | {r['seed']} | {r['budget']:,} | {r['spent']:,} | {r['end_reason']} "
             f"| {r['wall_s']:.0f} | {per_k:.1f} | {len(r['trained_classes'])} | {len(r['accepts'])} "
-            f"| {r.get('open_at_end', '–')} |"
+            f"| {r.get('open_at_end', '–')} | {cells} |"
         )
     return "\n".join(lines) + "\n"
 

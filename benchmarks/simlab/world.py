@@ -14,7 +14,7 @@ import yaml
 
 from skillharness.data.loader import load_questions
 from skillharness.data.synth import ensure_synthetic_benchmark
-from skillharness.sim import SimConfig, SimServer, decisive_world
+from skillharness.sim import AgentPath, SimConfig, SimServer, decisive_world
 from skillharness.sim.oracle import BundleText, Oracle
 from skillharness.skills import Bundle, Workspace
 from skillharness.train.state.checkpoint import Checkpoint
@@ -118,29 +118,52 @@ class Data:
     val_all: tuple[str, ...] = ()  # every class of the val pool: what the run's val gain speaks of
 
 
+# SimLab's agent (write_config): text only, so no get_frames; get_subtitles and six turns as default.
+SIMLAB_PATH = AgentPath(frames=False)
+
+
 @dataclass
 class Truth:
-    """The oracle's view of one world: initial and best accuracy on val and test."""
+    """The oracle's view of one world.
+
+    ``accuracy`` is the scored truth on SimLab's agent path (what a measured accuracy estimates:
+    edits' true effects, true gains). Gap closure is read on the intended-letter accuracy
+    (``intended``), what the insights are worth whatever the answer's shape: ``initial`` and
+    ``best`` hold it on val and test, ``best`` being each pool's own oracle-best bundle
+    (``Oracle.best_bundle`` over that pool's questions), so neither pool's closure rests on the
+    other's questions.
+    """
 
     oracle: Oracle
     data: Data
+    path: AgentPath = SIMLAB_PATH
     initial: dict[str, float] = field(default_factory=dict)
     best: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         start = Bundle.load(self.data.bundle)
-        best = self.oracle.best_bundle(BundleText.from_bundle(start))
         for pool in ("val", "test"):
-            self.initial[pool] = self.accuracy(start, pool)
-            self.best[pool] = self.accuracy(best, pool)
+            # Each pool's own best: with side effects (world.side_effect_share) an insight may lower
+            # a pool's questions more than it raises them, and that pool's best leaves it out.
+            best = self.oracle.best_bundle(BundleText.from_bundle(start), self._ids(pool))
+            self.initial[pool] = self.intended(start, pool)
+            self.best[pool] = self.intended(best, pool)
+
+    def _ids(self, pool: str) -> tuple[str, ...]:
+        return self.data.val if pool == "val" else self.data.test
 
     def accuracy(self, bundle: Bundle | BundleText, pool: str) -> float:
-        ids = self.data.val if pool == "val" else self.data.test
-        return self.oracle.expected_accuracy(bundle, ids)
+        """The scored truth of ``bundle`` on ``pool``'s trained classes."""
+        return self.oracle.expected_accuracy(bundle, self._ids(pool), self.path)
+
+    def intended(self, bundle: Bundle | BundleText, pool: str) -> float:
+        """The intended-letter accuracy of ``bundle`` on ``pool``'s trained classes."""
+        return self.oracle.intended_accuracy(bundle, self._ids(pool))
 
     def closure(self, bundle: Bundle, pool: str) -> float:
+        """Share of the initial-to-best gap closed, on the intended-letter accuracy."""
         gap = self.best[pool] - self.initial[pool]
-        return (self.accuracy(bundle, pool) - self.initial[pool]) / gap if gap > 0 else 0.0
+        return (self.intended(bundle, pool) - self.initial[pool]) / gap if gap > 0 else 0.0
 
 
 @dataclass(frozen=True)

@@ -105,10 +105,9 @@ def _run() -> None:
         else:
             typer.secho(f"error: {exc.format_message()}", err=True, fg=typer.colors.RED)
         sys.exit(exc.exit_code)
-    # Without standalone mode typer *returns* an Exit's code (Ctrl-C becomes 130) instead of exiting.
+    # Without standalone mode typer *returns* an Exit's code instead of exiting. A command that
+    # exits 130 (train, after Ctrl-C) has said so and how to resume: one line, not a second one.
     if isinstance(code, int) and code:
-        if code == 130:
-            typer.secho("interrupted", err=True, fg=typer.colors.YELLOW)
         sys.exit(code)
 
 

@@ -103,7 +103,8 @@ class Config(BaseSettings):
 
         Operational settings — where the store and cache live, concurrency, timeouts, retries,
         breaker, prices, report confidence — are left out, so a crashed run can be resumed with,
-        say, lower concurrency, while a changed model, sampling, bundle content or budget is refused.
+        say, lower concurrency or a larger budget, while a changed model, sampling or bundle content is
+        refused.
         """
         return content_hash(self.settings(kind))
 
@@ -228,6 +229,11 @@ def _resolve_relative(yaml_data: dict[str, Any], base: Path) -> dict[str, Any]:
     resolved_data = dict(yaml_data)
     for keys in path_settings():
         resolved_data = _resolved_at(resolved_data, keys, base)
+    # data.benchmark is a built-in adapter's name or an adapter file: only a file is a path.
+    data = resolved_data.get("data")
+    benchmark = data.get("benchmark") if isinstance(data, dict) else None
+    if isinstance(benchmark, str) and benchmark.lower().endswith((".yaml", ".yml")):
+        resolved_data = _resolved_at(resolved_data, ("data", "benchmark"), base)
     for section in ("store", "cache"):
         values = resolved_data.get(section)
         url = values.get("url") if isinstance(values, dict) else None

@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from skillharness.data import builtin_adapters
 from skillharness.errors import ConfigError
 from skillharness.infer import load_bundle
 from skillharness.store import RunKind, content_hash, replica_neutral
@@ -53,9 +54,7 @@ CLASSIFICATION: Mapping[str, Scope] = types.MappingProxyType(
         "data.pools_sha256": _O,  # a check of data.pools, whose content is in the settings
         "data.videos_dir": _A,
         "data.subtitles_dir": _A,
-        "data.benchmark.name": _A,
-        "data.benchmark.task_types": _A,
-        "data.benchmark.durations": _A,
+        "data.benchmark": _A,  # the adapter: which questions and answers the file is read as
         # llm: who answers, and how replies are read
         "llm.model": _A,
         # Replicas are interchangeable: llm.model names the weights, and a resume may add or drop
@@ -190,6 +189,7 @@ CLASSIFICATION: Mapping[str, Scope] = types.MappingProxyType(
         "eval.confidence": _O,
         "eval.samples": _O,  # eval runs record their own draws; no infer or train answer depends on it
         "infer.max_infra_share": _O,
+        "infer.max_refused_share": _O,
         "report.mlflow_uri": _O,
         "report.mlflow_experiment": _O,
         "agent.protocol": _A,
@@ -203,6 +203,7 @@ PATH_CONTENT: Mapping[str, str] = types.MappingProxyType(
     {
         "data.questions": "file",
         "data.pools": "file",
+        "data.benchmark": "adapter",  # a built-in name as itself, an adapter .yaml by its content
         "data.videos_dir": "listing",  # file names and sizes: hashing video bytes costs minutes
         "data.subtitles_dir": "folder",
         "agent.bundle": "bundle",
@@ -279,9 +280,15 @@ def _content(how: str, value: Any) -> Any:
     """What a path setting contributes: the content of its target, never the path."""
     if value is None or how == "none":
         return None
+    if how == "adapter":  # a built-in adapter's name is its identity; a user's file counts by content
+        if value in builtin_adapters():
+            return value
+        how = "file"
     path = Path(value)
     if not path.exists():
         return "missing"
+    if how == "file" and path.is_dir():  # a per-task layout (MVBench's json/): every file in it
+        how = "folder"
     if how == "file":
         return f"sha256:{sha256_file(path)}"
     if how == "bundle":

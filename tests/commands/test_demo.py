@@ -32,7 +32,7 @@ def test_demo_trains_evaluates_reports_and_reruns_identically(tmp_path: Path) ->
         "val baseline",
         "val final",
         "holdout",
-        "simulator truth",
+        "scored truth",
         "gap closed",
         "accepted edits",
         "report:",

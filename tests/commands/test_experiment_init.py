@@ -17,6 +17,7 @@ from net_support import free_port
 from skillharness.commands import experiment
 from skillharness.config import load_config
 from skillharness.data import DataConfig, Pool, load_pool_questions
+from skillharness.data.adapter import ADAPTERS_DIR
 from skillharness.errors import ConfigError
 from skillharness.sim import SimServer
 from skillharness.train.loop.experiment import trained_task_types
@@ -107,7 +108,9 @@ def test_experiment_init_sets_up_an_experiment_that_train_runs_and_a_rerun_write
     assert "nothing written" in " ".join(again.stdout.split())
     assert _snapshot(out) == before
 
-    trained = _cli("train", "--config", str(config_path), "--resume", "r1", **frames, **_SHORT_TRAIN)
+    trained = _cli(
+        "train", "--config", str(config_path), "--resume", "r1", "--run-id", "r1", **frames, **_SHORT_TRAIN
+    )
     assert trained.returncode == 0, trained.stderr[-3000:] + trained.stdout[-3000:]
     assert Checkpoint.load(run_folder(out, "r1")).state is RunState.FINISHED
     assert "holdout" in trained.stdout
@@ -199,3 +202,31 @@ def test_experiment_init_prints_the_micro_classes_preflight_leaves_out(
     assert not set(loop.names) & set(printed)
     names = ", ".join(f"{c.task_type} (val {c.val})" for c in loop.trained)
     assert gate.startswith(f"trained (all non-micro task types): {names};")
+
+
+def test_experiment_init_writes_the_benchmark_and_names_an_unknown_one(
+    bench: Bench, shared_sim: SimServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SKILLHARNESS_AGENT__FRAMES__CACHE_DIR", str(tmp_path / "frames"))
+    monkeypatch.setenv("SKILLHARNESS_TRAIN__GATE__MIN_DISTINCT", "1")  # this bench's val is small
+    unknown = _args(bench, tmp_path / "bad", shared_sim.base_url, shared_sim.model_name, "--holdout")
+    result = CliRunner().invoke(_APP, [*unknown, "--benchmark", "videomm"])
+    assert isinstance(result.exception, ConfigError), result.output
+    assert "--benchmark" in str(result.exception)
+    assert "unknown benchmark 'videomm'" in str(result.exception)
+    assert not (tmp_path / "bad").exists()
+    # A user's adapter file (here Video-MME's layout under another name) is written relative to the
+    # experiment, read back absolute, and recorded in the split's manifest.
+    adapter = tmp_path / "adapters" / "mine.yaml"
+    adapter.parent.mkdir()
+    adapter.write_text((ADAPTERS_DIR / "videomme.yaml").read_text().replace("name: videomme", "name: mine"))
+    out = tmp_path / "exp"
+    args = _args(bench, out, shared_sim.base_url, shared_sim.model_name, "--holdout")
+    result = CliRunner().invoke(_APP, [*args, "--benchmark", str(adapter)])
+    assert result.exit_code == 0, result.output
+    assert (
+        yaml.safe_load((out / "experiment.yaml").read_text())["data"]["benchmark"] == "../adapters/mine.yaml"
+    )
+    assert load_config(out / "experiment.yaml").data.benchmark == str(adapter.resolve())
+    manifest = (out / "split" / "split_manifest.json").read_text()
+    assert f'"benchmark": "{adapter.resolve()}"' in manifest

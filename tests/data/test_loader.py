@@ -173,13 +173,13 @@ def test_real_videomme_round_trips_through_parquet(videomme_questions_path: Path
 
 
 def test_more_options_than_letters_is_a_named_row_error(tmp_path: Path) -> None:
-    five = row("002-1", options=["A. 1", "B. 2", "C. 3", "D. 4", "E. 5"])
-    rows = [row("001-1"), five, row("003-1", answer="Z")]
+    eleven = row("002-1", options=[f"{chr(65 + i)}. {i}" for i in range(11)])
+    rows = [row("001-1"), eleven, row("003-1", answer="Z")]
     with pytest.raises(DataError) as info:
         load_questions(write_json(tmp_path, rows))
     message = str(info.value)
     assert (
-        "row 2 (question_id 002-1): field 'row': Value error, at most 4 options (lettered A-D), got 5"
+        "row 2 (question_id 002-1): field 'row': Value error, at most 10 options (lettered A-J), got 11"
         in message
     )
     assert "row 3" in message, "the other rows are still checked: every problem is collected"

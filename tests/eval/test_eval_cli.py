@@ -18,8 +18,8 @@ from skillharness.commands.eval import eval_command
 from skillharness.config import Config, load_config
 from skillharness.data.pools import load_pools
 from skillharness.errors import ConfigError, StoreError
-from skillharness.eval import FINAL, HOLDOUT, VAL_GAIN, HoldoutReport
-from skillharness.sim import SimServer
+from skillharness.eval import FINAL, HOLDOUT, VAL_GAIN, HoldoutReport, agent_path
+from skillharness.sim import AgentPath, SimServer
 from skillharness.skills import Bundle, EditRecord, EditTarget, VersionReason, Workspace
 from skillharness.store import RunKind, RunMetric, RunProvenance, RunReader, RunStatus, RunStore
 
@@ -65,7 +65,7 @@ def _trained(
 
 
 @pytest.mark.slow
-def test_eval_of_a_training_run_flags_overfitting_and_prints_simulator_truth(
+def test_eval_of_a_training_run_flags_overfitting_and_prints_scored_truth(
     tmp_path: Path, holdout_bench: Bench, holdout_sim: SimServer
 ) -> None:
     # A val gain of 90 points cannot hold on test: the holdout gain lies outside its interval.
@@ -75,7 +75,7 @@ def test_eval_of_a_training_run_flags_overfitting_and_prints_simulator_truth(
     result = run_cli("eval", "--config", str(path), "--run", "train-1", env=WIDE)
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    for expected in ("Overall", "Per task type", "Per duration", "McNemar p", "Holm p", "simulator truth"):
+    for expected in ("Overall", "Per task type", "Per duration", "McNemar p", "Holm p", "scored truth"):
         assert expected in out
     assert "OVERFITTING TO VAL" in out
     assert "train-1 (v0001)" in out
@@ -94,7 +94,9 @@ def test_eval_of_a_training_run_flags_overfitting_and_prints_simulator_truth(
     assert report.val is not None
     assert report.val.overfit
     val_ids = list(load_pools(holdout_bench.pools).questions["val"])
-    assert report.val.val_truth == holdout_sim.oracle.edit_effect(base, final, val_ids).delta
+    # The scored truth of the run's own agent path: what its measured accuracy estimates.
+    run_path = AgentPath(**agent_path(load_config(path).agent))
+    assert report.val.val_truth == holdout_sim.oracle.edit_effect(base, final, val_ids, run_path).delta
     assert report.overall.truth is not None
     assert report.val.holdout_truth == report.overall.truth.gain
 

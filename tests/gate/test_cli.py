@@ -58,6 +58,8 @@ def test_item_6_plan_shows_what_the_guard_can_and_cannot_see() -> None:
     assert all(" 0.80 " in row and " 20% " in row for row in guard.values())
     assert "flagged with P >= 0.8" in sampled
     assert "136 paired draws" in sampled  # the cost, in the open
+    # The power's discordance condition: two classes, each able to give 256 draws, see any.
+    assert "P >= 0.80 on a class whose discordance is at most 1.00 and 256 draws" in " ".join(sampled.split())
     assert "guard_clear=0.05" in sampled
     unclear = _run(
         "gate", "plan", "--units", units, "--runs", "100", "--temperature", "0.7", "--guard-clear", "0"

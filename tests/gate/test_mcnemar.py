@@ -12,6 +12,9 @@ from skillharness.errors import GateError
 from skillharness.train.config import GateConfig
 from skillharness.train.gate import (
     guard_draws_per_class,
+    guard_power,
+    guard_promise,
+    guard_reach,
     harm_cleared,
     mcnemar_draws,
     mcnemar_guard,
@@ -100,11 +103,19 @@ def test_item_6_guard_plan_caps_the_cost_and_says_what_it_loses() -> None:
 
 
 def _guarded_paths(
-    share: float, n: int, *, runs: int, stage: int = 16, discordance: float = 0.3, seed: int = 0
+    share: float,
+    n: int,
+    *,
+    runs: int,
+    stage: int = 16,
+    discordance: float = 0.3,
+    planned: float = 0.3,
+    seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(cleared, flagged with clearing, flagged without)`` for ``runs`` paths of ``n`` draws of one
     class at ``discordance``, where a discordant pair is a loss with probability ``share``; looks
-    every ``stage`` draws, at the default bound and planned drop, level 0.05 / 12."""
+    every ``stage`` draws, at the default bound and planned drop (its bet picked at ``planned``),
+    level 0.05 / 12."""
     gate = GateConfig()
     rng = np.random.default_rng(seed)
     level = 0.05 / 12
@@ -117,7 +128,8 @@ def _guarded_paths(
     for i in range(runs):
         for end in range(stage, n + stage, stage):
             w, lo = int(win[i, :end].sum()), int(loss[i, :end].sum())
-            if harm_cleared(w, lo, harm=gate.guard_harm, discordance=discordance, bound=gate.guard_clear):
+            ties = min(end, n) - w - lo
+            if harm_cleared(w, lo, ties, harm=gate.guard_harm, discordance=planned, bound=gate.guard_clear):
                 cleared[i] = True
                 break
         full = mcnemar_harm_p(int(win[i].sum()), int(loss[i].sum())) <= level
@@ -146,14 +158,20 @@ def test_clearing_never_adds_a_harm_flag_and_stops_a_harmless_class_early() -> N
     assert not np.any(flagged_clearing & ~flagged_full)
 
 
-@given(st.integers(0, 200), st.integers(0, 200), st.floats(0.05, 1.0), st.floats(0.01, 0.5))
-def test_clearing_is_monotone_in_the_counts(wins: int, losses: int, discordance: float, harm: float) -> None:
-    """One more win never undoes a clearing, and one more loss never makes one."""
-    clears = harm_cleared(wins, losses, harm=harm, discordance=discordance, bound=0.05)
+@given(
+    st.integers(0, 200), st.integers(0, 200), st.integers(0, 200), st.floats(0.05, 1.0), st.floats(0.01, 0.5)
+)
+def test_clearing_is_monotone_in_the_counts(
+    wins: int, losses: int, ties: int, discordance: float, harm: float
+) -> None:
+    """One more win or tie never undoes a clearing, and one more loss never makes one."""
+    kw = {"harm": harm, "discordance": discordance, "bound": 0.05}
+    clears = harm_cleared(wins, losses, ties, **kw)
     if clears:
-        assert harm_cleared(wins + 1, losses, harm=harm, discordance=discordance, bound=0.05)
+        assert harm_cleared(wins + 1, losses, ties, **kw)
+        assert harm_cleared(wins, losses, ties + 1, **kw)
     if not clears:
-        assert not harm_cleared(wins, losses + 1, harm=harm, discordance=discordance, bound=0.05)
+        assert not harm_cleared(wins, losses + 1, ties, **kw)
 
 
 def test_a_cleared_class_enters_holm_with_p_value_one() -> None:
@@ -166,6 +184,38 @@ def test_a_cleared_class_enters_holm_with_p_value_one() -> None:
 
 def test_clearing_settings_are_checked() -> None:
     with pytest.raises(GateError, match="bound"):
-        harm_cleared(3, 1, harm=0.15, discordance=0.3, bound=1.0)
+        harm_cleared(3, 1, 4, harm=0.15, discordance=0.3, bound=1.0)
     with pytest.raises(ValueError, match="guard_clear"):
         GateConfig(guard_power=0.96, guard_clear=0.05)
+
+
+def test_the_guards_promise_names_the_largest_discordance_its_power_holds_for() -> None:
+    """The exact test's power falls with the discordance: a size keeps its power only up to the
+    discordance it can see, and the promise says which."""
+    gate, level = GateConfig(), 0.05 / 12
+    reach = guard_reach(gate, 256, level)
+    assert reach is not None
+    assert 0.7 < reach < 0.8
+    assert mcnemar_power(256, 0.2, reach, level) >= 0.85 > mcnemar_power(256, 0.2, reach + 0.01, level)
+    assert guard_reach(gate, 48, level) is None  # 48 draws see no 20-point drop with P 0.85
+    assert guard_reach(gate, 256, 0.05 / 2) == 1.0
+    sized = guard_promise(gate, 256, 0.3, level)
+    assert (sized.harm, sized.power, sized.discordance) == (0.2, 0.8, reach)
+    assert "at most 0.74" in sized.describe()
+    # A cap that binds at the run's discordance keeps only the power there, for no more discordance.
+    capped = guard_promise(gate, 90, 0.3, level)
+    assert capped.power == guard_power(gate, 90, 0.3, level) < 0.8
+    assert capped.discordance == 0.3
+    fixed = guard_promise(GateConfig(guard_draws=256), 256, 0.3, level)
+    assert fixed.power == guard_power(gate, 256, 0.3, level)
+    assert fixed.discordance == 0.3
+    plan = plan_guard(gate, {"A": None, "B": 30})
+    assert (plan.most, plan.promise) == (256, guard_promise(gate, 256, 0.3, 0.025))
+    assert plan.classes[1].promise == guard_promise(gate, 30, 0.3, 0.025)
+
+
+def test_clearing_holds_its_bound_for_a_harmed_class_at_a_larger_discordance_than_planned() -> None:
+    """The bet is picked at 0.3, but a class with a 20-point drop at 0.6 (loss share 0.67, where the
+    discordance-assuming rule cleared 53 %) is cleared with P <= the bound."""
+    cleared, _, _ = _guarded_paths((0.6 + 0.2) / 1.2, 256, runs=1000, discordance=0.6, planned=0.3, seed=2)
+    assert cleared.mean() <= 0.05

@@ -57,3 +57,27 @@ def test_a_video_header_is_read_once_per_file_identity(bench: Bench, tmp_path: P
     shutil.copyfile(other, video)  # replaced: a new size or mtime, so it is read again
     assert video_duration(video) == video_duration(other)
     assert decoder_stats().opens == before + 3
+
+
+def test_a_clip_window_past_its_videos_end_is_named(bench: Bench, tmp_path: Path) -> None:
+    data = _copy(bench, tmp_path)
+    questions = load_questions(bench.questions)
+    duration = video_duration(sorted((tmp_path / "videos").glob(f"{questions[0].videoID}.*"))[0])
+    inside = questions[0].model_copy(update={"clip_start": 0.0, "clip_end": duration / 2})
+    past = questions[1].model_copy(update={"clip_start": 10_000.0, "clip_end": 10_010.0})
+    check_media(data, [inside, *questions[2:]], subtitles=False)
+    with pytest.raises(DataError, match="1 question\\(s\\) have a clip window past") as caught:
+        check_media(data, [inside, past], subtitles=False)
+    assert past.question_id in str(caught.value)
+    assert inside.question_id not in str(caught.value)
+
+
+def test_a_folder_of_frames_is_refused_before_the_run_with_its_task(bench: Bench, tmp_path: Path) -> None:
+    data = _copy(bench, tmp_path)
+    (tmp_path / "videos" / "s08e22_seg02_clip_07").mkdir()
+    question = load_questions(bench.questions)[0].model_copy(
+        update={"videoID": "s08e22_seg02_clip_07", "task_type": "Episodic Reasoning"}
+    )
+    with pytest.raises(DataError, match="folder of frame images") as caught:
+        check_media(data, [question], subtitles=False)
+    assert "'Episodic Reasoning'" in str(caught.value)

@@ -116,6 +116,8 @@ def test_item_6_preflight_states_the_guard_size_and_cost(
     guarded = len(_val_classes(bench))
     assert f"draws on each of the {guarded} classes with val questions" in summary
     assert "sized to flag a 20% drop with probability >= 0.8" in summary
+    # The power holds only up to a discordance: the one the most draws a class may take can see.
+    assert "power: a 20% drop is flagged with P >= 0.80 on a class whose discordance is at most" in summary
     (tmp_path / "off").mkdir()
     off = _preflight(tmp_path / "off", bench, shared_sim, train={"gate": {**GATE, "guard_draws": 0}})
     assert "McNemar guard off" in {r.check: r.message for r in off.passed}["gate"]
@@ -148,8 +150,9 @@ def test_pools_sha_mismatch_is_a_preflight_error(tmp_path: Path, bench: Bench, s
     [message] = _messages(report, "data")
     assert "does not match" in message
     assert "0" * 64 in message
-    # Without pools the coverage cannot be computed: skipped, not a second problem.
-    assert {r.check for r in report.skipped} == {"gate"}
+    # Without pools the coverage cannot be computed, nor a question's request built: skipped, not
+    # a second problem.
+    assert {r.check for r in report.skipped} == {"gate", "request"}
     assert {p.check for p in report.problems} == {"data"}
 
 

@@ -70,10 +70,17 @@ async def test_simulator_truth_sits_beside_each_number(tmp_path: Path, bench: Be
     page = parse_page(files.html.read_text())
     truth = page["val-baseline"].find_all("span", cls="sim")
     assert float(truth[0].attrs["data-sim"]) == pytest.approx(data.headlines[1].baseline.sim_truth)
-    assert "sim truth" in truth[0].text
+    assert "scored truth" in truth[0].text
     assert "true Δ (sim)" in page["gate-table"].text
     lines_total = sum(len(g.sim_lines or ()) for g in scored)
     assert f"of the {lines_total} lines the {len(scored)} accepted edit(s) inserted" in page["verdict"].text
+
+    # The truth is scored on the run's agent path: with one turn and get_frames offered, every plan
+    # starts with a tool call, so nothing is ever answered.
+    one_turn = {"tools": True, "frames": True, "subtitles": True, "max_steps": 1, "bundle_in_prompt": True}
+    files = build_report(url, "train-s", tmp_path / "one.html", oracle_url=sim.base_url, agent_path=one_turn)
+    short = ReportData.model_validate_json(files.json.read_text())
+    assert {h.final.sim_truth for h in short.headlines if h.final is not None} == {0.0}
 
 
 async def test_report_command_writes_both_files(tmp_path: Path) -> None:

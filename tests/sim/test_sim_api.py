@@ -12,6 +12,7 @@ from skillharness.sim import FaultKind, SimConfig, run_sim_server
 def test_public_surface_is_pinned():
     assert sim_pkg.__all__ == sorted(sim_pkg.__all__)
     assert set(sim_pkg.__all__) == {
+        "AgentPath",
         "AnswerShape",
         "BundleText",
         "EditEffect",

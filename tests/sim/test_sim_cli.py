@@ -76,6 +76,8 @@ def test_sim_oracle_prints_json(questions_file: Path):
     assert result["simulator"] is True
     assert result["n"] == 12
     assert 0 < result["accuracy"] < 1
+    # The scored truth loses the answers that do not parse; the intended-letter accuracy does not.
+    assert result["accuracy"] < result["intended_accuracy"]
 
 
 def test_bad_world_file_is_a_clear_user_error(tmp_path: Path):

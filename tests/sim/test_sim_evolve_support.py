@@ -28,7 +28,9 @@ _QUESTIONS = make_questions(per_task=40)
 
 @pytest.fixture(scope="module")
 def model() -> SimModel:
-    return SimModel(SimConfig(seed=4), _QUESTIONS)
+    # Independent samples (sample_alike 0): a rate is estimated from 300 draws. With alike samples
+    # each reply's chance is the same, but half the draws would be one shared reply.
+    return SimModel(SimConfig(seed=4, evolve=EvolveConfig(sample_alike=0.0)), _QUESTIONS)
 
 
 def _document(model: SimModel) -> str:
@@ -154,7 +156,8 @@ def test_lever4_a_proposer_repeats_an_open_insight_only_when_it_ignores_the_unde
     """The prompt lists the open tests' edit sets. A proposer that heeds the block (compliance 1)
     then states another insight (or filler) instead, never the open one; one that ignores it
     (compliance 0) repeats the open insight as often as with no block at all."""
-    model = SimModel(SimConfig(seed=4, evolve=EvolveConfig(proposer_compliance=compliance)), _QUESTIONS)
+    evolve = EvolveConfig(proposer_compliance=compliance, sample_alike=0.0)  # independent samples
+    model = SimModel(SimConfig(seed=4, evolve=evolve), _QUESTIONS)
     document = _document(model)
     pack, listed = _listed(model, document)
     # A pack of defects: every useful draw states the third insight, the only one missing.

@@ -144,7 +144,7 @@ def test_evolve_deletes_a_harmful_line_and_rewrites_an_empty_body(questions):
 
 
 def test_rank_prefers_the_candidate_with_a_real_insight(questions):
-    model = SimModel(SimConfig(seed=1, evolve=EvolveConfig(rank_accuracy=1.0)), questions)
+    model = SimModel(SimConfig(seed=1, evolve=EvolveConfig(rank_informativeness=1.0)), questions)
     q = _counting_question(questions)
     good = model.world.insights_for(q.task_type)[0].wordings[1]
     text = "\n".join(
@@ -161,9 +161,9 @@ def test_rank_prefers_the_candidate_with_a_real_insight(questions):
     assert _ask(model, Role.RANK, "no candidates at all")["choice"] == 0
 
 
-@pytest.mark.parametrize("accuracy", [1.0, 0.0])
-def test_rank_declines_only_when_offered_and_no_candidate_states_an_insight(questions, accuracy):
-    model = SimModel(SimConfig(seed=1, evolve=EvolveConfig(rank_accuracy=accuracy)), questions)
+@pytest.mark.parametrize("informativeness", [1.0, 0.0])
+def test_rank_declines_only_when_offered_and_no_candidate_states_an_insight(questions, informativeness):
+    model = SimModel(SimConfig(seed=1, evolve=EvolveConfig(rank_informativeness=informativeness)), questions)
     good = model.world.insights_for(_counting_question(questions).task_type)[0].canonical
     heading = RANK_CANDIDATE_HEADING.format
 
@@ -172,7 +172,7 @@ def test_rank_declines_only_when_offered_and_no_candidate_states_an_insight(ques
         text += f"\n{RANK_DECLINE_OFFER}." if offer else ""
         return {_ask(model, Role.RANK, text, sample_idx=i, temperature=1.0)["choice"] for i in range(40)}
 
-    if accuracy == 1.0:
+    if informativeness == 1.0:
         assert choices("Think step by step.", "Prefer the longest option.") == {RANK_NONE}
         assert choices("Double-check your work.") == {RANK_NONE}
         assert choices("Think step by step.", good) == {1}

@@ -163,7 +163,9 @@ def evolve_env(base: Path) -> Iterator[Env]:
     """Build an :class:`Env` under ``base`` (a generator: use it as a module fixture's body)."""
     bench = make_bench(base / "bench")
     # Every proposed edit states an insight of the cases' task type: the oracle can tell its worth.
-    sim_config = SimConfig(seed=3, evolve=SimEvolveConfig(insight_rate=1.0, harmful_rate=0.0))
+    sim_config = SimConfig(
+        seed=3, evolve=SimEvolveConfig(insight_rate=1.0, harmful_rate=0.0, rank_informativeness=1.0)
+    )
     with SimServer(sim_config, questions=bench.questions) as sim:
         runner = LoopThread()
         # The evolve role samples: at temperature 0 its candidates would be one (a server answers alike).

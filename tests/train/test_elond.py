@@ -96,8 +96,11 @@ def _checked_levels(config_path: Path, run_id: str) -> list[int]:
         rows = reader.ledger(GateDecisionRow, train_run_id=run_id)
     counts, accepted = [], 0
     # A test's place is its rank among the run's tests by gate index: a decision that drew nothing
-    # (a refusal, a declined proposal: level 0) has a gate index but spends no level.
-    tests = sorted(r.gate_index for r in rows if r.evidence.get("alpha"))
+    # (a refusal, a declined proposal: level 0) has a gate index but spends no level. A test rebased
+    # onto a moved incumbent restarts under a new index and level; the one it left drew under its
+    # own and has no decision row, only its name in the restarted test's ``rebased_from``.
+    rebased = {k for r in rows for k in r.evidence.get("rebased_from") or ()}
+    tests = sorted({r.gate_index for r in rows if r.evidence.get("alpha")} | rebased)
     for row in rows:
         if row.evidence.get("alpha"):
             t = tests.index(row.gate_index) + 1

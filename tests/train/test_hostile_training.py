@@ -55,7 +55,7 @@ FAST_RETRY = {"base_delay_s": 0.01, "max_delay_s": 0.1}
 def _command(config: Path, run_id: str) -> list[str]:
     """What a scheduler requeues: the same line for the first start and every restart."""
     cli = [sys.executable, "-m", "skillharness.cli", "train", "--config", str(config)]
-    return [*cli, "--skip-preflight", "--resume", run_id]
+    return [*cli, "--skip-preflight", "--resume", run_id, "--run-id", run_id]
 
 
 def _config(folder: Path, bench: Bench, sim: SimServer) -> Path:

@@ -74,11 +74,18 @@ async def _open_two(
         ckpt = Checkpoint(run_id="t-merge", baseline_run_id="t-merge.baseline")
         cursor = {"epoch": 1, "step": 0, "target": 0}
         ckpt, first = await open_candidate(
-            ctx, ws, ckpt, _insert(initial, COUNTING, "Count every object twice."), cursor=cursor
+            ctx,
+            ws,
+            ckpt,
+            _insert(initial, COUNTING, "Count every object twice."),
+            cursor=cursor,
+            check_stop=lambda: None,
         )
         ckpt = ckpt.model_copy(update={"open": [ckpt.open[0].model_copy(update={"wealth": wealth})]})
         proposal = second or _insert(initial, COUNTING, "Count slowly, frame by frame.")
-        ckpt, status = await open_candidate(ctx, ws, ckpt, proposal, cursor={**cursor, "step": 1})
+        ckpt, status = await open_candidate(
+            ctx, ws, ckpt, proposal, cursor={**cursor, "step": 1}, check_stop=lambda: None
+        )
     return ckpt, [first, status], ws, initial
 
 

@@ -25,6 +25,10 @@ from skillharness.train.state.budget import TrainingStopped
 from skillharness.train.state.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
 
 
+def _go() -> None:
+    """A budget that never runs out."""
+
+
 def _ledger(config_path: Path, run_id: str) -> tuple[list[GateDecisionRow], list[GateObservationRow]]:
     with RunReader(load_config(config_path).store) as reader:
         return (
@@ -144,9 +148,9 @@ async def test_an_accept_rebases_the_open_tests_of_its_class_only(
                 with_lines(initial, counting, ["Count slowly, frame by frame."]),
                 with_lines(initial, ocr, ["Read each caption twice."]),
             ):
-                ckpt, status = await open_candidate(ctx, ws, ckpt, candidate, cursor=cursor)
+                ckpt, status = await open_candidate(ctx, ws, ckpt, candidate, cursor=cursor, check_stop=_go)
                 assert status == "opened"
-            _, duplicate = await open_candidate(ctx, ws, ckpt, first, cursor=cursor)
+            _, duplicate = await open_candidate(ctx, ws, ckpt, first, cursor=cursor, check_stop=_go)
             assert duplicate == "duplicate"
             # The second counting test has evidence; then the first counting edit is accepted.
             second = ckpt.open[1].model_copy(
@@ -188,7 +192,7 @@ async def test_a_budget_stop_comes_before_the_guard_of_an_accepted_system_edit(
             lines = [sim.world.insights_for(t)[0].canonical for t in ctx.task_types]
             cursor = {"epoch": 1, "step": 0, "target": 0}
             proposal = with_lines(initial, EditTarget.system(), lines)
-            ckpt, status = await open_candidate(ctx, ws, ckpt, proposal, cursor=cursor)
+            ckpt, status = await open_candidate(ctx, ws, ckpt, proposal, cursor=cursor, check_stop=_go)
             assert status == "opened"
             key = ckpt.open[0].key
 

@@ -82,8 +82,9 @@ _KILLED_AT_START = textwrap.dedent(
 
 
 def _train(config: Path, run_id: str) -> list[str]:
-    """The one command line: the same for the first start and for every restart."""
-    return ["train", "--config", str(config), "--skip-preflight", "--resume", run_id]
+    """The one command line: the same for the first start and for every restart (``--resume``
+    alone refuses an id this experiment never started)."""
+    return ["train", "--config", str(config), "--skip-preflight", "--resume", run_id, "--run-id", run_id]
 
 
 def _test_runs(config: Path) -> set[str]:

@@ -16,16 +16,18 @@ from validate_support import agent_requests, gate_experiment, observations, rewr
 from bench_support import Bench
 from skillharness.agent import Prediction, PredictionStatus
 from skillharness.agent.episode import REQUEST_REFUSED
+from skillharness.config import load_config
 from skillharness.data import Pool
 from skillharness.infer import Draw
 from skillharness.sim import FaultKind, SimConfig, SimServer
 from skillharness.skills import Bundle, EditTarget
-from skillharness.store import BaselineSample, RunKind
+from skillharness.store import BaselineSample, RunKind, RunReader
 from skillharness.train.config import GateConfig
 from skillharness.train.gate import DecisionKind, guard_draws_per_class
 from skillharness.train.state.context import TrainContext
 from skillharness.train.state.outage import InfraOutage
 from skillharness.train.state.records import GateReason
+from skillharness.train.state.refusals import RequestsRefused
 from skillharness.train.validate.baseline_cache import BaselineCache
 from skillharness.train.validate.guard import GUARD_STAGE, guard_discordance
 from skillharness.train.validate.paired_gate import validate
@@ -662,12 +664,13 @@ def _body_sizes(sim: SimServer, questions: Sequence[Any]) -> dict[str, int]:
 
 
 @pytest.mark.slow
-async def test_a_candidate_the_server_refuses_on_some_questions_is_scored_wrong_there_and_rejected(
+async def test_a_candidate_the_server_refuses_on_some_questions_stops_the_run_naming_the_limit(
     tmp_path: Path, validate_bench: Bench, incumbent: Bundle
 ) -> None:
     """A 4xx the candidate's own request provokes (here 413: its prompt is too long for some
-    questions) is a wrong answer of that arm, not INFRA: skipping it would score the candidate only
-    on the questions it survives, where it is better."""
+    questions) is the server's limit, not a wrong answer: never scored either way (no win on the
+    questions it survives, no loss the loop could learn a shorter prompt from), counted, and past
+    infer.max_refused_share the run stops naming the limit (train/state/refusals.py)."""
     trained = ["OCR Problems", "Object Reasoning", "Counting Problem", "Temporal Reasoning"]
     pad = "Read every caption twice before you answer the question. " * 120
     gate = {"n_max": 40, "first_stage": 8, "guard_draws": 0}
@@ -697,13 +700,14 @@ async def test_a_candidate_the_server_refuses_on_some_questions_is_scored_wrong_
             tmp_path / "gate", validate_bench, sim, temperature=0.0, gate=gate, task_types=trained
         )
         async with train_context(path) as ctx:
-            outcome = await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
-            answers = list(ctx.store.final_predictions(f"{ctx.run_id}.g0001.cand").values())
+            with pytest.raises(RequestsRefused) as caught:
+                await validate(ctx, incumbent, candidate, gate_index=1, alpha=0.05, first_sample=1)
+        with RunReader(load_config(path).store) as reader:
+            answers = reader.predictions("train-test.g0001.cand")
     refused = [p for p in answers if p.error_class == REQUEST_REFUSED]
     assert 0 < len(refused) < len(answers)  # a subset of the questions
-    assert all(p.correct is False and p.status is PredictionStatus.PARSE_ERROR for p in refused)
-    assert outcome.decision is not None
-    assert outcome.decision.infra == 0
-    assert outcome.decision.losses > 0
-    assert outcome.decision.wins > 0
-    assert outcome.reason is not GateReason.ACCEPT
+    assert all(p.correct is None and p.status is PredictionStatus.INFRA_ERROR for p in refused)
+    context = caught.value.context
+    assert context["by_arm"]["candidate"]["refused"] == len(refused)
+    assert context["by_arm"].get("incumbent", {}).get("refused", 0) == 0  # (its arm may be cut short)
+    assert (context["status"], context["likely_limit"]) == (413, "body_size")

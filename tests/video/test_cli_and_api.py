@@ -23,6 +23,7 @@ def test_public_surface_is_pinned() -> None:
         "FramesConfig",
         "SubtitleLine",
         "Subtitles",
+        "Window",
         "decoder_stats",
         "default_cache_dir",
         "frame_layout",
@@ -34,6 +35,7 @@ def test_public_surface_is_pinned() -> None:
         "uniform_timestamps",
         "usable_cores",
         "video_duration",
+        "window_span",
     }
 
 

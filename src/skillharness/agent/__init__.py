@@ -2,6 +2,7 @@
 
 from skillharness.agent.batch import answer_all
 from skillharness.agent.config import AgentConfig
+from skillharness.agent.largest import largest_request
 from skillharness.agent.loop import Agent
 from skillharness.agent.normalize import Normalized, normalize_answer
 from skillharness.agent.ports import BundleView, FrameSource, InvalidatingChatModel, SubtitleSource, TraceSink
@@ -12,7 +13,8 @@ from skillharness.agent.protocols import (
     vlmevalkit_letter,
 )
 from skillharness.agent.records import Prediction, PredictionStatus, StepRole, TraceStep
-from skillharness.agent.video import LocalVideos
+from skillharness.agent.refusal import Refusal, refusal_of
+from skillharness.agent.video import LocalVideos, question_window
 
 __all__ = [
     "Agent",
@@ -25,13 +27,17 @@ __all__ = [
     "Prediction",
     "PredictionStatus",
     "ProtocolName",
+    "Refusal",
     "StepRole",
     "SubtitleSource",
     "TraceSink",
     "TraceStep",
     "answer_all",
+    "largest_request",
     "lmms_eval_letter",
     "normalize_answer",
     "official_letter",
+    "question_window",
+    "refusal_of",
     "vlmevalkit_letter",
 ]

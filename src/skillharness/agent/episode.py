@@ -14,14 +14,12 @@ from typing import Any
 from skillharness.agent.ports import TraceSink
 from skillharness.agent.prompt import cap_text
 from skillharness.agent.records import Prediction, PredictionStatus, StepRole, TraceStep
+from skillharness.agent.refusal import REQUEST_REFUSED, refusal_message
 from skillharness.agent.tools import ToolOutcome
 from skillharness.data.questions import Question
 from skillharness.llm.types import ChatRequest, ChatResponse, ToolCall
 
 __all__ = ["REQUEST_REFUSED", "Episode", "Verdict"]
-
-# The error class of a prediction whose request the server refused for its content.
-REQUEST_REFUSED = "RequestRefused"
 
 
 @dataclass(frozen=True)
@@ -43,9 +41,9 @@ class Verdict:
 
     @classmethod
     def refused(cls, exc: BaseException) -> Verdict:
-        """The server refused what this bundle's request carried (a 4xx such as a context
-        overflow): the bundle's failure, scored wrong like an unparseable answer, not INFRA."""
-        return cls(PredictionStatus.PARSE_ERROR, None, REQUEST_REFUSED, str(exc)[:2000] or repr(exc))
+        """The server refused what the request carried (a 400, 413, 422: its body size, images or
+        max_tokens): no answer, neither right nor wrong (agent/refusal.py says why)."""
+        return cls(PredictionStatus.INFRA_ERROR, None, REQUEST_REFUSED, refusal_message(exc))
 
     @classmethod
     def infra(cls, exc: BaseException) -> Verdict:

@@ -4,17 +4,22 @@
 and frame budgets, normalizes the submitted answer, writes every step to the sink as it happens,
 and writes the prediction. Whatever goes wrong inside (the model, the video, the sink, a bug)
 ends as an ``infra_error`` prediction that names the exception: one question never aborts the
-batch it is in. One exception is the bundle's own: a request the server refuses for what it
-carries (a 4xx such as a context overflow, :func:`~skillharness.llm.errors.refuses_request`) is
-scored wrong (``parse_error``, error class ``RequestRefused``), since asking again gets the same
-refusal and skipping it would score a candidate only on the questions it survives.
+batch it is in. A request the server refuses for what it carries (a 400, 413 or 422 of
+:func:`~skillharness.llm.errors.refuses_request`: a body, image or token limit) ends as
+``infra_error`` with error class ``RequestRefused`` (:mod:`skillharness.agent.refusal`): no answer,
+never scored wrong, so a server set up below the run's requests can neither pass for a wrong
+bundle nor teach training to fetch fewer frames. Higher layers count these apart and stop a run
+that has too many.
 
 Cache policy per outcome: a complete response is model output whether or not its answer parses,
 so an ``ok`` and a ``parse_error`` episode both keep their cached responses, and a replay of the
 episode replays both alike. Forgetting only the unparseable ones would re-sample exactly those
-and bias every replayed comparison towards answers that parse. Only an ``infra_error`` asks the
-model wrapper to forget the episode's responses: the question was not asked fairly, and a resume
-asks it again from the start. (A stream cut short or carrying an error frame never reaches the
+and bias every replayed comparison towards answers that parse. Only a transport ``infra_error``
+asks the model wrapper to forget the episode's responses: the question was not asked fairly, and a
+resume asks it again from the start. A refusal keeps the complete turns before it (model output,
+like any other) and is itself never stored: a resume replays the same conversation up to the
+refused request and asks that again, so a fixed server answers the conversation that was refused,
+not a re-sampled shorter one. (A stream cut short or carrying an error frame never reaches the
 cache at all: the client raises, audit P1-2.)
 """
 
@@ -89,7 +94,7 @@ class Agent:
             await sink.write_prediction(prediction)
             return prediction
         except Exception as exc:  # the per-question error boundary (audit P0-4)
-            if refuses_request(exc):  # the bundle's own failure: wrong, not INFRA
+            if refuses_request(exc):  # the server's limit, not the bundle's answer: counted apart
                 return await self._record_refusal(episode, exc)
             return await self._record_failure(episode, exc)
 

@@ -21,10 +21,10 @@ class PredictionStatus(StrEnum):
     """How a question ended.
 
     ``ok`` and ``parse_error`` are final (a parse error is the model's or the bundle's fault and
-    counts as wrong: an unparseable answer, or a request the server refused for its content, error
-    class ``RequestRefused``); ``infra_error`` means the question could not be asked fairly
-    (transport: connect, reset, timeout, 429, 5xx): it is excluded from scores and retried on
-    resume.
+    counts as wrong: an unparseable answer); ``infra_error`` means the question could not be asked
+    fairly (transport: connect, reset, timeout, 429, 5xx; or a request the server refused for its
+    size, error class ``RequestRefused``, see :mod:`skillharness.agent.refusal`): it is excluded
+    from scores and asked again on resume.
     """
 
     OK = "ok"

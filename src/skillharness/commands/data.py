@@ -1,14 +1,24 @@
-"""``skillharness data synth``: generate the synthetic Video-MME-style benchmark."""
+"""``skillharness data synth``: generate the synthetic Video-MME-style benchmark.
+``skillharness data check``: read a questions file through a benchmark adapter and summarize it."""
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from skillharness.data.synth import DEFAULT_SEED, DEFAULT_VIDEOS, generate_benchmark
+from skillharness.data import (
+    DEFAULT_SEED,
+    DEFAULT_VIDEOS,
+    LoadedBenchmark,
+    Question,
+    generate_benchmark,
+    load_adapter,
+    load_benchmark,
+)
 
 data_app = typer.Typer(help="Benchmark data tools.", no_args_is_help=True)
 
@@ -32,6 +42,82 @@ def synth(
     typer.echo(f"  videos:    {path / 'videos'}")
     typer.echo(f"  subtitles: {path / 'subtitles'}")
     typer.echo(f"  look:      skillharness frames {first_video} --count 8 --out frames/")
+
+
+_WIDTH = 80  # a common terminal, and what a pipe gets
+
+
+@data_app.command("check")
+def check(
+    questions: Annotated[Path, typer.Argument(help="Questions file (or folder, for per-task layouts).")],
+    benchmark: Annotated[
+        str,
+        typer.Option("--benchmark", help="A built-in adapter name or an adapter .yaml file."),
+    ] = "videomme",
+    answers: Annotated[
+        Path | None, typer.Option("--answers", help="Answers file, if apart (overrides the adapter's).")
+    ] = None,
+) -> None:
+    """Load QUESTIONS through an adapter; print counts per task type, option counts and clip windows.
+
+    Built-in adapters: videomme, videomme_v2, mvbench, egoschema, longvideobench, mlvu, nextqa.
+    """
+    adapter = load_adapter(benchmark)
+    loaded = load_benchmark(questions, adapter, answers)
+    for line in summary_lines(loaded, str(questions)):
+        typer.echo(line)
+
+
+def summary_lines(loaded: LoadedBenchmark, source: str) -> list[str]:
+    """The ``data check`` report, every line at most 80 columns."""
+    questions = loaded.questions
+    lines = [
+        _fit(f"{len(questions)} questions in {len({q.video_id for q in questions})} videos, "
+             f"adapter {loaded.adapter!r}"),
+        _fit(f"from {source}"),
+        "",
+    ]  # fmt: skip
+    by_type = Counter(q.task_type for q in questions)
+    lines += _table("task type", sorted(by_type.items(), key=lambda kv: (-kv[1], kv[0])))
+    known = len(loaded.benchmark.task_types)
+    if known > len(by_type):
+        lines.append(f"({known - len(by_type)} task type(s) of the benchmark have no question here)")
+    lines.append("")
+    lines += _table("options", sorted(Counter(str(len(q.options)) for q in questions).items()))
+    lines.append("")
+    lines += _table("duration", sorted(Counter(q.duration for q in questions).items()))
+    lines.append("")
+    lines.append(_clip_line(questions))
+    if loaded.dropped:
+        lines.append(_fit(f"left out (no answer in the answers file): {len(loaded.dropped)} question(s)"))
+    return lines
+
+
+def _table(label: str, counts: list[tuple[str, int]]) -> list[str]:
+    number_width = max(len("questions"), *(len(str(n)) for _, n in counts)) if counts else 9
+    name_width = min(max([len(label), *(len(k) for k, _ in counts)]), _WIDTH - number_width - 2)
+    rows = [f"{label:<{name_width}}  {'questions':>{number_width}}"]
+    rows += [f"{_cut(k, name_width):<{name_width}}  {n:>{number_width}}" for k, n in counts]
+    return rows
+
+
+def _clip_line(questions: tuple[Question, ...]) -> str:
+    clipped = [q for q in questions if q.clip_start is not None and q.clip_end is not None]
+    if not clipped:
+        return "clip windows: none (every question is about its whole video)"
+    lengths = [q.clip_end - q.clip_start for q in clipped]
+    return _fit(
+        f"clip windows: {len(clipped)} of {len(questions)} question(s), "
+        f"{min(lengths):.1f}-{max(lengths):.1f} s long"
+    )
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _fit(text: str) -> str:
+    return _cut(text, _WIDTH)
 
 
 def register(app: typer.Typer) -> None:

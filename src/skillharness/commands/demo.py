@@ -36,7 +36,7 @@ from skillharness.data.questions import Question
 from skillharness.data.split import SplitParams, make_split
 from skillharness.data.synth import ensure_synthetic_benchmark
 from skillharness.errors import SplitError
-from skillharness.eval import build_report
+from skillharness.eval import agent_path, build_report
 from skillharness.infer.progress import RichProgress
 from skillharness.sim import SimServer, decisive_world
 from skillharness.skills import Bundle, initial_bundle
@@ -98,6 +98,7 @@ def _write_report(console: Console, settings: Config, out: Path, folder: Path, o
         confidence=settings.eval.confidence,
         workspace=folder / "workspace",
         oracle_url=oracle_url,
+        agent_path=agent_path(settings.agent),
     )
     console.print(f"report: [bold]{files.html}[/] (open it in a browser; data for scripts: {files.json})")
 
@@ -147,7 +148,7 @@ def demo(
         with RichProgress(console, label="holdout") as progress:
             report = holdout_for_run(settings, _RUN_ID, purpose="demo", progress=progress)
         print_holdout(console, report)
-        console.rule("6. what training achieved, by the simulator's truth")
+        console.rule("6. what training achieved, by the simulator's scored truth")
         print_demo_truth(console, sim, outcome, frozen.questions, settings)
         console.rule("7. the report")
         _write_report(console, settings, out, request.folder, sim.base_url)

@@ -1,4 +1,10 @@
-"""What the demo prints after training: the simulator's truth beside every measured number."""
+"""What the demo prints after training: the simulator's scored truth beside every measured number.
+
+The scored truth is the probability that the harness scores an answer right on the demo's agent
+path (misread questions, unparsed answers and plans over the step limit included): what the
+measured accuracies estimate. Gap closure is read on the intended-letter accuracy, what the
+insights training adds are worth, which no answer shape or step limit touches.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +16,9 @@ from rich.markup import escape
 from skillharness.commands.fit_table import Col, FitTable
 from skillharness.config import Config
 from skillharness.data import Pool
-from skillharness.sim import SimServer
-from skillharness.skills import Workspace
+from skillharness.eval import agent_path
+from skillharness.sim import AgentPath, BundleText, SimServer
+from skillharness.skills import Bundle, Workspace
 from skillharness.store import GateDecisionRow, RunReader
 from skillharness.train import TrainOutcome
 
@@ -24,6 +31,16 @@ def gap_closed(initial: float, final: float, best: float) -> float:
     return (final - initial) / gap if gap > 1e-12 else float("nan")
 
 
+def _pool_truth(
+    sim: SimServer, bundles: Mapping[str, Bundle | BundleText], ids: list[str], path: AgentPath
+) -> dict[str, float]:
+    """Scored truth of each bundle on ``ids``, and the gap closed on the intended-letter accuracy."""
+    row = {name: sim.oracle.expected_accuracy(b, ids, path) for name, b in bundles.items()}
+    intended = {name: sim.oracle.intended_accuracy(b, ids) for name, b in bundles.items()}
+    row["closed"] = gap_closed(intended["initial"], intended["final"], intended["best"])
+    return row
+
+
 def print_demo_truth(
     console: Console,
     sim: SimServer,
@@ -31,24 +48,19 @@ def print_demo_truth(
     pools: Mapping[str, Sequence[str]],
     settings: Config,
 ) -> dict[str, dict[str, float]]:
-    """The oracle's expected accuracy of the initial, final and oracle-best bundles per pool."""
+    """The scored truth of the initial, final and oracle-best bundles per pool, and the edits'."""
     ws = Workspace.open(outcome.workspace)
     initial, final = ws.load("v0000"), ws.load(outcome.checkpoint.version)
-    best = sim.oracle.best_bundle(initial)
+    bundles = {"initial": initial, "final": final, "best": sim.oracle.best_bundle(initial)}
+    path = AgentPath(**agent_path(settings.agent))
     table = FitTable(
-        "simulator truth (the oracle's expected accuracy; a simulator, not a real model)",
+        "scored truth (the oracle's probability that the harness scores an answer right; a simulator, "
+        "not a real model); gap closed: on the intended letter",
         [Col(column) for column in ("pool", "initial", "final", "oracle-best", "gap closed")],
     )
     truth: dict[str, dict[str, float]] = {}
     for pool in (Pool.VAL, Pool.TEST):
-        ids = list(pools[pool])
-        row = {
-            "initial": sim.oracle.expected_accuracy(initial, ids),
-            "final": sim.oracle.expected_accuracy(final, ids),
-            "best": sim.oracle.expected_accuracy(best, ids),
-        }
-        row["closed"] = gap_closed(row["initial"], row["final"], row["best"])
-        truth[pool] = row
+        row = truth[pool] = _pool_truth(sim, bundles, list(pools[pool]), path)
         table.add_row(
             pool, f"{row['initial']:.1%}", f"{row['final']:.1%}", f"{row['best']:.1%}", f"{row['closed']:.0%}"
         )
@@ -67,14 +79,13 @@ def print_demo_truth(
             Col("version", "left"),
             Col("target", "left", wrap=True),
             Col("evidence", "left", wrap=True),
-            Col("true effect on val"),
+            Col("scored effect on val"),
         ],
     )
+    val = list(pools[Pool.VAL])
     for d in accepted:
-        before = sim.oracle.expected_accuracy(ws.load(d.version_before), list(pools[Pool.VAL]))
-        after = sim.oracle.expected_accuracy(
-            ws.load(d.version_after or d.version_before), list(pools[Pool.VAL])
-        )
+        before = sim.oracle.expected_accuracy(ws.load(d.version_before), val, path)
+        after = sim.oracle.expected_accuracy(ws.load(d.version_after or d.version_before), val, path)
         evidence = d.detail.removeprefix(f"{d.target}: ")
         edits.add_row(d.version_after or "-", d.target, escape(evidence), f"{after - before:+.1%}")
     edits.print(console)

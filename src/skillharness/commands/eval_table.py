@@ -10,7 +10,8 @@ from skillharness.eval import GroupRow, HoldoutReport, ValHoldout
 __all__ = ["print_holdout"]
 
 _TITLES = {"overall": "Overall", "task_type": "Per task type", "duration": "Per duration"}
-_TRUTH = "simulator truth"
+# The simulator oracle's scored truth: what the measured accuracy estimates (not the intended letter).
+_TRUTH = "scored truth"
 
 
 def _pct(value: float | None) -> str:
@@ -103,7 +104,9 @@ def print_holdout(console: Console, report: HoldoutReport) -> None:
     )
     if report.simulator:
         console.print(
-            f"[yellow]{_TRUTH}[/]: the simulator's oracle (exact expected accuracy), not a measurement."
+            f"[yellow]{_TRUTH}[/]: the simulator oracle's exact probability that the harness scores an "
+            "answer right on this run's agent path (misread questions, unparsed answers and plans over "
+            "the step limit included), not a measurement."
         )
     if report.val is not None:
         console.print(_val_line(report.val))

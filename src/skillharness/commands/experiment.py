@@ -35,16 +35,18 @@ from skillharness.commands.experiment_files import (
 from skillharness.commands.folders import ensure_folder
 from skillharness.commands.gate import gate_app
 from skillharness.commands.preflight import preflight
-from skillharness.commands.split import micro_verdicts, print_split, split_params
+from skillharness.commands.split import benchmark_name, micro_verdicts, print_split, split_params
 from skillharness.config import Config, load_config
 from skillharness.data import (
+    DEFAULT_BENCHMARK,
     MANIFEST_FILE,
     Pool,
     Question,
     Split,
-    load_questions,
+    load_adapter,
     make_split,
     pools_bytes,
+    read_questions,
     write_split,
 )
 from skillharness.errors import ConfigError, SkillharnessError
@@ -54,7 +56,14 @@ from skillharness.util.atomic import atomic_write_text, sha256_bytes
 experiment_app = typer.Typer(help="Set up an experiment folder (experiment init).", no_args_is_help=True)
 
 
-_QUESTIONS = typer.Option(..., "--questions", help="Questions file (parquet/json/jsonl/csv/tsv).")
+_QUESTIONS = typer.Option(
+    ..., "--questions", help="Questions file (parquet/json/jsonl/csv/tsv), or folder of a per-task layout."
+)
+_BENCHMARK = typer.Option(
+    DEFAULT_BENCHMARK,
+    "--benchmark",
+    help="Layout of the questions: a built-in adapter name or an adapter .yaml (data.benchmark).",
+)
 _VIDEOS = typer.Option(..., "--videos", help="Folder of <videoID>.mp4 files.")
 _SUBTITLES = typer.Option(None, "--subtitles", help="Folder of <videoID>.srt files.")
 _ENDPOINT = typer.Option(..., "--endpoint", help="OpenAI-compatible base URL, e.g. http://host:8000/v1.")
@@ -90,6 +99,7 @@ _FORCE = typer.Option(
 def init(
     questions: Path = _QUESTIONS,
     videos: Path = _VIDEOS,
+    benchmark: str = _BENCHMARK,
     subtitles: Path | None = _SUBTITLES,
     endpoint: str = _ENDPOINT,
     model: str = _MODEL,
@@ -108,7 +118,8 @@ def init(
     """Freeze a split, write the bundle and experiment.yaml, probe, preflight and plan the gates."""
     holdout = _require_holdout(holdout)
     console = Console()
-    rows = _check_inputs(questions, videos, subtitles)
+    benchmark = benchmark_name(benchmark)
+    rows = _check_inputs(questions, videos, subtitles, benchmark)
     params = split_params(
         sizes,
         unit=unit,
@@ -127,6 +138,7 @@ def init(
         api_key_env=api_key_env,
         holdout=holdout,
         temperature=temperature,
+        benchmark=benchmark,
     )
     _probe(exp)
     console.print(f"endpoint {endpoint} answers")
@@ -148,7 +160,7 @@ def _require_holdout(holdout: bool | None) -> bool:
     return holdout
 
 
-def _check_inputs(questions: Path, videos: Path, subtitles: Path | None) -> list[Question]:
+def _check_inputs(questions: Path, videos: Path, subtitles: Path | None, benchmark: str) -> list[Question]:
     """Load the questions and check the folders; each error names its flag and path."""
     for flag, folder in (("--videos", videos), ("--subtitles", subtitles)):
         if folder is None:
@@ -158,7 +170,11 @@ def _check_inputs(questions: Path, videos: Path, subtitles: Path | None) -> list
         if not os.access(folder, os.R_OK | os.X_OK):
             raise ConfigError(f"{flag} {folder}: the folder cannot be read (permissions)", field=flag)
     try:
-        return load_questions(questions)
+        load_adapter(benchmark)
+    except SkillharnessError as exc:
+        raise ConfigError(f"--benchmark: {exc}", field="--benchmark") from exc
+    try:
+        return list(read_questions(questions, benchmark))
     except SkillharnessError as exc:
         raise ConfigError(f"--questions: {exc}", field="--questions", file=str(questions)) from exc
 
@@ -203,7 +219,9 @@ def _write(console: Console, exp: Experiment, split: Split, rows: list[Question]
     if split_is is State.SAME:
         console.print(f"split: {split_dir} already holds this split (verified); kept")
     else:
-        written = write_split(split, rows, exp.questions, split_dir, force=force, version=__version__)
+        written = write_split(
+            split, rows, exp.questions, split_dir, force=force, version=__version__, benchmark=exp.benchmark
+        )
         console.print(f"split: wrote {written.pools_path} and {written.manifest_path}")
     if bundle_is is State.SAME:
         console.print(f"bundle: {bundle_dir} already holds the initial bundle; kept")
@@ -253,7 +271,7 @@ def _next_steps(console: Console, config: Path) -> None:
     here = shlex.quote(os.path.relpath(config))
     console.rule("next")
     console.print(
-        f"skillharness train --config {here} --resume r1    # starts the run; the same line continues it\n"
+        f"skillharness train --config {here} --resume r1 --run-id r1  # starts r1, and continues it\n"
         f"skillharness report --config {here} --run r1      # the run's HTML report\n"
         f"skillharness eval --config {here} --run r1        # the holdout again, on demand",
         highlight=False,

@@ -20,7 +20,9 @@ from typing import Any
 
 from skillharness.config_doc import commented_yaml
 from skillharness.data import (
+    DEFAULT_BENCHMARK,
     POOLS_FILE,
+    builtin_adapters,
     existing_artifacts,
     verify_split,
 )
@@ -72,6 +74,7 @@ class Experiment:
     api_key_env: str | None
     holdout: bool
     temperature: float
+    benchmark: str = DEFAULT_BENCHMARK  # a built-in adapter's name, or an adapter file (absolute)
 
     @property
     def yaml_path(self) -> Path:
@@ -90,6 +93,8 @@ def experiment_yaml(exp: Experiment, pools_sha256: str) -> str:
         endpoint["api_key_env"] = exp.api_key_env
     data: dict[str, Any] = {
         "questions": exp.rel(exp.questions),
+        # A built-in name as given; a user's adapter file relative to this file, like every path.
+        "benchmark": exp.benchmark if exp.benchmark in builtin_adapters() else exp.rel(Path(exp.benchmark)),
         "pools": f"{SPLIT_DIR}/{POOLS_FILE}",
         "pools_sha256": pools_sha256,
         "videos_dir": exp.rel(exp.videos),

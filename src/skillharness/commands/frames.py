@@ -1,7 +1,9 @@
 """``skillharness frames``: see what the agent sees, and pre-extract a pool's first frames.
 
-- ``skillharness frames [show] VIDEO --count N [--start S --end E] --out DIR`` writes the frames
-  the agent would be shown (``show`` is the default subcommand).
+- ``skillharness frames [show] VIDEO --count N [--start S --end E] [--clip-start A --clip-end B]
+  --out DIR`` writes the frames the agent would be shown (``show`` is the default subcommand).
+  With a clip window (a question about ``[A, B]`` of the video, as MVBench's) the agent sees
+  only that stretch, timed from its start: ``--start``/``--end`` are then on the clip's timeline.
 - ``skillharness frames warm --config C --pool val`` fills the frame cache with the uniform
   frames of every video's first message in the pool, on every core, so a run never waits on
   decoding for the videos it revisits.
@@ -19,7 +21,7 @@ from typer.core import TyperGroup
 from skillharness.commands.folders import ensure_folder
 from skillharness.errors import ConfigError
 from skillharness.util.atomic import atomic_write_bytes
-from skillharness.video import FrameSampler, FramesConfig, FrameSet
+from skillharness.video import FrameSampler, FramesConfig, FrameSet, Window
 
 
 class _ShowByDefault(TyperGroup):
@@ -48,10 +50,17 @@ def frames(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Neither read nor write the frame cache.")
     ] = False,
+    clip_start: Annotated[
+        float | None, typer.Option("--clip-start", help="A question's clip window start, seconds.")
+    ] = None,
+    clip_end: Annotated[
+        float | None, typer.Option("--clip-end", help="A question's clip window end, seconds.")
+    ] = None,
 ) -> None:
     """Sample frames exactly as the agent would, write them as JPEGs and print their timestamps."""
     if (start is None) != (end is None):
         raise ConfigError("--start and --end go together: give both or neither")
+    window = _window(clip_start, clip_end)
     try:
         config = FramesConfig(
             longest_side=longest_side, jpeg_quality=quality, cache_dir=cache_dir, cache_enabled=not no_cache
@@ -60,15 +69,29 @@ def frames(
         raise ConfigError(f"invalid frames option: {exc}") from exc
     sampler = FrameSampler(config)
     if start is not None and end is not None:
-        result = sampler.range(video, start, end, count)
+        result = sampler.range(video, start, end, count, window)
     else:
-        result = sampler.uniform(video, count)
+        result = sampler.uniform(video, count, window)
     _write(result, out)
+
+
+def _window(clip_start: float | None, clip_end: float | None) -> Window | None:
+    if clip_start is None and clip_end is None:
+        return None
+    if clip_start is None or clip_end is None:
+        raise ConfigError("--clip-start and --clip-end go together: give both or neither")
+    try:
+        return Window(clip_start, clip_end)
+    except ValueError as exc:
+        raise ConfigError(f"--clip-start/--clip-end: {exc}") from exc
 
 
 def _write(result: FrameSet, out: Path) -> None:
     ensure_folder(out, "--out")
-    typer.echo(f"{result.video}: duration {result.duration_s:.3f} s, {len(result.frames)} frame(s)")
+    clip = ""
+    if result.window is not None:
+        clip = f" (clip {result.window.label()} of the file; times below are from the clip's start)"
+    typer.echo(f"{result.video}: duration {result.duration_s:.3f} s{clip}, {len(result.frames)} frame(s)")
     for index, frame in enumerate(result.frames):
         name = f"frame_{index:03d}_{frame.timestamp_s:.3f}s.jpg"
         atomic_write_bytes(out / name, frame.jpeg)

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from skillharness.agent import question_window
 from skillharness.config import load_config
 from skillharness.data import Pool
 from skillharness.errors import ConfigError
@@ -38,15 +39,17 @@ def warm_pool(config: Path | None, pool: str, flags: Mapping[str, Any], workers:
         return
     if job.data.videos_dir is None:
         raise ConfigError("data.videos_dir is not set: the folder holding <videoID>.mp4 files")
-    ids = list(dict.fromkeys(q.videoID for q in job.questions))
-    videos = [locate_video(job.data.videos_dir, video_id) for video_id in ids]
+    # One entry per video and clip window: a question about a stretch sees that stretch's frames.
+    seen = {(q.videoID, question_window(q)): q.task_type for q in job.questions}
+    videos = [locate_video(job.data.videos_dir, video_id, task=task) for (video_id, _), task in seen.items()]
+    windows = [window for _, window in seen]
     decode_pool = DecodePool(agent.frames, workers)
     failed: list[str] = []
     decoded = cached = 0
     try:
         with _bar(console) as progress:
             task = progress.add_task(f"{pool}: {count} frames per video", total=len(videos))
-            for video, result in zip(videos, decode_pool.map_uniform(videos, count), strict=True):
+            for video, result in zip(videos, decode_pool.map_uniform(videos, count, windows), strict=True):
                 if isinstance(result, FrameSet):
                     cached += result.from_cache
                     decoded += len(result.frames) - result.from_cache

@@ -70,10 +70,16 @@ def print_guard(console: Console, guard: GuardPlan) -> None:
         )
     else:
         size = f"{guard.per_class} draws per class: a {harm} drop is flagged with P >= {power}"
+    more = "" if guard.fixed else f" (a class whose own discordance is larger draws more, up to {guard.most})"
     console.print(
         f"guard: {size}, at discordance {guard.discordance:g}; cost: up to {guard.total_draws} paired draws "
-        "per accepted system or tool edit (fresh candidate samples; incumbent samples from the cache "
-        "when present)."
+        f"per accepted system or tool edit at that discordance{more} (fresh candidate samples; incumbent "
+        "samples from the cache when present)."
+    )
+    console.print(
+        f"power: {guard.promise.describe()} and {guard.most} draws to give; a harmed class's discordance "
+        "may well be larger than the planning one (the drop itself adds to it), and beyond that bound it "
+        "is flagged less often."
     )
     if guard.clear is not None:
         console.print(

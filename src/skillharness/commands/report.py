@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from skillharness.config import load_config
-from skillharness.eval import build_report
+from skillharness.eval import agent_path, build_report
 
 
 def report(
@@ -17,7 +17,10 @@ def report(
         None, "--out", help="The HTML file to write (default: the run's folder/report.html)."
     ),
     oracle_url: str | None = typer.Option(
-        None, "--oracle-url", help="A simulator's base URL: show its oracle's exact accuracy (sim truth)."
+        None,
+        "--oracle-url",
+        help="A simulator's base URL: show its oracle's scored truth (the exact probability that the "
+        "harness scores an answer right on this experiment's agent path).",
     ),
 ) -> None:
     """Read the store (read-only) and write the run's report page, with the same data as JSON."""
@@ -31,6 +34,7 @@ def report(
         confidence=settings.eval.confidence,
         workspace=folder / "workspace",
         oracle_url=oracle_url,
+        agent_path=agent_path(settings.agent),
         mlflow_uri=settings.report.mlflow_uri,
         mlflow_experiment=settings.report.mlflow_experiment,
     )

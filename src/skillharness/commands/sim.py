@@ -108,7 +108,11 @@ def oracle(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
-    """Print the simulator's exact expected accuracy of a bundle (ground truth, simulator only)."""
+    """Print the simulator's scored truth of a bundle (ground truth, simulator only).
+
+    The scored truth is the exact probability that the harness scores an answer right, for the
+    tool-using agent with every tool and six turns; the intended-letter accuracy comes with it.
+    """
     from skillharness.data.loader import load_questions
     from skillharness.sim.oracle import Oracle
     from skillharness.sim.world import World
@@ -131,6 +135,7 @@ def oracle(
         "seed": config.seed,
         "n": len(ids) if ids is not None else len(the_world.questions),
         "accuracy": the_oracle.expected_accuracy(before, ids),
+        "intended_accuracy": the_oracle.intended_accuracy(before, ids),
         "per_task_type": the_oracle.per_task_type(before, ids),
     }
     if after is not None:
@@ -149,15 +154,19 @@ def _print_oracle(result: dict[str, Any], as_json: bool) -> None:
 
     table = FitTable(
         f"Simulator oracle (seed {result['seed']}, {result['n']} questions)",
-        [Col("task type", "left", wrap=True), Col("expected accuracy")],
+        [Col("task type", "left", wrap=True), Col("scored truth")],
     )
     for task_type, value in result["per_task_type"].items():
         table.add_row(task_type, f"{value:.4f}")
     table.add_row("[b]all[/b]", f"[b]{result['accuracy']:.4f}[/b]")
     console = Console()
     table.print(console)
+    console.print(
+        "scored truth: the exact probability that the harness scores an answer right (tool-using agent, "
+        f"every tool, six turns); intended-letter accuracy {result['intended_accuracy']:.4f}"
+    )
     if "delta" in result:
-        console.print(f"after: {result['after']:.4f}  true effect: {result['delta']:+.4f}")
+        console.print(f"after: {result['after']:.4f}  true effect (scored): {result['delta']:+.4f}")
 
 
 @sim_app.command("config")

@@ -13,9 +13,11 @@ from rich.console import Console
 
 from skillharness import __version__
 from skillharness.commands.fit_table import Col, FitTable
-from skillharness.data.loader import load_questions
+from skillharness.data.adapter import builtin_adapters
+from skillharness.data.config import DEFAULT_BENCHMARK
 from skillharness.data.pools import FrozenPools, verify_split, write_split
 from skillharness.data.questions import Question
+from skillharness.data.selection import read_questions
 from skillharness.data.split import Pool, Split, SplitParams, count_table, make_split
 from skillharness.errors import ConfigError, SplitError
 from skillharness.train import class_coverage
@@ -72,8 +74,22 @@ def split_params(sizes: str, **flags: Any) -> SplitParams:
         raise ConfigError(f"invalid split parameters: {describe_validation(exc)}") from exc
 
 
+def benchmark_name(benchmark: str) -> str:
+    """``--benchmark`` as recorded: a built-in adapter's name, or its file as an absolute path (so a
+    manifest or experiment.yaml names the same file from any working folder)."""
+    path = Path(benchmark).expanduser()
+    if benchmark in builtin_adapters() or not (path.suffix.lower() in (".yaml", ".yml") or path.is_file()):
+        return benchmark  # a name (an unknown one is refused by name when it is read)
+    return str(path.resolve())
+
+
 # ``split``'s options, named here so the command reads as its steps.
-_QUESTIONS = typer.Option(None, "--questions", help="Questions file (parquet/json/jsonl/csv/tsv).")
+_QUESTIONS = typer.Option(
+    None, "--questions", help="Questions file (parquet/json/jsonl/csv/tsv), or folder of a per-task layout."
+)
+_BENCHMARK = typer.Option(
+    DEFAULT_BENCHMARK, "--benchmark", help="Layout: a built-in adapter name or an adapter .yaml file."
+)
 _OUT = typer.Option(None, "--out", help="Folder for pools.json and split_manifest.json.")
 _SIZES = typer.Option("210,90,600", "--sizes", help="Units in train,val,test.")
 _UNIT = typer.Option("video", "--unit", help="video (default: a video never crosses pools) or question.")
@@ -108,6 +124,7 @@ def split(
     ctx: typer.Context,
     questions: Path | None = _QUESTIONS,
     out: Path | None = _OUT,
+    benchmark: str = _BENCHMARK,
     sizes: str = _SIZES,
     unit: str = _UNIT,
     sample: int | None = _SAMPLE,
@@ -130,7 +147,8 @@ def split(
         raise ConfigError(f"--unit must be 'video' or 'question', got {unit!r}")
     started = time.perf_counter()
     gate = split_gate(alpha, bet_cap, n_max, min_distinct)  # a bad flag is refused before anything is read
-    rows = load_questions(questions)
+    benchmark = benchmark_name(benchmark)
+    rows = list(read_questions(questions, benchmark))
     params = split_params(
         sizes,
         unit=unit,
@@ -140,7 +158,7 @@ def split(
         seed=seed,
     )
     result = make_split(rows, params)
-    written = write_split(result, rows, questions, out, force=force, version=__version__)
+    written = write_split(result, rows, questions, out, force=force, version=__version__, benchmark=benchmark)
     console = Console()
     print_split(console, result, rows, micro_verdicts(result, rows, gate, temperature))
     if written.backup_dir is not None:

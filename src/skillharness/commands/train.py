@@ -14,7 +14,7 @@ from rich.console import Console
 from skillharness.commands.eval import holdout_for_run
 from skillharness.commands.eval_table import print_holdout
 from skillharness.config import Config, load_config
-from skillharness.errors import ConfigError
+from skillharness.errors import ConfigError, StoreError
 from skillharness.eval import HOLDOUT
 from skillharness.infer.progress import RichProgress
 from skillharness.store import RunMetric, RunReader
@@ -39,8 +39,8 @@ def train(
     resume: str | None = typer.Option(
         None,
         "--resume",
-        help="Start or continue this run: from its checkpoint, or from the start when nothing was "
-        "saved yet; once it has ended, say so and do nothing.",
+        help="Continue this run from its checkpoint (an id this experiment never started is refused; "
+        "give --run-id ID too to start it then); once it has ended, say so and do nothing.",
     ),
     baseline: str | None = typer.Option(
         None, "--baseline", help="Reuse this infer run of the initial bundle on val as the baseline."
@@ -49,14 +49,23 @@ def train(
         None, "--stop-file", help="Stop cleanly after the current decision when this file appears."
     ),
     skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Do not run preflight first."),
+    max_calls: int | None = typer.Option(
+        None,
+        "--max-calls",
+        min=1,
+        metavar="N",
+        help="Set train.budget.max_calls (over every invocation of the run).",
+    ),
 ) -> None:
     """Train the bundle against the gate; Ctrl-C, a stop file or the budget stop it resumably."""
-    settings = load_config(config)
+    settings = load_config(config, {"train.budget.max_calls": max_calls})
     if resume is not None and run_id is not None and run_id != resume:
-        raise ConfigError("give --resume RUN alone (it names the run to continue)")
+        raise ConfigError("give --resume RUN alone, or --resume RUN --run-id RUN to start it if new")
     chosen = resume or run_id or default_train_run_id()
     console = Console()
     folder = run_folder(config.resolve().parent, chosen)
+    if resume is not None and run_id is None:
+        _refuse_unknown_resume(settings, config, folder, resume)
     request = TrainRequest(
         run_id=chosen,
         folder=folder,
@@ -70,7 +79,7 @@ def train(
         return
     if not skip_preflight:
         _preflight(console, settings)
-    console.print(f"training run [bold]{chosen}[/] in {folder}")
+    console.print(f"training run [bold]{chosen}[/] in {folder}", soft_wrap=True)  # a path stays whole
     outcome = _run(console, settings, request, config)
     print_outcome(console, outcome)
     if settings.eval.run_holdout_eval:
@@ -98,14 +107,59 @@ def _run(console: Console, settings: Config, request: TrainRequest, config: Path
             return asyncio.run(run_training(settings, request, observer=progress))
     except TrainingStopped as exc:
         console.print(f"[yellow]stopped[/]: {exc}")
-        console.print(f"resume with: skillharness train --config {config} --resume {request.run_id}")
+        # Unwrapped: a command cut across lines (a log is 80 wide) cannot be pasted back.
+        hint = _resume_hint(settings, config, request.run_id, exc.context.get("reason"))
+        console.print(hint, soft_wrap=True)
         raise typer.Exit(3) from None
     except KeyboardInterrupt:
         console.print(
             "[yellow]interrupted[/]; resume with: "
-            f"skillharness train --config {config} --resume {request.run_id}"
+            f"skillharness train --config {config} --resume {request.run_id}",
+            soft_wrap=True,
         )
         raise typer.Exit(130) from None
+
+
+# What to raise after each budget stop (the keys are train.state.budget.BUDGET_REASONS): resuming
+# with the same limit stops again before its first call.
+BUDGET_SETTINGS = {
+    "max_calls": "train.budget.max_calls",
+    "max_cost": "train.budget.max_cost",
+    "max_wall": "train.budget.max_wall_s",
+}
+
+
+def _resume_hint(settings: Config, config: Path, run_id: str, reason: object) -> str:
+    """How to go on after a stop; after a budget stop, with the limit that stopped it raised."""
+    resume = f"skillharness train --config {config} --resume {run_id}"
+    if reason not in BUDGET_SETTINGS:
+        return f"resume with: {resume}"
+    setting = BUDGET_SETTINGS[str(reason)]
+    if reason == "max_calls":
+        more = 2 * (settings.train.budget.max_calls or 0) or 1
+        return f"the budget stopped it: raise {setting} to resume, e.g. {resume} --max-calls {more:d}"
+    return f"the budget stopped it: raise {setting} in {config}, then {resume}"
+
+
+def _refuse_unknown_resume(settings: Config, config: Path, folder: Path, run_id: str) -> None:
+    """Refuse ``--resume`` of a run this experiment has never started (a mistyped id would start a
+    new run, spend a new budget and read the test pool again); ``--run-id`` with it starts one."""
+    if folder.exists():
+        return
+    try:
+        with contextlib.closing(RunReader(settings.store)) as reader:
+            reader.run(run_id)
+        return  # the store knows it: training refuses a run of another folder, naming that folder
+    except StoreError:  # no store yet, or no such run in it
+        pass
+    runs = folder.parent
+    known = sorted(p.name for p in runs.iterdir() if p.is_dir()) if runs.is_dir() else []
+    raise ConfigError(
+        f"--resume {run_id}: no run of that id in {runs} (known: {', '.join(known) or 'none'}; "
+        f"see skillharness runs list --config {config}). To start it, give --run-id {run_id} too",
+        run_id=run_id,
+        known=known,
+    )
 
 
 def val_gain_line(gain: Mapping[str, Any]) -> str:

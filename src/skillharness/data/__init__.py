@@ -1,6 +1,8 @@
 """Questions, loaders, the synthetic benchmark and the frozen split."""
 
-from skillharness.data.config import DataConfig
+from skillharness.data.adapter import Adapter, builtin_adapters, load_adapter
+from skillharness.data.config import DEFAULT_BENCHMARK, DataConfig
+from skillharness.data.convert import DEFAULT_DURATION, LoadedBenchmark, load_benchmark
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import (
     MANIFEST_FILE,
@@ -13,7 +15,7 @@ from skillharness.data.pools import (
     write_split,
 )
 from skillharness.data.questions import OPTION_LETTERS, VIDEO_MME, Benchmark, Question, TaskType, slugify
-from skillharness.data.selection import load_pool_questions, select_pool
+from skillharness.data.selection import load_pool_questions, read_questions, select_pool
 from skillharness.data.split import Pool, Split, SplitParams, UnitKind, count_table, group_units, make_split
 from skillharness.data.synth import (
     DEFAULT_SEED,
@@ -23,31 +25,39 @@ from skillharness.data.synth import (
 )
 
 __all__ = [
+    "DEFAULT_BENCHMARK",
+    "DEFAULT_DURATION",
     "DEFAULT_SEED",
     "DEFAULT_VIDEOS",
     "MANIFEST_FILE",
     "OPTION_LETTERS",
     "POOLS_FILE",
     "VIDEO_MME",
+    "Adapter",
     "Benchmark",
     "DataConfig",
     "FrozenPools",
+    "LoadedBenchmark",
     "Pool",
     "Question",
     "Split",
     "SplitParams",
     "TaskType",
     "UnitKind",
+    "builtin_adapters",
     "count_table",
     "ensure_synthetic_benchmark",
     "existing_artifacts",
     "generate_benchmark",
     "group_units",
+    "load_adapter",
+    "load_benchmark",
     "load_pool_questions",
     "load_pools",
     "load_questions",
     "make_split",
     "pools_bytes",
+    "read_questions",
     "select_pool",
     "slugify",
     "verify_split",

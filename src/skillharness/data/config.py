@@ -6,8 +6,11 @@ from pathlib import Path
 
 from pydantic import Field, field_validator
 
-from skillharness.data.questions import VIDEO_MME, Benchmark
+from skillharness.data.adapter import load_adapter
+from skillharness.errors import DataError
 from skillharness.util.model import StrictModel
+
+DEFAULT_BENCHMARK = "videomme"
 
 
 class DataConfig(StrictModel):
@@ -18,7 +21,11 @@ class DataConfig(StrictModel):
     pools_sha256: str | None = Field(None, description="Expected sha256 of pools.json; checked at start.")
     videos_dir: Path | None = Field(None, description="Folder of <videoID>.mp4 (or .mkv/.webm) files.")
     subtitles_dir: Path | None = Field(None, description="Folder of <videoID>.srt files (optional).")
-    benchmark: Benchmark = Field(VIDEO_MME, description="Legal task types, durations and letters.")
+    benchmark: str = Field(
+        DEFAULT_BENCHMARK,
+        description="Layout of the questions: a built-in adapter (videomme, videomme_v2, mvbench, "
+        "egoschema, longvideobench, mlvu, nextqa) or an adapter .yaml file (docs/data.md).",
+    )
 
     @field_validator("questions", "pools", "videos_dir", "subtitles_dir", mode="before")
     @classmethod
@@ -26,4 +33,14 @@ class DataConfig(StrictModel):
         # Path("") is the current folder: an empty setting would silently point at it.
         if isinstance(value, str) and not value.strip():
             raise ValueError("an empty path; leave the key out (or null) for none")
+        return value
+
+    @field_validator("benchmark")
+    @classmethod
+    def _known_benchmark(cls, value: str) -> str:
+        # Read now, so a misspelt name or a broken adapter file stops the config, not a run's first load.
+        try:
+            load_adapter(value)
+        except DataError as exc:
+            raise ValueError(exc.message) from exc
         return value

@@ -137,15 +137,15 @@ def _parse_options(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-def read_rows(source: Path) -> Iterator[Mapping[str, Any]]:
-    """Yield raw rows of ``source`` by its suffix; unreadable files raise DataError."""
-    suffix = source.suffix.lower()
+def read_rows(source: Path, suffix: str | None = None) -> Iterator[Mapping[str, Any]]:
+    """Yield raw rows of ``source`` by its suffix (or the given one); unreadable files raise DataError."""
+    suffix = suffix or source.suffix.lower()
     readers = {
         ".parquet": _parquet_rows,
         ".json": _json_rows,
         ".jsonl": _jsonl_rows,
         ".csv": _csv_rows,
-        ".tsv": _csv_rows,
+        ".tsv": _tsv_rows,
     }
     reader = readers.get(suffix)
     if reader is None:
@@ -202,6 +202,12 @@ def _csv_rows(source: Path) -> Iterator[Mapping[str, Any]]:
     delimiter = "\t" if source.suffix.lower() == ".tsv" else ","
     with source.open(encoding=_ENCODING, newline="") as handle:
         yield from csv.DictReader(handle, delimiter=delimiter)
+
+
+def _tsv_rows(source: Path) -> Iterator[Mapping[str, Any]]:
+    # A TSV named .txt (an adapter's declared format) is still tab-separated.
+    with source.open(encoding=_ENCODING, newline="") as handle:
+        yield from csv.DictReader(handle, delimiter="\t")
 
 
 def _parquet_rows(source: Path) -> Iterable[Mapping[str, Any]]:

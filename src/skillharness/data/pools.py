@@ -15,6 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, get_args
 
+from skillharness.data.adapter import load_adapter
+from skillharness.data.config import DEFAULT_BENCHMARK
+from skillharness.data.convert import load_benchmark
 from skillharness.data.questions import Question
 from skillharness.data.split import Pool, Split, UnitKind, count_table, group_units
 from skillharness.errors import SplitError
@@ -35,6 +38,7 @@ __all__ = [
     "existing_artifacts",
     "load_pools",
     "pools_bytes",
+    "source_sha256",
     "verify_split",
     "write_split",
 ]
@@ -85,6 +89,15 @@ def _pools_document(split: Split) -> dict[str, Any]:
     }
 
 
+def source_sha256(source: Path) -> str:
+    """The sha256 of a questions file, or of a per-task folder (each file's name and sha256, sorted)."""
+    if not source.is_dir():
+        return sha256_file(source)
+    files = sorted(p for p in source.rglob("*") if p.is_file() and not p.name.startswith("."))
+    listing = "".join(f"{p.relative_to(source).as_posix()}\t{sha256_file(p)}\n" for p in files)
+    return sha256_bytes(listing.encode())
+
+
 def _manifest(
     split: Split, questions: Sequence[Question], source: Path, source_sha: str, pools_sha: str, version: str
 ) -> dict[str, Any]:
@@ -109,9 +122,20 @@ def existing_artifacts(out_dir: Path) -> list[Path]:
 
 
 def write_split(
-    split: Split, questions: Sequence[Question], source: Path, out_dir: Path, *, force: bool, version: str
+    split: Split,
+    questions: Sequence[Question],
+    source: Path,
+    out_dir: Path,
+    *,
+    force: bool,
+    version: str,
+    benchmark: str = DEFAULT_BENCHMARK,
 ) -> WriteResult:
-    """Write both artifacts atomically; refuse to replace existing ones unless ``force``."""
+    """Write both artifacts atomically; refuse to replace existing ones unless ``force``.
+
+    ``benchmark`` (the adapter ``source`` was read through) is recorded, so ``split verify``
+    re-reads the source as the split did.
+    """
     if out_dir.exists() and not out_dir.is_dir():
         raise SplitError(f"--out {out_dir} exists and is not a folder", file=str(out_dir))
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -127,9 +151,9 @@ def write_split(
     data = pools_bytes(split)
     pools_sha = sha256_bytes(data)
     atomic_write_bytes(out_dir / POOLS_FILE, data)
-    atomic_write_json(
-        out_dir / MANIFEST_FILE, _manifest(split, questions, source, sha256_file(source), pools_sha, version)
-    )
+    manifest = _manifest(split, questions, source, source_sha256(source), pools_sha, version)
+    manifest["source"]["benchmark"] = benchmark
+    atomic_write_json(out_dir / MANIFEST_FILE, manifest)
     return WriteResult(out_dir / POOLS_FILE, out_dir / MANIFEST_FILE, pools_sha, backup)
 
 
@@ -173,14 +197,14 @@ def load_pools(path: Path, expected_sha256: str | None = None) -> FrozenPools:
 
 def verify_split(out_dir: Path, questions_path: Path | None = None) -> list[str]:
     """Re-check the artifacts in ``out_dir``; return the list of problems (empty = verified)."""
-    from skillharness.data.loader import load_questions
-
     manifest_path = out_dir / MANIFEST_FILE
     if not manifest_path.is_file():
         return [f"{manifest_path} is missing"]
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         recorded_path, recorded_sha = Path(manifest["source"]["path"]), manifest["source"]["sha256"]
+        # Manifests from before adapters name none: they were read as Video-MME.
+        benchmark = manifest["source"].get("benchmark", DEFAULT_BENCHMARK)
         recorded_counts, recorded_sizes = manifest["counts"], manifest["pool_sizes"]
         pools = load_pools(out_dir / POOLS_FILE, manifest["pools_sha256"])
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
@@ -194,12 +218,13 @@ def verify_split(out_dir: Path, questions_path: Path | None = None) -> list[str]
     if sizes != recorded_sizes:
         problems.append(f"pool sizes in pools.json {sizes} differ from the manifest's {recorded_sizes}")
     source = questions_path or recorded_path
-    if not source.is_file():
+    if not source.exists():
         return [*problems, f"source questions file {source} not found; pass --questions to re-check counts"]
-    if (digest := sha256_file(source)) != recorded_sha:
+    if (digest := source_sha256(source)) != recorded_sha:
         problems.append(f"source {source}: sha256 {digest} != manifest {recorded_sha}")
         return problems
-    if _recount(pools, load_questions(source), source, problems) != recorded_counts:
+    questions = load_benchmark(source, load_adapter(benchmark)).questions
+    if _recount(pools, questions, source, problems) != recorded_counts:
         problems.append("per-pool counts recomputed from pools.json differ from the manifest")
     return problems
 

@@ -1,8 +1,10 @@
 """The Question record and the task-type vocabulary.
 
-A question is one row of a Video-MME-layout file. The model is benchmark-neutral: which task
-types and duration labels are legal is a :class:`Benchmark` given to the loader, so another
-benchmark only needs another vocabulary, not another model.
+A question is one row of a questions file, in whatever layout its benchmark ships (an adapter,
+``data/adapter.py``, maps each layout onto this one record). The model is benchmark-neutral: which
+task types and duration labels are legal is a :class:`Benchmark` given to the loader, so another
+benchmark only needs another vocabulary, not another model. A question has 2 to 10 options,
+lettered ``A``-``J``; its answer is always a letter, whatever form the file used.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from skillharness.util.model import StrictModel
 
 __all__ = ["OPTION_LETTERS", "VIDEO_MME", "Benchmark", "Question", "TaskType", "slugify"]
 
-OPTION_LETTERS = ("A", "B", "C", "D")
+OPTION_LETTERS = ("A", "B", "C", "D", "E", "F", "G", "H", "I", "J")
 _OPTION_RE = re.compile(r"^([A-Z])\.\s?(.*)$", re.DOTALL)
 
 
@@ -54,7 +56,12 @@ VIDEO_MME = Benchmark()
 
 
 class Question(StrictModel):
-    """One multiple-choice question about one video, in the official Video-MME layout."""
+    """One multiple-choice question about one video (the official Video-MME columns, plus a clip).
+
+    The fields after ``answer`` are optional and absent from Video-MME, so its questions are
+    unchanged: a clip window (seconds into the video; the question is about that stretch only)
+    and a subtitle file with the offset of its timestamps relative to the video.
+    """
 
     video_id: str = Field(min_length=1)
     duration: str = Field(min_length=1)
@@ -67,6 +74,10 @@ class Question(StrictModel):
     question: str = Field(min_length=1)
     options: tuple[str, ...] = Field(min_length=2)
     answer: str = Field(min_length=1, max_length=1)
+    clip_start: float | None = None
+    clip_end: float | None = None
+    subtitle_path: str | None = None
+    subtitle_offset: float = 0.0
 
     @field_validator("answer", mode="before")
     @classmethod
@@ -90,6 +101,7 @@ class Question(StrictModel):
                 )
         if self.answer not in letters:
             raise ValueError(f"answer {self.answer!r} is not among the option letters {letters}")
+        _check_clip(self.clip_start, self.clip_end)
         return self
 
     @property
@@ -105,3 +117,16 @@ class Question(StrictModel):
     @property
     def task_slug(self) -> str:
         return slugify(self.task_type)
+
+
+def _check_clip(start: float | None, end: float | None) -> None:
+    # A window with one end would be read as "to the end of the video" by one reader and "from
+    # the start" by another; both ends or none keeps every reader on the same frames.
+    if start is None and end is None:
+        return
+    if start is None or end is None:
+        raise ValueError(f"a clip window needs both ends, got start={start} end={end}")
+    if start < 0:
+        raise ValueError(f"clip start {start} is negative")
+    if end <= start:
+        raise ValueError(f"clip end {end} is not after its start {start}")

@@ -9,16 +9,27 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from skillharness.data.config import DataConfig
-from skillharness.data.loader import load_questions
+from skillharness.data.adapter import load_adapter
+from skillharness.data.config import DEFAULT_BENCHMARK, DataConfig
+from skillharness.data.convert import load_benchmark
 from skillharness.data.pools import FrozenPools, load_pools
 from skillharness.data.questions import Question
 from skillharness.data.split import Pool
 from skillharness.errors import ConfigError
 
-__all__ = ["load_pool_questions", "select_pool"]
+__all__ = ["load_pool_questions", "read_questions", "select_pool"]
 
 _LISTED = 5  # question ids an error names before it only counts
+
+
+def read_questions(path: Path | str, benchmark: str | Path = DEFAULT_BENCHMARK) -> tuple[Question, ...]:
+    """Every question of ``path`` (a file, or a folder for per-task layouts), read through the
+    adapter ``benchmark`` names (a built-in name or an adapter .yaml file).
+
+    The one reader of a configured questions source: the split, ``infer``, preflight, training and
+    the holdout all see the same questions for one ``data.benchmark``.
+    """
+    return load_benchmark(path, load_adapter(benchmark)).questions
 
 
 def select_pool(
@@ -56,5 +67,5 @@ def load_pool_questions(
             f"{purpose} needs data.pools (a pools.json from `skillharness split`)", key="data.pools"
         )
     frozen = load_pools(data.pools, data.pools_sha256)
-    by_id = {q.question_id: q for q in load_questions(data.questions, data.benchmark)}
+    by_id = {q.question_id: q for q in read_questions(data.questions, data.benchmark)}
     return {Pool(name): select_pool(by_id, frozen, Pool(name), data.questions) for name in pools}, frozen

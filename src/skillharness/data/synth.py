@@ -30,7 +30,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from skillharness.data.questions import Question, TaskType
+from skillharness.data.questions import OPTION_LETTERS, Question, TaskType
 from skillharness.data.synth_questions import GENERATORS, Draft
 from skillharness.data.synth_render import srt_text, write_mp4
 from skillharness.data.synth_scene import Scene, make_scene
@@ -81,7 +81,7 @@ def _letter_options(draft: Draft, rng: random.Random) -> tuple[list[str], str] |
         rng.shuffle(options)
     if len(options) != 4 or len(set(options)) != 4 or draft.correct not in options:
         return None
-    letters = "ABCD"
+    letters = OPTION_LETTERS[: len(options)]  # four here: the synthetic benchmark is Video-MME-shaped
     return [f"{letters[i]}. {text}" for i, text in enumerate(options)], letters[options.index(draft.correct)]
 
 

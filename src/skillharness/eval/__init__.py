@@ -57,6 +57,7 @@ __all__, __getattr__ = lazy_surface(
         "skillharness.eval.tables": ("compare_groups",),
         "skillharness.eval.truth": (
             "SimTruth",
+            "agent_path",
             "simulator_truth",
         ),
     },

@@ -33,7 +33,7 @@ from skillharness.eval.ledger import (
     val_gain,
 )
 from skillharness.eval.tables import compare_groups
-from skillharness.eval.truth import SimTruth, simulator_truth
+from skillharness.eval.truth import SimTruth, agent_path, simulator_truth
 from skillharness.infer import InferProgress, RunSession, inputs_hash, open_session, run_provenance
 from skillharness.infer.runner import InferSettings, check_media
 from skillharness.skills import Bundle
@@ -261,7 +261,12 @@ async def _report(
     final, baseline = (arm.bundle for arm in plan.arms)
     val_ids = plan.pool.val_ids if recorded is not None else ()
     truth = await simulator_truth(
-        config.llm.endpoints[0].base_url, final, baseline, _groups(rows, plan.pool), val_ids
+        config.llm.endpoints[0].base_url,
+        final,
+        baseline,
+        _groups(rows, plan.pool),
+        val_ids,
+        agent_path(config.agent),
     )
     rows = _with_truth(rows, truth)
     overall = rows[0]

@@ -1,9 +1,12 @@
-"""Simulator truth: when the endpoint is our simulator, its oracle's exact accuracies for the report.
+"""Scored truth: when the endpoint is our simulator, its oracle's exact accuracies for the report.
 
 The simulator says what it is (``GET /health`` answers ``{"simulator": true}``) and serves its
 oracle at ``/sim/oracle``. A real server answers neither, and the report then has no truth
-columns. The oracle is a property of the simulated world, not a measurement: the report marks
-every number from it as "simulator truth".
+columns. The oracle is a property of the simulated world, not a measurement. It is asked for the
+**scored truth** of the run's agent path (:func:`agent_path`): the probability that the harness
+scores an answer right, counting every way the simulated agent's answer ends unparsed, off-format
+or over the step limit, so it is the quantity the measured accuracy estimates. The report names
+every number from it "scored truth".
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ from typing import Any
 
 import httpx
 
+from skillharness.agent import AgentConfig, ProtocolName
 from skillharness.eval.holdout_report import TruthCell
 from skillharness.skills import Bundle
 
-__all__ = ["SimTruth", "simulator_root", "simulator_truth"]
+__all__ = ["SimTruth", "agent_path", "simulator_root", "simulator_truth"]
 
 log = logging.getLogger(__name__)
 _TIMEOUT_S = 30.0
@@ -26,10 +30,28 @@ _TIMEOUT_S = 30.0
 
 @dataclass(frozen=True)
 class SimTruth:
-    """The oracle's accuracies per report group, and its gain on the val pool."""
+    """The oracle's scored accuracies per report group, and its scored gain on the val pool."""
 
     cells: Mapping[tuple[str, str], TruthCell]  # (grouping, label) -> truth
     val_gain: float | None
+
+
+def agent_path(agent: AgentConfig) -> dict[str, Any]:
+    """The oracle's agent path (``sim.AgentPath``'s fields) of a run with ``agent`` settings.
+
+    The scored truth depends on it: the tools offered set how long the simulated agent's plan can
+    be against ``max_steps``, and a reference protocol asks one plain request, with the bundle
+    only when it goes in the system slot. ``get_subtitles`` is offered whenever
+    ``agent.subtitles`` is on (a video without subtitle lines answers with none).
+    """
+    tools = agent.protocol is ProtocolName.SKILLHARNESS
+    return {
+        "tools": tools,
+        "frames": agent.vision,
+        "subtitles": agent.subtitles,
+        "max_steps": agent.max_steps,
+        "bundle_in_prompt": tools or agent.protocol_bundle_slot == "system",
+    }
 
 
 def simulator_root(base_url: str) -> str:
@@ -67,14 +89,17 @@ async def _truth(
     baseline: Bundle,
     groups: Mapping[tuple[str, str], Sequence[str]],
     val_ids: Sequence[str],
+    path: Mapping[str, Any] | None,
 ) -> SimTruth:
     arms = {"final": _payload(final), "baseline": _payload(baseline)}
+    way = {"path": dict(path)} if path is not None else {}
     cells: dict[tuple[str, str], TruthCell] = {}
     for (grouping, label), ids in groups.items():
         if grouping == "task_type":
             continue  # answered by the overall call's per_task_type
         found = {
-            arm: await _ask(client, root, {"bundle": b, "question_ids": list(ids)}) for arm, b in arms.items()
+            arm: await _ask(client, root, {"bundle": b, "question_ids": list(ids), **way})
+            for arm, b in arms.items()
         }
         cells[(grouping, label)] = TruthCell(
             final=found["final"]["accuracy"], baseline=found["baseline"]["accuracy"]
@@ -86,9 +111,8 @@ async def _truth(
                 )
     val_gain = None
     if val_ids:
-        effect = await _ask(
-            client, root, {"bundle": arms["baseline"], "after": arms["final"], "question_ids": list(val_ids)}
-        )
+        body = {"bundle": arms["baseline"], "after": arms["final"], "question_ids": list(val_ids), **way}
+        effect = await _ask(client, root, body)
         val_gain = float(effect["delta"])
     return SimTruth(cells, val_gain)
 
@@ -99,19 +123,22 @@ async def simulator_truth(
     baseline: Bundle,
     groups: Mapping[tuple[str, str], Sequence[str]],
     val_ids: Sequence[str] = (),
+    path: Mapping[str, Any] | None = None,
 ) -> SimTruth | None:
-    """The oracle's accuracies of both bundles on every group, or None when not a simulator.
+    """The scored truth of both bundles on every group, or None when not a simulator.
 
     ``groups`` maps ``(grouping, label)`` to the group's test question ids; it must hold the
-    ``("overall", ...)`` group (task-type truth comes with it). A simulator whose oracle fails
-    (say, it was started with other questions) gives no truth and a warning, never a failed eval.
+    ``("overall", ...)`` group (task-type truth comes with it). ``path`` is the run's
+    :func:`agent_path` (None: the oracle's default, the tool-using agent with every tool and six
+    turns). A simulator whose oracle fails (say, it was started with other questions) gives no
+    truth and a warning, never a failed eval.
     """
     root = simulator_root(base_url)
     async with httpx.AsyncClient(timeout=_TIMEOUT_S) as client:
         if not await _is_simulator(client, root):
             return None
         try:
-            return await _truth(client, root, final, baseline, groups, val_ids)
+            return await _truth(client, root, final, baseline, groups, val_ids, path)
         except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
             log.warning("the simulator's oracle at %s gave no truth: %s", root, exc)
             return None

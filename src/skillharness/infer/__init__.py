@@ -19,7 +19,7 @@ from skillharness.infer.config import InferConfig
 from skillharness.infer.endpoints import probe_endpoints
 from skillharness.infer.export import write_official_results
 from skillharness.infer.outcome import single_error
-from skillharness.infer.progress import InferProgress, RichProgress
+from skillharness.infer.progress import InferProgress, RichProgress, short_name
 from skillharness.infer.provenance import inputs_hash, run_provenance
 from skillharness.infer.runner import (
     InferJob,
@@ -86,6 +86,7 @@ __all__ = [
     "run_inference",
     "run_provenance",
     "score_run",
+    "short_name",
     "single_error",
     "summarize",
     "wilson",

@@ -19,3 +19,11 @@ class InferConfig(StrictModel):
         description="A run whose share of infra_error answers exceeds this ends 'failed' (non-zero exit); "
         "below it, any infra error ends the run 'finished_with_errors'.",
     )
+    max_refused_share: float = Field(
+        0.1,
+        ge=0,
+        le=1,
+        description="Requests the server refused for their size (HTTP 400/413/422: a body, image or "
+        "max_tokens limit below the run's requests) are never scored; past this share of a run's answers "
+        "an infer run ends 'failed', and a training run stops at the rollout that passes it.",
+    )

@@ -1,17 +1,21 @@
-"""What a person sees while a long inference runs: done/total, rate, cache hits, errors, breakers."""
+"""What a person sees while a long inference runs: done/total, rate, cache hits, errors, breakers.
+
+Two lines, each within the terminal's width: the bar with its counts and times, then the run's
+health cut at the edge. On one line at 80 columns the health wrapped into five or more lines.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import TracebackType
+from typing import Any
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
     ProgressColumn,
-    Task,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -20,7 +24,23 @@ from rich.text import Text
 
 from skillharness.agent.records import Prediction, PredictionStatus
 
-__all__ = ["InferProgress", "QuietProgress", "RichProgress"]
+__all__ = ["InferProgress", "QuietProgress", "RichProgress", "short_name"]
+
+# The widest label a progress line shows: a run id can be any length, the line cannot.
+_LABEL_CHARS = 24
+
+
+def short_name(name: str, width: int) -> str:
+    """``name`` in at most ``width`` characters, cut at a word boundary (a space, ``-`` or ``.``)
+    and marked with an ellipsis (``Attribute Perception`` → ``Attribute…``): a name cut mid-word
+    reads as another word."""
+    if len(name) <= width:
+        return name
+    head = name[: width - 1]
+    if name[width - 1] not in " -.":  # the cut falls inside a word: drop that word
+        ends = [head.rfind(mark) for mark in " -."]
+        head = head[: max(ends)] if max(ends) > 0 else head
+    return head.rstrip(" -.") + "…"
 
 
 class InferProgress:
@@ -63,31 +83,31 @@ class QuietProgress(InferProgress):
     """Counting only (tests, non-interactive callers)."""
 
 
-class _LiveText(ProgressColumn):
-    """A column re-rendered at every refresh, not only when a question finishes: while an
-    endpoint's breaker is open nothing finishes, and the line must still say what it waits for."""
+class _WithHealth(Progress):
+    """The progress row, then the health on a line of its own, cut at the edge (not wrapped)."""
 
-    def __init__(self, render: Callable[[], str]) -> None:
-        super().__init__()
-        self._render = render
+    def __init__(self, *columns: ProgressColumn, health: Callable[[], str], **options: Any) -> None:
+        self._health = health  # before the base class, whose Live renders once at construction
+        super().__init__(*columns, **options)
 
-    def render(self, task: Task) -> Text:
-        return Text(self._render())
+    def get_renderables(self) -> Iterable[RenderableType]:
+        yield self.make_tasks_table(self.tasks)
+        yield Text(f"  {self._health()}", no_wrap=True, overflow="ellipsis")
 
 
 class RichProgress(InferProgress):
-    """A live progress bar with the run's health on the same line."""
+    """A live progress bar, the run's health on the line below."""
 
     def __init__(self, console: Console | None = None, label: str = "infer") -> None:
         super().__init__()
-        self._progress = Progress(
-            TextColumn(f"[bold]{label}[/]"),
-            BarColumn(),
+        self._progress = _WithHealth(
+            TextColumn(f"[bold]{short_name(label, _LABEL_CHARS)}[/]", markup=True),
+            BarColumn(bar_width=None),
             MofNCompleteColumn(),
             TextColumn("{task.fields[rate]}"),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
-            _LiveText(self.health),
+            health=self.health,
             console=console,
             transient=False,
         )

@@ -18,9 +18,8 @@ from typing import Any, Protocol
 from skillharness.agent.config import AgentConfig
 from skillharness.agent.records import Prediction
 from skillharness.data.config import DataConfig
-from skillharness.data.loader import load_questions
 from skillharness.data.questions import Question
-from skillharness.data.selection import load_pool_questions
+from skillharness.data.selection import load_pool_questions, read_questions
 from skillharness.data.split import Pool
 from skillharness.errors import ConfigError, DataError
 from skillharness.infer.cache_policy import cache_scope
@@ -102,6 +101,7 @@ class InferJob:
     kind: RunKind = RunKind.INFER
     confidence: float = 0.95
     max_infra_share: float = InferConfig().max_infra_share
+    max_refused_share: float = InferConfig().max_refused_share
     settings: Mapping[str, Any] | None = None  # what config_hash hashes, stored with the run
 
 
@@ -141,7 +141,7 @@ def load_job(config: InferSettings, *, pool: Pool | None, run_id: str | None, re
     if resume and run_id is None:
         raise ConfigError("--resume needs --run-id: the run to continue")
     if pool is None:
-        questions: Sequence[Question] = load_questions(data.questions, data.benchmark)
+        questions: Sequence[Question] = read_questions(data.questions, data.benchmark)
         pools_sha = None
     else:
         chosen, frozen = load_pool_questions(data, (pool,), purpose=f"--pool {pool}")
@@ -165,6 +165,7 @@ def load_job(config: InferSettings, *, pool: Pool | None, run_id: str | None, re
         resume=resume,
         confidence=config.eval.confidence,
         max_infra_share=config.infer.max_infra_share,
+        max_refused_share=config.infer.max_refused_share,
     )
 
 
@@ -201,6 +202,9 @@ def check_media(data: DataConfig, questions: Sequence[Question], *, subtitles: b
         raise ConfigError("data.videos_dir is not set: the folder holding <videoID>.mp4 files")
     videos = list(dict.fromkeys(q.videoID for q in questions))
     videos_dir, subtitles_dir = data.videos_dir, data.subtitles_dir if subtitles else None
+    for question in questions:  # a folder of frames is refused by name, with its task and the fix
+        if (videos_dir / question.videoID).is_dir():
+            locate_video(videos_dir, question.videoID, task=question.task_type)
     found = [_media_problems(videos_dir, subtitles_dir, video) for video in videos]
     missing = [video_id for video_id, (absent, _, _) in zip(videos, found, strict=True) if absent]
     unreadable = [problem for _, problem, _ in found if problem]
@@ -224,6 +228,33 @@ def check_media(data: DataConfig, questions: Sequence[Question], *, subtitles: b
             file=str(data.subtitles_dir),
             problems=broken,
         )
+    past_end = _windows_past_end(videos_dir, questions)
+    if past_end:
+        raise DataError(
+            f"{len(past_end)} question(s) have a clip window past their video's end:\n  "
+            + "\n  ".join(past_end[:10]),
+            file=str(data.videos_dir),
+            problems=past_end,
+        )
+
+
+def _windows_past_end(videos_dir: Path, questions: Sequence[Question]) -> list[str]:
+    """Questions whose clip window starts at or after their video's end: every draw of them would
+    fail alike, so they are the data's to fix (headers were read above, so this reads none)."""
+    problems = []
+    for question in questions:
+        if question.clip_start is None:
+            continue
+        try:
+            duration = video_duration(locate_video(videos_dir, question.videoID))
+        except DataError:
+            continue  # named above as missing or unreadable
+        if question.clip_start >= duration:
+            problems.append(
+                f"{question.question_id}: clip [{question.clip_start:g}s, {question.clip_end:g}s] of "
+                f"{question.videoID} starts after its end ({duration:.1f} s)"
+            )
+    return problems
 
 
 async def run_inference(job: InferJob, progress: InferProgress | None = None) -> InferResult:
@@ -260,7 +291,9 @@ async def run_inference(job: InferJob, progress: InferProgress | None = None) ->
             await session.rollout(job.bundle, draws, log, on_done=progress.advance)
             usage = session.usage()
             await log.flush()
-            outcome = decide_outcome(await asyncio.to_thread(_stored, job), total, job.max_infra_share)
+            outcome = decide_outcome(
+                await asyncio.to_thread(_stored, job), total, job.max_infra_share, job.max_refused_share
+            )
             status = outcome.status
         except BaseException as exc:
             # Ctrl-C reaches this coroutine as CancelledError (asyncio.run cancels the main task and

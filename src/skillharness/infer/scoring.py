@@ -68,11 +68,12 @@ class ScoredAnswer:
 
     def reference_letter(self, parser: Parser) -> str:
         """What ``parser``'s extractor reads, on the text that reference scores ("" when nothing)."""
+        letters = self.question.letters  # A-D for Video-MME, as the references read it
         if parser is Parser.LMMS_EVAL:
-            return lmms_eval_letter(self._scored_text(parser))
+            return lmms_eval_letter(self._scored_text(parser), letters)
         if parser is Parser.VLMEVALKIT:
-            return vlmevalkit_letter(self._scored_text(parser))
-        return official_letter(self._scored_text(parser))
+            return vlmevalkit_letter(self._scored_text(parser), letters)
+        return official_letter(self._scored_text(parser), letters)
 
     def _scored_text(self, parser: Parser) -> str:
         if self.status is not PredictionStatus.INFRA_ERROR:

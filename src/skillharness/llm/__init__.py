@@ -6,6 +6,7 @@ Higher layers call :func:`build_chat_model` and then ``await model.complete(requ
 from skillharness.llm.accounting import Accountant, RoleUsage
 from skillharness.llm.cache.backend import CacheBackend, redact_url
 from skillharness.llm.cache.opener import open_backend
+from skillharness.llm.client import count_images, request_body
 from skillharness.llm.config import (
     BreakerConfig,
     CacheConfig,
@@ -14,7 +15,7 @@ from skillharness.llm.config import (
     RetryConfig,
     TimeoutConfig,
 )
-from skillharness.llm.errors import refuses_request
+from skillharness.llm.errors import REFUSAL_LIMITS, refuses_request
 from skillharness.llm.events import AttemptEvent, EventLog, LLMEvent
 from skillharness.llm.probe import probe_models
 from skillharness.llm.roles import (
@@ -56,6 +57,7 @@ __all__ = [
     "RANK_CANDIDATE_HEADING",
     "RANK_DECLINE_OFFER",
     "RANK_NONE",
+    "REFUSAL_LIMITS",
     "SAMPLE_IDX_KEY",
     "TOOL_GET_FRAMES",
     "TOOL_GET_SUBTITLES",
@@ -84,12 +86,14 @@ __all__ = [
     "ToolCall",
     "Usage",
     "build_chat_model",
+    "count_images",
     "draw_seed",
     "extract_tool_call",
     "open_backend",
     "probe_models",
     "redact_url",
     "refuses_request",
+    "request_body",
     "response_format",
     "role_of_request",
 ]

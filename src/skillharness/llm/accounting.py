@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from skillharness.errors import LLMError
 from skillharness.llm.config import RolePrice
+from skillharness.llm.errors import refuses_request
 from skillharness.llm.events import AttemptEvent, LLMEvent
 from skillharness.llm.roles import Role
 from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse
@@ -19,13 +20,16 @@ class RoleUsage:
     """Running totals for one role. Cache hits cost nothing and add no tokens.
 
     ``errors`` counts failed attempts (an outage shows here even when every retry succeeded);
-    ``failed_calls`` counts calls that ended in an error.
+    ``failed_calls`` counts calls that ended in an error; ``refused`` those of them the server
+    refused for what the request carried (a 400, 413 or 422 of ``REQUEST_REFUSALS``): a server
+    set up below the run's requests shows here, role by role, however its answers are scored.
     """
 
     calls: int = 0
     cache_hits: int = 0
     errors: int = 0
     failed_calls: int = 0
+    refused: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
@@ -62,6 +66,8 @@ class Accountant:
         usage = self.by_role[role]
         usage.calls += 1
         usage.failed_calls += 1
+        if exc is not None and refuses_request(exc):
+            usage.refused += 1
         if exc is None or not exc.context.get("noted"):
             usage.errors += 1
 

@@ -18,7 +18,15 @@ import httpx_sse
 
 from skillharness.errors import AuthError, LLMError
 from skillharness.llm.config import EndpointConfig, TimeoutConfig
-from skillharness.llm.errors import error_for_status, fatal, map_httpx_error, not_event_stream, transient
+from skillharness.llm.errors import (
+    error_for_status,
+    fatal,
+    likely_limit,
+    map_httpx_error,
+    not_event_stream,
+    refuses_request,
+    transient,
+)
 from skillharness.llm.lanes import Lanes
 from skillharness.llm.redact import redact
 from skillharness.llm.roles import SAMPLE_IDX_KEY
@@ -26,9 +34,47 @@ from skillharness.llm.stream import StreamAssembler
 from skillharness.llm.toolcall import apply_content_tool_call
 from skillharness.llm.types import ChatRequest, ChatResponse
 
-__all__ = ["EndpointClient", "request_body"]
+__all__ = ["EndpointClient", "count_images", "request_body"]
 
 _ERROR_BODY_LIMIT = 2048
+_IMAGE_PARTS = frozenset({"image_url", "input_image", "image"})
+
+
+def count_images(messages: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> int:
+    """Image parts in ``messages`` (what a server's images-per-prompt limit counts)."""
+    return sum(
+        1
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for part in message["content"]
+        if isinstance(part, dict) and part.get("type") in _IMAGE_PARTS
+    )
+
+
+def _with_shape(exc: LLMError, request: ChatRequest, body_bytes: int) -> LLMError:
+    """A refusal, naming what the request carried and the limit it most likely hit.
+
+    The server's message rarely holds the numbers a user compares with its settings (nginx's 413
+    page holds none), so the error carries them: body bytes, images and max_tokens.
+    """
+    if not refuses_request(exc):
+        return exc
+    images = count_images(request.messages)
+    max_tokens = request.sampling.max_tokens
+    limit = likely_limit(int(exc.context["status"]), exc.message)
+    exc.context = {
+        **exc.context,
+        "body_bytes": body_bytes,
+        "images": images,
+        "max_tokens": max_tokens,
+        "limit": limit,
+    }
+    exc.message += (
+        f" [the request: {body_bytes} bytes, {images} image(s), max_tokens {max_tokens}; "
+        f"likely limit: {limit}]"
+    )
+    exc.args = (exc.message,)
+    return exc
 
 
 def request_body(request: ChatRequest, *, send_sample_idx: bool = True) -> dict[str, Any]:
@@ -131,19 +177,20 @@ class EndpointClient:
 
     async def _read_stream(self, request: ChatRequest) -> ChatResponse:
         assembler = StreamAssembler(self.label, self._secrets())
+        content = self._encoded_body(request)
         async with (
             self._lanes.lane() as http,
             httpx_sse.aconnect_sse(
                 http,
                 "POST",
                 self._url,
-                content=self._encoded_body(request),
+                content=content,
                 headers={"Content-Type": "application/json", **self._headers()},
             ) as source,
         ):
             response = source.response
             if response.status_code != 200:
-                raise await self._status_error(response)
+                raise _with_shape(await self._status_error(response), request, len(content))
             content_type = response.headers.get("content-type", "")
             if "text/event-stream" not in content_type.lower():
                 raise not_event_stream(

@@ -23,11 +23,13 @@ __all__ = [
     "FATAL_STATUSES",
     "HTTPX_ERROR_KINDS",
     "OUT_OF_ROTATION_KINDS",
+    "REFUSAL_LIMITS",
     "REQUEST_REFUSALS",
     "TRANSIENT_STATUSES",
     "RetryDecision",
     "error_for_status",
     "fatal",
+    "likely_limit",
     "map_httpx_error",
     "not_event_stream",
     "parse_retry_after",
@@ -93,6 +95,49 @@ FATAL_STATUSES = frozenset({400, 401, 403, 404, 422})  # and every other 4xx
 # same request gets the same answer, and another bundle's request may not. Credentials (401, 403),
 # a wrong model or path (404, 405) and a proxy (407) refuse every request alike: those are not.
 REQUEST_REFUSALS = frozenset({400, 411, 413, 414, 415, 422, 431})
+
+
+# The server limit a refusal most likely hit (``likely_limit``), and what to change. A refusal
+# is a server set up below the run's requests, not a wrong answer: these name the knob on both sides.
+REFUSAL_LIMITS: dict[str, str] = {
+    "body_size": (
+        "request body size: a proxy in front of the server (nginx client_max_body_size) or the "
+        "server itself takes smaller bodies than the run sends; raise that limit, or send fewer "
+        "frames (agent.max_frames)"
+    ),
+    "images_per_prompt": (
+        "images per prompt: the server takes fewer images in one request than agent.max_frames "
+        "(vLLM --limit-mm-per-prompt); raise it, or lower agent.max_frames"
+    ),
+    "max_tokens": (
+        "max_tokens or context length: the request's max_tokens, or its prompt with it, is more than "
+        "the server allows (vLLM --max-model-len); lower agent.sampling.max_tokens or agent.max_frames, "
+        "or raise the server's limit"
+    ),
+    "header_size": "URL or header size (HTTP 414/431): a proxy's header limit",
+    "unknown": "a limit the server's message names",
+}
+
+_IMAGE_WORDS = ("image", "multimodal", "multi-modal", "mm_", "limit-mm", "media item")
+_TOKEN_WORDS = ("max_tokens", "max_new_tokens", "max_completion_tokens", "context length", "context window")
+
+
+def likely_limit(status: int, server_text: str) -> str:
+    """The :data:`REFUSAL_LIMITS` key a refusal most likely hit, from its status and message.
+
+    A 413 is a body limit whatever it says (nginx's page says nothing else); vLLM refuses too many
+    images and too many tokens with a 400 whose message names them.
+    """
+    text = server_text.lower()
+    if status == 413 or "too large" in text or "entity too large" in text:
+        return "body_size"
+    if status in (414, 431):
+        return "header_size"
+    if any(word in text for word in _IMAGE_WORDS):
+        return "images_per_prompt"
+    if any(word in text for word in _TOKEN_WORDS) or ("token" in text and "maximum" in text):
+        return "max_tokens"
+    return "unknown"
 
 
 def refuses_request(exc: BaseException) -> bool:

@@ -1,7 +1,8 @@
 """The simulated model: an OpenAI-compatible server with a known ground truth, faults and an oracle.
 
 It is a simulator. Its ground truth is a seeded world of hidden insights per task type; the
-oracle reports the exact expected accuracy of any bundle text on any question set.
+oracle reports the exact scored truth (the probability that the harness scores an answer right on
+an :class:`AgentPath`) of any bundle text on any question set.
 """
 
 from skillharness.sim.config import AnswerShape, FaultConfig, FaultKind, LatencyConfig, PlainShape, SimConfig
@@ -9,9 +10,10 @@ from skillharness.sim.oracle import BundleText, EditEffect, Oracle
 from skillharness.sim.presets import decisive_world
 from skillharness.sim.runner import SimServer, build_state, run_sim_server
 from skillharness.sim.server import create_app
-from skillharness.sim.world import World
+from skillharness.sim.world import AgentPath, World
 
 __all__ = [
+    "AgentPath",
     "AnswerShape",
     "BundleText",
     "EditEffect",

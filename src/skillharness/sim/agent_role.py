@@ -7,7 +7,7 @@ the request samples: temperature above 0 and no fixed seed; see
 :func:`~skillharness.sim.prompt.draw_index`). The conversation so far only says how far along the
 plan the episode is. So at temperature 0 one (question, instruction text) gives one output,
 whatever the sample index and seed, as on a greedy real server; when sampling, accuracy over many
-sample indices converges to :meth:`World.p_correct`. Temperature selects the draw but does not
+sample indices converges to :meth:`World.p_scored`. Temperature selects the draw but does not
 change the probabilities. A sampling request with a seed couples the correctness of every
 instruction text asked with that seed (:meth:`World.seed_coupled`, ``world.seed_coupling``).
 """
@@ -113,7 +113,7 @@ class AgentRole:
             u = self.world.correct_draw(question, own, *key[4:])
             correct = u < self.world.p_intended(question, text)
         else:  # not one of ours: guess among the letters the prompt shows
-            letters = tuple(x for x in OPTION_LETTERS if f"\n{x}." in "\n" + user) or OPTION_LETTERS
+            letters = _letters_shown(None, user)
             answer, correct = "", False
         rng = rng_for(*key, "letter")
         intended = answer if correct else rng.choice([x for x in letters if x != answer] or list(letters))
@@ -135,16 +135,22 @@ class AgentRole:
             or (forced is None and done >= len(decision.plan))
             or forced == TOOL_SUBMIT_ANSWER
         ):
-            return self._submit(body, decision, key, text_only=forced == "none")
+            letters = _letters_shown(question, first_user_text(body))
+            return self._submit(body, decision, key, text_only=forced == "none", letters=letters)
         name = forced if forced in (TOOL_GET_FRAMES, TOOL_GET_SUBTITLES) else decision.plan[done]
         duration = _video_duration(first_user_text(body), question)
         arguments = _tool_arguments(name, duration, rng_for(*key, "args"))
         return self._call(body, name, arguments, key)
 
     def _submit(
-        self, body: dict[str, Any], decision: AgentDecision, key: tuple[Any, ...], text_only: bool
+        self,
+        body: dict[str, Any],
+        decision: AgentDecision,
+        key: tuple[Any, ...],
+        text_only: bool,
+        letters: tuple[str, ...],
     ) -> Reply:
-        other = rng_for(*key, "other").choice([x for x in OPTION_LETTERS if x != decision.intended])
+        other = rng_for(*key, "other").choice([x for x in letters if x != decision.intended])
         arguments = render_answer(decision.intended, decision.shape, other)
         if arguments is None or text_only:
             content = NO_ANSWER_TEXT if arguments is None else f"The answer is {decision.intended}."
@@ -154,6 +160,14 @@ class AgentRole:
     def _call(self, body: dict[str, Any], name: str, arguments: str, key: tuple[Any, ...]) -> Reply:
         call = ReplyToolCall(f"call_{digest(*key, name).hex()[:24]}", name, arguments)
         return Reply(None, (call,), "tool_calls", prompt_tokens(body), estimate_tokens(name + arguments))
+
+
+def _letters_shown(question: Question | None, user: str) -> tuple[str, ...]:
+    """The letters the agent may answer with: the question's own, so a 4-option question never
+    gets an E; for a question not in the world, the letters its prompt lists (A-D if none)."""
+    if question is not None:
+        return question.letters
+    return tuple(x for x in OPTION_LETTERS if f"\n{x}." in "\n" + user) or OPTION_LETTERS[:4]
 
 
 def _tool_calls_made(body: dict[str, Any]) -> int:

@@ -94,6 +94,23 @@ class FaultConfig(StrictModel):
     echo_pad_chars: int = Field(
         0, ge=0, description="Filler characters before the echoed headers of http_401 / echo_headers."
     )
+    refuse_body_over: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "A misconfigured server: every agent request whose body is larger than this many bytes gets "
+            "nginx's 413 page (a body limit in front of a multimodal server). Other roles pass. None: off."
+        ),
+    )
+    refuse_images_over: int | None = Field(
+        None,
+        ge=0,
+        description=(
+            "A misconfigured server: every agent request with more image parts than this gets vLLM's 400 "
+            "'At most K image(s) may be provided in one prompt' (--limit-mm-per-prompt below "
+            "agent.max_frames). Other roles pass. None: off."
+        ),
+    )
 
     @model_validator(mode="after")
     def _rates_are_probabilities(self) -> FaultConfig:
@@ -184,12 +201,28 @@ class WorldConfig(StrictModel):
         ),
     )
 
+    side_effect_share: float = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description=(
+            "Side effects: each insight lowers each question of its class that does not need it with this "
+            "probability (a per-question draw fixed by the world seed), by a size drawn from "
+            "Uniform(side_effect_min, side_effect_max). 0: an insight never lowers a question (no overfit "
+            "is possible). Reasoned, not measured (docs/simulator.md, 'Side effects')."
+        ),
+    )
+    side_effect_min: float = Field(0.02, ge=0, le=1, description="Smallest side effect (accuracy lost).")
+    side_effect_max: float = Field(0.10, ge=0, le=1, description="Largest side effect (accuracy lost).")
+
     @model_validator(mode="after")
     def _ranges(self) -> WorldConfig:
         if self.needed_min > self.needed_max or self.needed_max > self.insights_per_task:
             raise ValueError("need needed_min <= needed_max <= insights_per_task")
         if self.base_min > self.base_max or self.gain_min > self.gain_max or self.floor > self.ceiling:
             raise ValueError("each *_min must be <= its *_max and floor <= ceiling")
+        if self.side_effect_min > self.side_effect_max:
+            raise ValueError("need side_effect_min <= side_effect_max")
         return self
 
 
@@ -262,7 +295,38 @@ class EvolveConfig(StrictModel):
     )
     harmful_rate: float = Field(0.2, ge=0, le=1, description="An edit states a harmful rule.")
     edits_per_call: int = Field(1, ge=1, le=5, description="Edits per proposal.")
-    rank_accuracy: float = Field(0.7, ge=0, le=1, description="Rank picks the truly best candidate.")
+    rank_informativeness: float = Field(
+        0.6,
+        ge=0,
+        le=1,
+        description=(
+            "r: the rank role scores each option (every candidate, and declining when offered) as "
+            "r * what its text shows + sqrt(1 - r^2) * Normal(0, 1) noise, and returns the highest. What the "
+            "text shows is the concrete rules it states (insights and decoys alike: the text cannot tell "
+            "them apart) minus twice its harmful rules; declining shows 0. 0: chance, the truth unread; "
+            "1: the best-looking candidate. Reasoned, not measured (docs/simulator.md, 'The rank role')."
+        ),
+    )
+    decoy_rate: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description=(
+            "Share of the useless edits that state a decoy (a concrete, plausible rule of the class worth "
+            "exactly nothing) rather than a filler line."
+        ),
+    )
+    sample_alike: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description=(
+            "Correlation of sampled evolve replies to one prompt: each sampled reply is, with this "
+            "probability, the prompt's shared draw (the same reply as every other sample that takes it), "
+            "else its own. Two samples are the same reply with probability about alike^2. 0: independent "
+            "samples; 1: every sample alike."
+        ),
+    )
     consolidate_drop_rate: float = Field(
         0.1, ge=0, le=1, description="Consolidation drops one instruction line it should have kept."
     )

@@ -1,8 +1,9 @@
 """The evolve role: propose patch edits to a document from the failed cases it was shown.
 
 Each edit is *useful* (a missing insight the cases need, reworded, or the deletion of a line
-holding a harmful rule), *harmful* (a harmful rule) or *useless* (filler, worth a small seeded amount
-either way: ``world.filler_effect_sd``).
+holding a harmful rule), *harmful* (a harmful rule) or *useless*: with ``evolve.decoy_rate`` a decoy
+of the cases' task type (a concrete, plausible rule worth exactly nothing), else filler (worth a
+small seeded amount either way: ``world.filler_effect_sd``).
 How likely a useful edit is depends on the cases, as diagnosis is meant to make it: a model can
 only state the missing insight that failures show it. The cases are the loaded questions the
 prompt quotes; a case is *explained* when its question needs an insight the document lacks (or
@@ -78,7 +79,13 @@ def _missing(world: World, document: str, cases: tuple[Question, ...], task_type
 
 
 def _edit_text(
-    world: World, document: str, missing: list[Rule], harmful_lines: list[str], kind: str, rng: random.Random
+    world: World,
+    document: str,
+    missing: list[Rule],
+    harmful_lines: list[str],
+    kind: str,
+    rng: random.Random,
+    task_type: str | None = None,
 ) -> tuple[str, str | None]:
     """(kind actually made, text or the harmful line to delete)."""
     if kind == "useful" and harmful_lines and (not missing or rng.random() < 0.5):
@@ -90,6 +97,10 @@ def _edit_text(
     if kind == "harmful":
         fresh = [r for r in world.harmful if not r.present_in(norm)] or list(world.harmful)
         return "insert", "- " + rng.choice(rng.choice(fresh).wordings)
+    decoys = [r for r in world.decoys_for(task_type) if not r.present_in(norm)] if task_type else []
+    # Drawn only when a decoy is possible, so a world without decoys draws as it did before them.
+    if decoys and rng.random() < world.config.evolve.decoy_rate:
+        return "insert", "- " + rng.choice(rng.choice(decoys).wordings)
     fresh_filler = [w for w in USELESS_RULES if normalize_text(w) not in norm] or list(USELESS_RULES)
     return "insert", "- " + rng.choice(fresh_filler)
 
@@ -114,7 +125,7 @@ def propose_edits(
     for _ in range(cfg.edits_per_call):
         u = rng.random()
         kind = "useful" if u < useful else "harmful" if u < useful + cfg.harmful_rate else "useless"
-        made, text = _edit_text(world, document, missing, harmful_lines, kind, rng)
+        made, text = _edit_text(world, document, missing, harmful_lines, kind, rng, task_type)
         if made == "delete" and text is not None:
             harmful_lines.remove(text)
             # The anchor is matched as a substring: take the line break too, so no blank line stays.

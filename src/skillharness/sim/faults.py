@@ -12,13 +12,15 @@ temperature > 0 (the simulated roles alone are deterministic per request).
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 from skillharness.llm.roles import Role
 from skillharness.sim.config import FaultConfig, FaultKind
 from skillharness.sim.draw import uniform, weighted_choice
-from skillharness.sim.wire import Reply, estimate_tokens
+from skillharness.sim.wire import Reply, error_body, estimate_tokens
 
 __all__ = [
     "FATAL_FAULTS",
@@ -28,6 +30,7 @@ __all__ = [
     "UNPARSEABLE_TEXT",
     "FaultInjector",
     "GatewayPage",
+    "limit_refusal",
     "unparseable",
 ]
 
@@ -80,6 +83,42 @@ GATEWAY_PAGES: dict[FaultKind, GatewayPage] = {
     FaultKind.HTML_502: _nginx(502, "Bad Gateway"),
     FaultKind.HTML_504: _nginx(504, "Gateway Time-out"),
 }
+
+
+def limit_refusal(
+    body_bytes: int, body: dict[str, Any], role: Role | None, config: FaultConfig
+) -> GatewayPage | None:
+    """The refusal of a server set up below the agent's requests, or None.
+
+    Deterministic, unlike the drawn faults: the same request is refused every time, as a real limit
+    refuses it. Only agent requests are judged, so a text-only preflight probe or a judge call passes
+    while every request with frames is refused (the misconfiguration this reproduces).
+    """
+    if role is not Role.AGENT:
+        return None
+    if config.refuse_body_over is not None and body_bytes > config.refuse_body_over:
+        return _nginx(413, "Request Entity Too Large")
+    images = _images(body.get("messages"))
+    if config.refuse_images_over is not None and images > config.refuse_images_over:
+        message = (
+            f"At most {config.refuse_images_over} image(s) may be provided in one prompt; "
+            f"this request has {images}."
+        )
+        payload = json.dumps(error_body(message, "BadRequestError", 400)).encode()
+        return GatewayPage(400, "application/json", payload)
+    return None
+
+
+def _images(messages: Any) -> int:
+    if not isinstance(messages, list):
+        return 0
+    return sum(
+        1
+        for message in messages
+        if isinstance(message, dict) and isinstance(message.get("content"), list)
+        for part in message["content"]
+        if isinstance(part, dict) and part.get("type") == "image_url"
+    )
 
 
 @dataclass

@@ -1,5 +1,8 @@
-"""The wording banks of the simulated world: insights, harmful rules, filler ("useless" lines, each
-worth a small seeded amount, see ``world.filler_effect_sd``) and the forms of a restated insight.
+"""The wording banks of the simulated world: insights, decoys, harmful rules, filler ("useless" lines,
+each worth a small seeded amount, see ``world.filler_effect_sd``) and the forms of a restated insight.
+
+A *decoy* reads like an insight (a concrete procedure for its task type) and is worth exactly
+nothing: the text alone cannot tell it from one, so neither can the rank role.
 
 Each entry is a tuple of wordings; the first is canonical, the others are accepted paraphrases.
 A wording is *present* in a text when it appears there after both are normalized (lower case,
@@ -12,6 +15,8 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "DECOY_BANK",
+    "GENERIC_DECOYS",
     "GENERIC_INSIGHTS",
     "HARMFUL_RULES",
     "INSIGHT_BANK",
@@ -245,6 +250,90 @@ GENERIC_INSIGHTS: tuple[Wordings, ...] = (
         "For {task} questions, eliminate options the video contradicts.",
         "In {task} questions, rule out answers the frames disprove.",
         "{task}: discard contradicted options first.",
+    ),
+)
+
+# Plausible concrete rules that do nothing, one per task type: worded like the insights above.
+DECOY_BANK: dict[str, tuple[Wordings, ...]] = {
+    "Temporal Perception": (
+        (
+            "Note the frame index of each event before comparing their times.",
+            "Write down the frame number of every event you compare in time.",
+        ),
+    ),
+    "Spatial Perception": (
+        (
+            "Estimate object sizes against the width of the frame before judging position.",
+            "Measure objects against the frame width before placing them.",
+        ),
+    ),
+    "Attribute Perception": (
+        (
+            "Name the attribute in the words of the options before looking at frames.",
+            "Restate the asked attribute in the options' own words first.",
+        ),
+    ),
+    "Action Recognition": (
+        (
+            "List every visible body part before naming the action.",
+            "Enumerate the visible limbs before deciding on the action.",
+        ),
+    ),
+    "Object Recognition": (
+        (
+            "Describe the background behind the object before naming it.",
+            "Characterise the scene around an object before identifying it.",
+        ),
+    ),
+    "OCR Problems": (
+        (
+            "Note the font style of the text before reading it.",
+            "Identify the typeface of on-screen text before transcribing it.",
+        ),
+    ),
+    "Counting Problem": (
+        (
+            "Announce the expected count range before counting.",
+            "Guess a range for the count first, then count.",
+        ),
+    ),
+    "Temporal Reasoning": (
+        (
+            "Label each event with a short verb phrase before ordering them.",
+            "Give every event a two-word label before sequencing.",
+        ),
+    ),
+    "Spatial Reasoning": (
+        (
+            "Name the room or setting before reasoning about layout.",
+            "State what kind of place the scene is before mapping it.",
+        ),
+    ),
+    "Action Reasoning": (
+        (
+            "Describe the person's clothing before inferring their intent.",
+            "Note what the person wears before reasoning about why they act.",
+        ),
+    ),
+    "Object Reasoning": (
+        (
+            "Guess the object's material before reasoning about its use.",
+            "Decide what the object is made of before judging its purpose.",
+        ),
+    ),
+    "Information Synopsis": (
+        (
+            "Count the scene cuts before choosing a summary.",
+            "Tally the number of shots in the video before summarising.",
+        ),
+    ),
+}
+
+# For task types outside the bank: ``{task}`` is replaced by its name.
+GENERIC_DECOYS: tuple[Wordings, ...] = (
+    (
+        "For {task} questions, note the video's resolution before answering.",
+        "In {task} questions, check the frame size before deciding.",
     ),
 )
 

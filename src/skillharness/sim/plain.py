@@ -56,26 +56,32 @@ class PlainExpectation:
 def _reads(question: Question, text: str) -> tuple[bool, bool, bool, bool, bool]:
     """(ours right, lmms-eval right, VLMEvalKit right, official right, official read a letter)."""
     ours = normalize_answer(text, question.letters, question.options).letter == question.answer
-    official = official_letter(text)
+    official = official_letter(text, question.letters)
     return (
         ours,
-        lmms_eval_letter(text) == question.answer,
-        vlmevalkit_letter(text) == question.answer,
+        lmms_eval_letter(text, question.letters) == question.answer,
+        vlmevalkit_letter(text, question.letters) == question.answer,
         official == question.answer,
         official != "",
     )
 
 
 def plain_expectation(world: World, question: Question, text: str) -> PlainExpectation:
-    """The exact expectation of each scorer for ``question`` asked with instruction ``text``."""
-    p = world.p_intended(question, text)
+    """The exact expectation of each scorer for ``question`` asked with instruction ``text``.
+
+    The role answers the question it takes ``question`` for (:meth:`World.resolved`: another one
+    with the same text and options, on a synthetic benchmark), writing that one's letters and option
+    texts; each scorer reads the reply against ``question``, as the harness does.
+    """
+    asked = world.resolved(question)
+    p = world.p_intended(asked, text)
     weights = world.config.agent.plain_shapes
     total = sum(weights.values())
-    wrong = [x for x in question.letters if x != question.answer]
+    wrong = [x for x in asked.letters if x != asked.answer]
     sums = [0.0] * 5
     for shape, weight in weights.items():
-        right = _reads(question, render_plain(question, question.answer, shape))
-        others = [_reads(question, render_plain(question, x, shape)) for x in wrong]
+        right = _reads(question, render_plain(asked, asked.answer, shape))
+        others = [_reads(question, render_plain(asked, x, shape)) for x in wrong]
         for k in range(5):
             miss = sum(o[k] for o in others) / len(others) if others else 0.0
             sums[k] += weight / total * (p * right[k] + (1 - p) * miss)

@@ -3,7 +3,11 @@
 The default world is the realistic one (three insights per task type, each worth a few points):
 training there needs hundreds of paired draws per accept, as the benchmarks show. The *decisive*
 world gives each task type one insight worth about forty points, so a gate decides within a few
-dozen draws: the demo and the end-to-end tests can show a whole training run in seconds.
+dozen draws: the demo and the end-to-end tests can show a whole training run in seconds. Its
+roles are the sure ones, too: a rank role that reads the candidates' worth exactly
+(``evolve.rank_informativeness`` 1), independent samples and no decoys. With one insight per task
+type it has no side effects (an insight lowers only the questions of its class that do not need it,
+and there every question needs it).
 """
 
 from __future__ import annotations
@@ -33,5 +37,11 @@ def decisive_world(
             gain_min=0.40,
             gain_max=0.50,
         ),
-        evolve=EvolveConfig(insight_rate=insight_rate, harmful_rate=harmful_rate),
+        evolve=EvolveConfig(
+            insight_rate=insight_rate,
+            harmful_rate=harmful_rate,
+            rank_informativeness=1.0,
+            sample_alike=0.0,
+            decoy_rate=0.0,
+        ),
     )

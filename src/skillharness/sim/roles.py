@@ -3,14 +3,20 @@
 Each answer is a pure function of the seed, the request's text, ``temperature``, ``seed`` and
 the draw index (:func:`~skillharness.sim.prompt.draw_index`: ``sample_idx`` only when the request
 samples). At temperature 0 a role answers the same request alike whatever its ``sample_idx``, as a
-real server does. The document a call works on is found between DOCUMENT_OPEN and DOCUMENT_CLOSE;
+real server does; a sampled evolve reply may take the prompt's shared draw instead
+(``evolve.sample_alike``), as a real model's samples of one prompt are often alike. The rank role
+reads only the candidates' text (``rank_choice``). The document a call works on is found between
+DOCUMENT_OPEN and DOCUMENT_CLOSE;
 the questions it is about are recognised by their text and options (see matching.py).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections.abc import Mapping
+from statistics import NormalDist
 from typing import Any
 
 from skillharness.llm.roles import DOCUMENT_OPEN, RANK_DECLINE_OFFER, RANK_NONE, Role
@@ -29,7 +35,7 @@ from skillharness.sim.prompt import (
 from skillharness.sim.wire import Reply, estimate_tokens
 from skillharness.sim.world import World
 
-__all__ = ["RoleBehaviours"]
+__all__ = ["RoleBehaviours", "rank_choice"]
 
 # A candidate heading in a rank prompt: "### Candidate 2", "Candidate #2", "candidate [2]".
 _CANDIDATE = re.compile(r"^\W*candidate\s*#?\s*\[?(\d+)\]?", re.IGNORECASE | re.MULTILINE)
@@ -48,7 +54,7 @@ class RoleBehaviours:
             self.config.seed,
             role.value,
             digest(text),
-            draw_index(body),
+            self._draw(body, role, text),
             body.get("temperature"),
             body.get("seed"),
         )
@@ -62,6 +68,18 @@ class RoleBehaviours:
         payload = handler(text, key)
         content = json.dumps(payload, ensure_ascii=False)
         return Reply(content, (), "stop", prompt_tokens(body), estimate_tokens(content))
+
+    def _draw(self, body: dict[str, Any], role: Role, text: str) -> int | str:
+        """The draw a reply is: :func:`draw_index`, except that a sampled evolve reply takes the
+        prompt's shared draw with probability ``evolve.sample_alike`` (a real model's samples of one
+        prompt at temperature 0.7 are alike far more often than independent draws would be)."""
+        index = draw_index(body)
+        temperature = body.get("temperature")
+        greedy = body.get("seed") is not None or (temperature is not None and temperature <= 0)
+        if role is not Role.EVOLVE or greedy:
+            return index
+        u = uniform(self.config.seed, "alike", digest(text), index, temperature)
+        return "shared" if u < self.config.evolve.sample_alike else index
 
     # --- judge ----------------------------------------------------------------------------
     def _judge(self, text: str, key: tuple[Any, ...]) -> dict[str, Any]:
@@ -101,29 +119,33 @@ class RoleBehaviours:
         matches = list(_CANDIDATE.finditer(text))
         if not matches:
             return {"choice": 0, "reason": "Only one candidate was shown."}
-        scores: dict[int, float] = {}
+        r = self.config.evolve.rank_informativeness
+        shown: dict[int, float] = {}
         for i, match in enumerate(matches):
             end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
             segment = text[match.end() : end].split(DOCUMENT_OPEN)[0]  # the current document is no candidate
-            scores[int(match.group(1))] = self._candidate_score(segment)
-        choices = sorted(scores)
-        may_decline = RANK_DECLINE_OFFER in text
-        if uniform(*key, "rank") < self.config.evolve.rank_accuracy:
-            choice = max(choices, key=lambda c: (scores[c], -c))
-            if may_decline and scores[choice] <= 0:
-                return {"choice": RANK_NONE, "reason": "No candidate states a rule the failures call for."}
-            return {"choice": choice, "reason": "This candidate addresses the failures most directly."}
-        # A rank role no better than chance declines as often as it picks any one candidate.
-        choice = rng_for(*key, "rank_pick").choice([*choices, RANK_NONE] if may_decline else choices)
-        return {"choice": choice, "reason": "This candidate seems the most general."}
+            # At r = 0 the text is not read at all: the choice is the noise alone, blind to the truth.
+            shown[int(match.group(1))] = self._shown_value(segment) if r > 0 else 0.0
+        options: list[int | None] = [*sorted(shown), *([None] if RANK_DECLINE_OFFER in text else [])]
+        noise = {c: _normal(uniform(*key, "rank_noise", "none" if c is None else c)) for c in options}
+        choice = rank_choice(shown, noise, r)
+        if choice is None:
+            return {"choice": RANK_NONE, "reason": "No candidate states a rule the failures call for."}
+        return {"choice": choice, "reason": "This candidate addresses the failures most directly."}
 
-    def _candidate_score(self, segment: str) -> float:
+    def _shown_value(self, segment: str) -> float:
+        """What a candidate's text shows: the concrete rules it states, insights and decoys alike
+        (their wording cannot tell them apart), minus twice the harmful rules (recognisably bad);
+        -1 when it states neither (filler: recognisably generic advice, below declining's 0)."""
         norm = normalize_text(segment)
         task_types = {q.task_type for q in self.world.questions.values()}
-        rules = self.world.all_rules(task_types)
-        good = sum(1 for r in rules if r.task_type is not None and r.present_in(norm))
-        bad = sum(1 for r in rules if r.task_type is None and r.present_in(norm))
-        return good - 2 * bad
+        concrete = [
+            *(r for r in self.world.all_rules(task_types) if r.task_type is not None),
+            *(d for t in task_types for d in self.world.decoys_for(t)),
+        ]
+        good = sum(1 for r in concrete if r.present_in(norm))
+        bad = sum(1 for r in self.world.harmful if r.present_in(norm))
+        return good - 2 * bad if good or bad else -1.0
 
     # --- momentum -------------------------------------------------------------------------
     def _momentum(self, text: str, key: tuple[Any, ...]) -> dict[str, Any]:
@@ -161,6 +183,27 @@ class RoleBehaviours:
         if uniform(*key, "drop") < self.config.evolve.consolidate_drop_rate:
             lines = _drop_one_instruction(self.world, lines, rng_for(*key, "drop_which"))
         return {"system_prompt": "\n".join(lines).strip("\n")}
+
+
+def _normal(u: float) -> float:
+    return NormalDist().inv_cdf(min(max(u, 1e-12), 1 - 1e-12))
+
+
+def rank_choice(shown: Mapping[int, float], noise: Mapping[int | None, float], r: float) -> int | None:
+    """The option with the highest ``r * shown + sqrt(1 - r^2) * noise``: a candidate, or None
+    (declining, offered when ``noise`` has a None entry; it shows 0, what doing nothing is worth).
+
+    Ties go to declining, then to the lowest candidate, so at ``r`` 1 the role declines exactly when
+    no candidate shows more than 0. At ``r`` 0 ``shown`` has no weight: every option is equally
+    likely, whichever candidate holds what.
+    """
+    spread = math.sqrt(max(0.0, 1.0 - r * r))
+
+    def score(option: int | None) -> tuple[float, int, int]:
+        value = 0.0 if option is None else shown[option]
+        return (r * value + spread * noise[option], option is None, -(option or 0))
+
+    return max(noise, key=score)
 
 
 def _restate_form(config: EvolveConfig, u: float) -> str:

@@ -24,7 +24,7 @@ from skillharness.llm.roles import Role, role_of_request
 from skillharness.sim.admin import admin_routes
 from skillharness.sim.config import FaultKind
 from skillharness.sim.draw import uniform
-from skillharness.sim.faults import GATEWAY_PAGES, GatewayPage, unparseable
+from skillharness.sim.faults import GATEWAY_PAGES, GatewayPage, limit_refusal, unparseable
 from skillharness.sim.requests import HTTPProblem, parse_chat_request, read_body
 from skillharness.sim.state import SimState
 from skillharness.sim.streaming import send_reply
@@ -110,6 +110,12 @@ class ChatCompletions:
             state.recorded.append(body)
         role = role_of_request(body)
         state.stats.role(role.value if role else "none")
+        refusal = limit_refusal(len(raw), body, role, state.faults.config)
+        if refusal is not None:  # a server limit answers before any fault is drawn
+            state.stats.fault(f"refused_{refusal.status}")
+            state.stats.status(refusal.status)
+            await _send_page(send, refusal)
+            return
         request_no = state.next_request_no()
         fault = state.faults.decide(request_no, role)
         if fault is not None:

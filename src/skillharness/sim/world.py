@@ -6,18 +6,29 @@ server and the oracle (and a second process with the same seed) agree exactly.
 Probability that the agent *intends* the right letter for question ``q`` given text ``T``::
 
     p = clip(base_q + gain_q * (share_q(T) + restate_gain * restated_q(T) / needed_q)
-             - harm_per_rule * harmful(T) + filler_t(T), floor, ceiling)
+             - side_q(T) - harm_per_rule * harmful(T) + filler_t(T), floor, ceiling)
     share_q(T) = k / n * (1 + insight_overlap * (n - k) / n),  k = present_q(T), n = needed_q
 
 where ``present_q(T)`` counts q's needed insights whose wording (any accepted one) is in ``T``,
 ``restated_q(T)`` those restated in the clear form minus those in the muddled form (slow
 momentum's, ``insights.RESTATE_FORMS``), ``harmful(T)`` counts harmful rules whose wording is in
-``T`` and ``filler_t(T)`` sums a fixed seeded effect per filler wording present (for q's task type
-t). At ``insight_overlap`` 0 insights add up; above 0 they are sub-additive. With
+``T``, ``filler_t(T)`` sums a fixed seeded effect per filler wording present (for q's task type
+t) and ``side_q(T)`` sums the side effects on q of the insights present that q does not need: each
+of its class's other insights lowers q with probability ``world.side_effect_share``, by a size
+drawn from ``Uniform(side_effect_min, side_effect_max)``, both fixed per (question, insight) by the
+seed. Decoys (plausible rules of a class, ``insights.DECOY_BANK``) are worth exactly nothing.
+At ``insight_overlap`` 0 insights add up; above 0 they are sub-additive. With
 ``video_correlation`` the draws of one video's questions in one sample are coupled
 (:meth:`World.correct_draw`); with ``seed_coupling`` the draws of two instruction texts asked with
 one request seed are coupled (:meth:`World.seed_coupled`). Each question's probability, and so the
 oracle, is unchanged by either coupling.
+
+What the harness *scores* is less than ``p``: the agent role reads the question off the prompt and
+may take it for another with the same text and options (:meth:`World.resolved`), writes one
+answer in ten in an awkward shape of which two in five do not parse (:meth:`World.letter_kept_share`),
+and a tool plan longer than the run's step limit ends with no answer
+(:meth:`World.plan_completion_share`). :meth:`World.p_scored` is the product, exactly: every one of
+those draws is its own keyed uniform, independent of the others.
 """
 
 from __future__ import annotations
@@ -25,13 +36,15 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 from skillharness.data.questions import Question
 from skillharness.sim.config import LETTER_PRESERVING_SHAPES, AnswerShape, SimConfig
 from skillharness.sim.draw import rng_for, uniform
 from skillharness.sim.insights import (
+    DECOY_BANK,
+    GENERIC_DECOYS,
     GENERIC_INSIGHTS,
     HARMFUL_RULES,
     INSIGHT_BANK,
@@ -41,7 +54,7 @@ from skillharness.sim.insights import (
 )
 from skillharness.sim.matching import QuestionIndex
 
-__all__ = ["Presence", "QuestionTruth", "Rule", "World"]
+__all__ = ["AgentPath", "Presence", "QuestionTruth", "Rule", "World"]
 
 _PRESENCE_CACHE = 1024  # distinct (text, task type) pairs remembered; cleared when full
 
@@ -94,6 +107,31 @@ class QuestionTruth:
     base: float
     gain: float
     needed: tuple[str, ...]  # insight ids
+    # (insight id, accuracy lost) for each insight the question does not need that lowers it
+    side: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class AgentPath:
+    """How a run asks the agent role and reads its answer: what the scored truth depends on.
+
+    ``tools``: the tool-using agent (protocol ``skillharness``); False is one plain request (a
+    reference protocol), answered in text and read by our normalizer. ``frames`` and ``subtitles``:
+    whether ``get_frames`` (``agent.vision``) and ``get_subtitles`` (``agent.subtitles`` with
+    subtitle files) are offered, which sets how long the role's tool plan can be. ``max_steps``:
+    the run's model turns per question. ``bundle_in_prompt``: on the plain path, whether the bundle
+    is sent (``agent.protocol_bundle_slot: system``); the tool-using agent always sends it.
+    """
+
+    tools: bool = True
+    frames: bool = True
+    subtitles: bool = True
+    max_steps: int = 6
+    bundle_in_prompt: bool = True
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_steps, bool) or not isinstance(self.max_steps, int) or self.max_steps < 1:
+            raise ValueError(f"an agent path needs max_steps >= 1, not {self.max_steps!r}")
 
 
 @dataclass(frozen=True)
@@ -116,6 +154,7 @@ class World:
         self.index = QuestionIndex(questions)
         self.harmful = tuple(Rule(f"harmful:{i}", None, w) for i, w in enumerate(HARMFUL_RULES))
         self._insights: dict[str, tuple[Rule, ...]] = {}
+        self._decoys: dict[str, tuple[Rule, ...]] = {}
         self._truths: dict[str, QuestionTruth] = {}
         self._presence_cache: dict[tuple[str, str], Presence] = {}
 
@@ -131,6 +170,17 @@ class World:
                 Rule(f"{task_type}:{i}", task_type, wordings) for i, wordings in enumerate(chosen)
             )
         return self._insights[task_type]
+
+    def decoys_for(self, task_type: str) -> tuple[Rule, ...]:
+        """The decoys of ``task_type``: rules worded like its insights that change no question."""
+        if task_type not in self._decoys:
+            bank = DECOY_BANK.get(task_type) or tuple(
+                tuple(w.format(task=task_type) for w in wordings) for wordings in GENERIC_DECOYS
+            )
+            self._decoys[task_type] = tuple(
+                Rule(f"decoy:{task_type}:{i}", task_type, wordings) for i, wordings in enumerate(bank)
+            )
+        return self._decoys[task_type]
 
     def insight(self, insight_id: str) -> Rule:
         task_type, _, _ = insight_id.rpartition(":")
@@ -158,8 +208,29 @@ class World:
             gain=rng.uniform(cfg.gain_min, cfg.gain_max),
             needed=tuple(sorted(r.id for r in rng.sample(insights, k))),
         )
+        truth = replace(truth, side=self._side_effects(question.question_id, insights, truth.needed))
         self._truths[question.question_id] = truth
         return truth
+
+    def _side_effects(
+        self, question_id: str, insights: Sequence[Rule], needed: Sequence[str]
+    ) -> tuple[tuple[str, float], ...]:
+        """The insights ``question_id`` does not need that lower it, and by how much.
+
+        Keyed draws of their own (not the question's ``rng``), so a world without side effects
+        draws every other part of a question's truth exactly as before.
+        """
+        cfg = self.config.world
+        out = []
+        for rule in insights:
+            if (
+                rule.id in needed
+                or uniform(self.config.seed, "side", question_id, rule.id) >= cfg.side_effect_share
+            ):
+                continue
+            u = uniform(self.config.seed, "side_size", question_id, rule.id)
+            out.append((rule.id, cfg.side_effect_min + (cfg.side_effect_max - cfg.side_effect_min) * u))
+        return tuple(out)
 
     def question(self, question_id: str) -> Question:
         """A loaded question by id; ``KeyError`` names it otherwise."""
@@ -220,9 +291,11 @@ class World:
         k = sum(1 for i in truth.needed if i in seen.insights)
         share = k / n * (1 + cfg.insight_overlap * (n - k) / n)
         restated = sum((i in seen.clear) - (i in seen.muddled) for i in truth.needed)
+        side = sum(size for i, size in truth.side if i in seen.insights)
         p = (
             truth.base
             + truth.gain * (share + cfg.restate_gain * restated / n)
+            - side
             - cfg.harm_per_rule * seen.harmful
             + seen.filler
         )
@@ -237,6 +310,56 @@ class World:
             return 1.0
         kept = sum(w for s, w in weights.items() if s in LETTER_PRESERVING_SHAPES)
         return 1.0 - agent.awkward_rate * (1.0 - kept / total)
+
+    def plan_completion_share(self, path: AgentPath) -> float:
+        """Share of tool-using episodes whose plan leaves a turn for ``submit_answer``.
+
+        The plan is ``get_frames`` (when offered), a second one with ``extra_frames_rate``, then
+        ``get_subtitles`` (when offered) with ``subtitles_rate``; the role follows it whatever the
+        harness says on its last turn, so a plan of ``max_steps`` calls or more runs out of turns
+        and the harness scores no answer (``StepBudgetExhausted``).
+        """
+        agent = self.config.agent
+        extra = agent.extra_frames_rate
+        frames = [(1, 1.0 - extra), (2, extra)] if path.frames else [(0, 1.0)]
+        rate = agent.subtitles_rate
+        subtitles = [(0, 1.0 - rate), (1, rate)] if path.subtitles else [(0, 1.0)]
+        return sum(pf * ps for nf, pf in frames for ns, ps in subtitles if nf + ns < path.max_steps)
+
+    def resolved(self, question: Question) -> Question:
+        """The question the roles take ``question`` for, from its text and options in the prompt.
+
+        Itself, unless another loaded question's text and options all appear in its own and are more
+        specific (matching.py): then the role answers that one, with its answer and its truth. The
+        synthetic benchmark's templates ask some questions, options and all, about several videos.
+        """
+        block = "\n".join([question.question, *question.options])
+        return self.find_question(block) or question
+
+    def p_letter(self, question: Question, text: str) -> float:
+        """Probability that the letter the role intends is ``question``'s right one, given ``text``.
+
+        ``p_intended`` of the question the role takes it for: when that one has another answer, the
+        role is right by chance only, among its wrong letters.
+        """
+        asked = self.resolved(question)
+        p = self.p_intended(asked, text)
+        if asked.answer == question.answer:
+            return p
+        wrong = [x for x in asked.letters if x != asked.answer]
+        return (1.0 - p) / len(wrong) if question.answer in wrong else 0.0
+
+    def p_scored(self, question: Question, text: str, path: AgentPath | None = None) -> float:
+        """Probability that the harness scores the tool-using agent right (``path.tools`` must hold).
+
+        The intended letter is right (:meth:`p_letter`), its shape parses to it
+        (:meth:`letter_kept_share`) and the plan leaves a turn to submit it
+        (:meth:`plan_completion_share`): three independent draws. The plain path is the oracle's.
+        """
+        path = path or AgentPath()
+        if not path.tools:
+            raise ValueError("p_scored is the tool-using agent's; the plain path is the oracle's")
+        return self.p_letter(question, text) * self.letter_kept_share() * self.plan_completion_share(path)
 
     def correct_draw(self, question: Question, own: float, *sample: object) -> float:
         """The uniform that decides correctness: ``own`` (the episode's), coupled to the video's.
@@ -267,7 +390,3 @@ class World:
             return own
         key = (self.config.seed, "seed_coupling", question.question_id, seed, temperature)
         return uniform(*key, "shared") if uniform(*key, "switch") < rho else own
-
-    def p_correct(self, question: Question, text: str) -> float:
-        """Probability that the normalized answer is the right letter (what the oracle reports)."""
-        return self.p_intended(question, text) * self.letter_kept_share()

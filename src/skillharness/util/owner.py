@@ -9,11 +9,13 @@ from __future__ import annotations
 import functools
 import os
 import select
+import signal
 import threading
 import time
 from collections.abc import Callable
+from multiprocessing import forkserver
 
-__all__ = ["exit_with_owner"]
+__all__ = ["exit_with_owner", "start_forkserver_ignoring_sigint"]
 
 # A worker's exit status when it ends because the pool's owner is gone (nobody reads it).
 _OWNER_GONE_EXIT = 70
@@ -58,3 +60,23 @@ def _poll_until_gone(pid: int) -> None:
 def _exit_after(wait: Callable[[], object]) -> None:
     wait()
     os._exit(_OWNER_GONE_EXIT)  # at once: a decode in progress has nobody to return to
+
+
+def start_forkserver_ignoring_sigint() -> None:
+    """Start this process's forkserver (if it is not running yet) with SIGINT ignored.
+
+    Ctrl-C signals the terminal's whole process group, workers included. The owner handles it and
+    ends its pool; a worker took it as KeyboardInterrupt, printed a traceback (one more from the
+    pool's manager thread, broken by the worker's death) and never said anything useful. An ignored
+    signal stays ignored across exec, and Python keeps it so at start-up, so the forkserver and
+    every worker it forks ignore it from their first instruction (SIGTERM and SIGKILL still end
+    them). Signal handlers are set in the main thread only: elsewhere it starts as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        forkserver.ensure_running()
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # for the forkserver's few ms of start
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -3,11 +3,17 @@
 from skillharness.video._decode import DecoderStats, decoder_stats
 from skillharness.video.cache import FrameCache, default_cache_dir
 from skillharness.video.config import FramesConfig
-from skillharness.video.frames import FrameSampler, range_timestamps, uniform_timestamps, video_duration
+from skillharness.video.frames import (
+    FrameSampler,
+    range_timestamps,
+    uniform_timestamps,
+    video_duration,
+    window_span,
+)
 from skillharness.video.indexed import FrameLayout, frame_layout, frames_by_index
 from skillharness.video.locate import locate_subtitles, locate_video
 from skillharness.video.subtitles import SubtitleLine, Subtitles, load_subtitles
-from skillharness.video.types import Frame, FrameSet
+from skillharness.video.types import Frame, FrameSet, Window
 from skillharness.video.workers import DecodePool, usable_cores
 
 __all__ = [
@@ -21,6 +27,7 @@ __all__ = [
     "FramesConfig",
     "SubtitleLine",
     "Subtitles",
+    "Window",
     "decoder_stats",
     "default_cache_dir",
     "frame_layout",
@@ -32,4 +39,5 @@ __all__ = [
     "uniform_timestamps",
     "usable_cores",
     "video_duration",
+    "window_span",
 ]

@@ -3,7 +3,9 @@
 A key names everything the cached bytes depend on: the video file's identity (resolved path, size,
 modification time in ns), the timestamp (rounded to microseconds), the longest side and the JPEG
 quality, plus a format version. Replacing or touching the video changes its identity, so stale
-frames are never served.
+frames are never served. A frame sampled through a clip window (a question about a stretch of the
+file, its timestamp on the window's timeline) also names the window, so two windows of one video
+never share an entry, nor a window and the whole video.
 
 Each entry is one file: a magic line, a JSON header (with the sha256 of the payload) and the JPEG.
 Writes go through :mod:`skillharness.util.atomic` with ``durable=False``: a temp file and an atomic
@@ -23,7 +25,7 @@ from pathlib import Path
 
 from skillharness.util.atomic import atomic_write_bytes, sha256_bytes
 from skillharness.util.canonical import content_hash
-from skillharness.video.types import Frame
+from skillharness.video.types import Frame, Window
 
 __all__ = ["FrameCache", "VideoIdentity", "default_cache_dir"]
 
@@ -62,9 +64,18 @@ class FrameCache:
         self.root = Path(root)
 
     @staticmethod
-    def frame_key(video: VideoIdentity, timestamp_s: float, longest_side: int, quality: int) -> str:
-        """The cache key of one frame (hex sha256)."""
-        parts = [_FORMAT_VERSION, video.digest(), round(timestamp_s * 1_000_000), longest_side, quality]
+    def frame_key(
+        video: VideoIdentity,
+        timestamp_s: float,
+        longest_side: int,
+        quality: int,
+        window: Window | None = None,
+    ) -> str:
+        """The cache key of one frame (hex sha256); ``timestamp_s`` is on ``window``'s timeline."""
+        parts: list[object] = [_FORMAT_VERSION, video.digest(), round(timestamp_s * 1_000_000), longest_side]
+        parts.append(quality)
+        if window is not None:  # left out for the whole video: its existing entries stay valid
+            parts += ["window", round(window.start_s * 1_000_000), round(window.end_s * 1_000_000)]
         return content_hash(parts)
 
     def _path(self, key: str, suffix: str) -> Path:

@@ -9,6 +9,10 @@ Each frame is the centre of an equal slice, so no frame sits on the first (often
 past-the-end instant. The frame "at" ``t`` is the one on screen at ``t`` (the last frame whose
 presentation time is ``<= t``). Frames are resized (never enlarged) so their longest side is
 ``FramesConfig.longest_side`` and encoded as JPEG at ``FramesConfig.jpeg_quality``.
+
+Through a clip :class:`Window` (a question about ``[start, end]`` of the file) the same rules run
+on the window's own timeline: its duration is ``min(end, video duration) - start``, time ``t`` is
+the file's ``start + t``, and every frame shown lies inside the window.
 """
 
 from __future__ import annotations
@@ -24,9 +28,16 @@ from skillharness.errors import DataError
 from skillharness.video._decode import decode_at, probe
 from skillharness.video.cache import FrameCache, VideoIdentity, default_cache_dir
 from skillharness.video.config import FramesConfig
-from skillharness.video.types import Frame, FrameSet
+from skillharness.video.types import Frame, FrameSet, Window
 
-__all__ = ["FrameSampler", "encode_jpeg", "range_timestamps", "uniform_timestamps", "video_duration"]
+__all__ = [
+    "FrameSampler",
+    "encode_jpeg",
+    "range_timestamps",
+    "uniform_timestamps",
+    "video_duration",
+    "window_span",
+]
 
 
 def _round_us(t: float) -> float:
@@ -87,6 +98,22 @@ def _duration_of(identity: VideoIdentity, path: Path) -> float:
     return known
 
 
+def window_span(video: Path | str, duration_s: float, window: Window | None) -> float:
+    """The length of the timeline the agent sees: the whole ``duration_s``, or the window's part of it.
+
+    Raises:
+        DataError: the window starts at or after the end of the video.
+    """
+    if window is None:
+        return duration_s
+    if window.start_s >= duration_s:
+        raise DataError(
+            f"clip window {window.label()} starts after the end of {video} (duration {duration_s:.3f} s)",
+            file=str(video),
+        )
+    return _round_us(min(window.end_s, duration_s) - window.start_s)
+
+
 class FrameSampler:
     """Samples JPEG frames from video files, through the on-disk frame cache.
 
@@ -102,8 +129,12 @@ class FrameSampler:
             cache = FrameCache(self.config.cache_dir or default_cache_dir())
         self.cache = cache
 
-    def duration(self, video: Path | str) -> float:
-        """The video's duration in seconds, cached by file identity."""
+    def duration(self, video: Path | str, window: Window | None = None) -> float:
+        """The video's duration in seconds (through ``window``: the window's length), cached by file
+        identity."""
+        return window_span(video, self._full_duration(video), window)
+
+    def _full_duration(self, video: Path | str) -> float:
         path = _existing(video)
         identity = VideoIdentity.of(path)
         cached = self.cache.get_duration(identity) if self.cache else None
@@ -114,28 +145,33 @@ class FrameSampler:
             self.cache.put_duration(identity, duration)
         return duration
 
-    def uniform(self, video: Path | str, count: int) -> FrameSet:
-        """``count`` frames spread uniformly over the whole video."""
-        duration = self.duration(video)
-        return self._sample(Path(video), duration, uniform_timestamps(duration, count))
+    def uniform(self, video: Path | str, count: int, window: Window | None = None) -> FrameSet:
+        """``count`` frames spread uniformly over the whole video (or over ``window``)."""
+        duration = self.duration(video, window)
+        return self._sample(Path(video), duration, uniform_timestamps(duration, count), window)
 
-    def range(self, video: Path | str, start_s: float, end_s: float, count: int) -> FrameSet:
-        """``count`` frames spread uniformly over ``[start_s, end_s]``, which must lie inside the video.
+    def range(
+        self, video: Path | str, start_s: float, end_s: float, count: int, window: Window | None = None
+    ) -> FrameSet:
+        """``count`` frames spread uniformly over ``[start_s, end_s]``, which must lie inside the video
+        (with ``window``: inside the window, on its timeline).
 
         Raises:
             DataError: the range is empty or reaches outside ``[0, duration]``.
         """
-        duration = self.duration(video)
+        duration = self.duration(video, window)
         if start_s < 0 or end_s > duration or not end_s > start_s:
+            where = f"the clip {window.label()} of {video}" if window else f"the video {video}"
             raise DataError(
-                f"time range [{start_s}, {end_s}] is outside the video {video} (duration {duration:.3f} s)",
+                f"time range [{start_s}, {end_s}] is outside {where} (duration {duration:.3f} s)",
                 file=str(video),
             )
-        return self._sample(Path(video), duration, range_timestamps(start_s, end_s, count))
+        return self._sample(Path(video), duration, range_timestamps(start_s, end_s, count), window)
 
-    def at(self, video: Path | str, timestamps: Sequence[float]) -> FrameSet:
-        """The frames shown at explicit timestamps (each within ``[0, duration)``)."""
-        duration = self.duration(video)
+    def at(self, video: Path | str, timestamps: Sequence[float], window: Window | None = None) -> FrameSet:
+        """The frames shown at explicit timestamps (each within ``[0, duration)``, on ``window``'s
+        timeline when given)."""
+        duration = self.duration(video, window)
         if not timestamps:
             raise DataError(f"zero frames requested from {video}", file=str(video))
         outside = [t for t in timestamps if not 0 <= t < duration]
@@ -144,39 +180,46 @@ class FrameSampler:
                 f"timestamps {outside} are outside the video {video} (duration {duration:.3f} s)",
                 file=str(video),
             )
-        return self._sample(Path(video), duration, tuple(_round_us(t) for t in timestamps))
+        return self._sample(Path(video), duration, tuple(_round_us(t) for t in timestamps), window)
 
-    def cached_uniform(self, video: Path | str, count: int) -> FrameSet | None:
+    def cached_uniform(self, video: Path | str, count: int, window: Window | None = None) -> FrameSet | None:
         """:meth:`uniform`'s frames when the cache holds all of them (and the duration), else None.
 
         Reads the cache only: nothing is probed or decoded, so it is cheap enough for the caller's
         process (a decode pool sends only misses to its workers).
         """
-        duration = self._cached_duration(video)
+        duration = self._cached_duration(video, window)
         if duration is None:
             return None
-        return self._from_cache(Path(video), duration, uniform_timestamps(duration, count))
+        return self._from_cache(Path(video), duration, uniform_timestamps(duration, count), window)
 
-    def cached_range(self, video: Path | str, start_s: float, end_s: float, count: int) -> FrameSet | None:
+    def cached_range(
+        self, video: Path | str, start_s: float, end_s: float, count: int, window: Window | None = None
+    ) -> FrameSet | None:
         """:meth:`range`'s frames when the cache holds all of them, else None (a bad range too)."""
-        duration = self._cached_duration(video)
+        duration = self._cached_duration(video, window)
         if duration is None or start_s < 0 or end_s > duration or not end_s > start_s:
             return None
-        return self._from_cache(Path(video), duration, range_timestamps(start_s, end_s, count))
+        return self._from_cache(Path(video), duration, range_timestamps(start_s, end_s, count), window)
 
-    def _cached_duration(self, video: Path | str) -> float | None:
+    def _cached_duration(self, video: Path | str, window: Window | None) -> float | None:
         path = Path(video)
         if self.cache is None or not path.is_file():
             return None
-        return self.cache.get_duration(VideoIdentity.of(path))
+        full = self.cache.get_duration(VideoIdentity.of(path))
+        if full is None or (window is not None and window.start_s >= full):
+            return None  # a window past the end is the sampler's error to report, not a miss here
+        return window_span(path, full, window)
 
-    def _keys(self, identity: VideoIdentity, timestamps: Sequence[float]) -> list[str]:
+    def _keys(self, identity: VideoIdentity, timestamps: Sequence[float], window: Window | None) -> list[str]:
         side, quality = self.config.longest_side, self.config.jpeg_quality
-        return [FrameCache.frame_key(identity, t, side, quality) for t in timestamps]
+        return [FrameCache.frame_key(identity, t, side, quality, window) for t in timestamps]
 
-    def _lookup(self, path: Path, timestamps: Sequence[float]) -> tuple[list[str], dict[int, Frame]]:
+    def _lookup(
+        self, path: Path, timestamps: Sequence[float], window: Window | None
+    ) -> tuple[list[str], dict[int, Frame]]:
         """The frames' cache keys, and the cached frames by position."""
-        keys = self._keys(VideoIdentity.of(path), timestamps)
+        keys = self._keys(VideoIdentity.of(path), timestamps, window)
         found: dict[int, Frame] = {}
         if self.cache:
             for i, (key, t) in enumerate(zip(keys, timestamps, strict=True)):
@@ -184,17 +227,21 @@ class FrameSampler:
                     found[i] = hit
         return keys, found
 
-    def _from_cache(self, path: Path, duration: float, timestamps: tuple[float, ...]) -> FrameSet | None:
-        _, found = self._lookup(path, timestamps)
+    def _from_cache(
+        self, path: Path, duration: float, timestamps: tuple[float, ...], window: Window | None
+    ) -> FrameSet | None:
+        _, found = self._lookup(path, timestamps, window)
         if len(found) < len(timestamps):
             return None
-        return _frame_set(path, duration, timestamps, found, hits=len(found))
+        return _frame_set(path, duration, timestamps, found, hits=len(found), window=window)
 
-    def _sample(self, path: Path, duration: float, timestamps: tuple[float, ...]) -> FrameSet:
-        keys, found = self._lookup(path, timestamps)
+    def _sample(
+        self, path: Path, duration: float, timestamps: tuple[float, ...], window: Window | None = None
+    ) -> FrameSet:
+        keys, found = self._lookup(path, timestamps, window)
         hits = len(found)
         missing = [i for i in range(len(timestamps)) if i not in found]
-        decoded = self._decode(path, [timestamps[i] for i in missing])
+        decoded = self._decode(path, [timestamps[i] for i in missing], window)
         fresh = {i: frame for i, frame in zip(missing, decoded, strict=True) if frame is not None}
         found.update(fresh)
         if not found:
@@ -202,24 +249,33 @@ class FrameSampler:
         if self.cache:  # only after every check passed: an error leaves nothing behind
             for i, frame in fresh.items():
                 self.cache.put_frame(keys[i], frame)
-        return _frame_set(path, duration, timestamps, found, hits=hits)
+        return _frame_set(path, duration, timestamps, found, hits=hits, window=window)
 
-    def _decode(self, path: Path, timestamps: list[float]) -> list[Frame | None]:
+    def _decode(self, path: Path, timestamps: list[float], window: Window | None) -> list[Frame | None]:
         if not timestamps:
             return []
         side, quality = self.config.longest_side, self.config.jpeg_quality
+        # Window time t is the file's offset + t; the frame keeps the window's times.
+        offset = window.start_s if window is not None else 0.0
         out: list[Frame | None] = []
-        for t, raw in zip(timestamps, decode_at(path, timestamps), strict=True):
+        raws = decode_at(path, [_round_us(offset + t) for t in timestamps])
+        for t, raw in zip(timestamps, raws, strict=True):
             if raw is None:
                 out.append(None)
                 continue
             jpeg, width, height = encode_jpeg(raw.rgb, side, quality)
-            out.append(Frame(t, raw.pts_s, jpeg, width, height))
+            out.append(Frame(t, _round_us(raw.pts_s - offset), jpeg, width, height))
         return out
 
 
 def _frame_set(
-    path: Path, duration: float, timestamps: tuple[float, ...], found: dict[int, Frame], *, hits: int
+    path: Path,
+    duration: float,
+    timestamps: tuple[float, ...],
+    found: dict[int, Frame],
+    *,
+    hits: int,
+    window: Window | None = None,
 ) -> FrameSet:
     return FrameSet(
         video=path,
@@ -228,6 +284,7 @@ def _frame_set(
         frames=tuple(found[i] for i in sorted(found)),
         failed_timestamps=tuple(t for i, t in enumerate(timestamps) if i not in found),
         from_cache=hits,
+        window=window,
     )
 
 

@@ -19,6 +19,7 @@ from typing import NoReturn
 import pysubs2
 
 from skillharness.errors import DataError
+from skillharness.video.types import Window
 
 __all__ = ["SubtitleLine", "Subtitles", "clean_text", "load_subtitles"]
 
@@ -50,6 +51,25 @@ class Subtitles:
 
     def __bool__(self) -> bool:
         return bool(self.lines)
+
+    def on_timeline(self, offset_s: float = 0.0, window: Window | None = None) -> Subtitles:
+        """These cues on the timeline the agent sees.
+
+        ``offset_s`` is where the file's clock stands at the video's start (LongVideoBench's
+        ``starting_timestamp_for_subtitles``): a cue at file time ``t`` is shown at video time
+        ``t - offset_s``. With a ``window`` only the cues shown inside it remain, cut to it and timed
+        from its start, so no line from outside the clip reaches the agent.
+        """
+        if not offset_s and window is None:
+            return self
+        start, end = (window.start_s, window.end_s) if window is not None else (0.0, math.inf)
+        kept = []
+        for line in self.lines:
+            shown_from, shown_to = line.start_s - offset_s, line.end_s - offset_s
+            if shown_to <= start or shown_from >= end:  # ends before the clip, or starts after it
+                continue
+            kept.append(SubtitleLine(max(shown_from, start) - start, min(shown_to, end) - start, line.text))
+        return Subtitles(self.path, tuple(kept))
 
     def overlapping(self, start_s: float, end_s: float) -> tuple[SubtitleLine, ...]:
         """Lines shown at some moment of ``[start_s, end_s]``."""

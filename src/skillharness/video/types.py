@@ -6,7 +6,26 @@ import base64
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Frame", "FrameSet"]
+__all__ = ["Frame", "FrameSet", "Window"]
+
+
+@dataclass(frozen=True)
+class Window:
+    """The stretch ``[start_s, end_s]`` of a video a question is about (seconds into the file).
+
+    Everything sampled through a window is on the window's own timeline: time 0 is ``start_s``,
+    the duration is the window's length, and no frame or subtitle outside it is ever shown.
+    """
+
+    start_s: float
+    end_s: float
+
+    def __post_init__(self) -> None:
+        if not (0 <= self.start_s < self.end_s):
+            raise ValueError(f"a window needs 0 <= start < end, got [{self.start_s}, {self.end_s}]")
+
+    def label(self) -> str:
+        return f"[{self.start_s:g}s, {self.end_s:g}s]"
 
 
 @dataclass(frozen=True)
@@ -47,6 +66,8 @@ class FrameSet:
         frames: The frames obtained, in request order.
         failed_timestamps: Requested timestamps whose frame could not be decoded.
         from_cache: How many of ``frames`` came from the frame cache.
+        window: The stretch of the file sampled (None: the whole video). With a window,
+            ``duration_s`` and every timestamp are on its timeline (0 is its start).
     """
 
     video: Path
@@ -55,6 +76,7 @@ class FrameSet:
     frames: tuple[Frame, ...]
     failed_timestamps: tuple[float, ...] = ()
     from_cache: int = 0
+    window: Window | None = None
 
     @property
     def degraded(self) -> bool:

@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from skillharness.errors import DataError, SkillharnessError
-from skillharness.util.owner import exit_with_owner
+from skillharness.util.owner import exit_with_owner, start_forkserver_ignoring_sigint
 from skillharness.video.config import FramesConfig
 from skillharness.video.frames import FrameSampler
-from skillharness.video.types import FrameSet
+from skillharness.video.types import FrameSet, Window
 
 __all__ = ["DecodePool", "usable_cores"]
 
@@ -89,6 +89,7 @@ class DecodePool:
         if self._executor is None:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["skillharness.video.workers"])
+            start_forkserver_ignoring_sigint()  # Ctrl-C is the owner's to handle, not the workers'
             self._executor = ProcessPoolExecutor(
                 self.workers, mp_context=context, initializer=exit_with_owner, initargs=(os.getpid(),)
             )
@@ -108,30 +109,39 @@ class DecodePool:
         self.served_from_cache += hit is not None
         return hit
 
-    async def uniform(self, video: Path | str, count: int) -> FrameSet:
+    async def uniform(self, video: Path | str, count: int, window: Window | None = None) -> FrameSet:
         """As :meth:`FrameSampler.uniform`: from the cache here, else in a worker process."""
-        hit = await self._cached("cached_uniform", Path(video), count)
-        return hit if hit is not None else await self._call("uniform", Path(video), count)
+        hit = await self._cached("cached_uniform", Path(video), count, window)
+        return hit if hit is not None else await self._call("uniform", Path(video), count, window)
 
-    async def range(self, video: Path | str, start_s: float, end_s: float, count: int) -> FrameSet:
+    async def range(
+        self, video: Path | str, start_s: float, end_s: float, count: int, window: Window | None = None
+    ) -> FrameSet:
         """As :meth:`FrameSampler.range`: from the cache here, else in a worker process."""
-        hit = await self._cached("cached_range", Path(video), start_s, end_s, count)
+        hit = await self._cached("cached_range", Path(video), start_s, end_s, count, window)
         if hit is not None:
             return hit
-        return await self._call("range", Path(video), start_s, end_s, count)
+        return await self._call("range", Path(video), start_s, end_s, count, window)
 
     @property
     def started(self) -> bool:
         """Whether worker processes were started (the first cache miss starts them)."""
         return self._executor is not None
 
-    def map_uniform(self, videos: Sequence[Path], count: int) -> Iterator[FrameSet | SkillharnessError]:
-        """``uniform(video, count)`` for each video, in order, outside an event loop.
+    def map_uniform(
+        self, videos: Sequence[Path], count: int, windows: Sequence[Window | None] | None = None
+    ) -> Iterator[FrameSet | SkillharnessError]:
+        """``uniform(video, count, window)`` for each video (and its clip window, if any), in order,
+        outside an event loop.
 
         Each item is the ``FrameSet`` or the error that video raised: one bad file stops nothing.
         """
         pool = self._pool()
-        futures = [pool.submit(_sample, self._config_json, "uniform", (v, count)) for v in videos]
+        windows = windows if windows is not None else [None] * len(videos)
+        futures = [
+            pool.submit(_sample, self._config_json, "uniform", (v, count, w))
+            for v, w in zip(videos, windows, strict=True)
+        ]
         for future in futures:
             result = future.result()
             yield result if isinstance(result, FrameSet) else _error(result)

@@ -18,12 +18,18 @@ in :mod:`skillharness.infer.scoring`. Versions and paths are in docs/protocols.m
   option is"``, ``"Best answer:Best option:"``), which we keep because that is what runs.
 - **Official** (``eval_your_results.py`` of ``thanku-all/parse_answer``, the script the Video-MME
   README links): the same rule with ``The correct answer`` and ``The correct option`` appended.
+
+Each reference hard-codes Video-MME's A-D. Every extractor here takes the question's ``letters``
+instead (default A-D): a four-option question is read exactly as the reference reads it, and a
+question with 2-10 options by the same rule over its own letters (docs/protocols.md, "Other option
+counts").
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import cache
 
 from skillharness.agent.protocols.turn import ProtocolName
 
@@ -38,8 +44,16 @@ __all__ = [
     "vlmevalkit_letter",
 ]
 
+# Video-MME's four letters, which every reference script hard-codes. Another option count reads the
+# question's own letters instead (docs/protocols.md says what the references do there); a
+# four-option question's letters are these, so Video-MME is read exactly as the references read it.
 _CHOICES = ("A", "B", "C", "D")
-_CAPITAL = re.compile(r"[ABCD]")
+
+
+@cache
+def _capital(letters: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("[" + "".join(re.escape(letter) for letter in letters) + "]")
+
 
 VLMEVALKIT_PREFIXES = (
     "The best answer is",
@@ -91,24 +105,24 @@ _RANK = {"start": 10, "end": 9, "phrase": 7, "paren": 6, "period": 5, "colon": 4
 _SUFFIXED = (("period", "{}."), ("colon", "{}:"), ("right", "{})"), ("space", "{} "))
 
 
-def _first_capital(response: str, prefixes: tuple[str, ...]) -> str:
+def _first_capital(response: str, prefixes: tuple[str, ...], letters: Sequence[str]) -> str:
     text = response.strip()
     for prefix in prefixes:
         text = text.replace(prefix, "")
-    found = _CAPITAL.search(text)
+    found = _capital(tuple(letters)).search(text)
     if found is None:
         return ""  # covers "more than ten words and no capital A-D" as well
     return found.group(0)
 
 
-def vlmevalkit_letter(response: str) -> str:
-    """VLMEvalKit's Video-MME ``extract_characters_regex``."""
-    return _first_capital(response, VLMEVALKIT_PREFIXES)
+def vlmevalkit_letter(response: str, letters: Sequence[str] = _CHOICES) -> str:
+    """VLMEvalKit's Video-MME ``extract_characters_regex``, over ``letters`` (the question's)."""
+    return _first_capital(response, VLMEVALKIT_PREFIXES, letters)
 
 
-def official_letter(response: str) -> str:
-    """The linked official script's ``extract_characters_regex``."""
-    return _first_capital(response, OFFICIAL_PREFIXES)
+def official_letter(response: str, letters: Sequence[str] = _CHOICES) -> str:
+    """The linked official script's ``extract_characters_regex``, over ``letters`` (the question's)."""
+    return _first_capital(response, OFFICIAL_PREFIXES, letters)
 
 
 def strip_reasoning(text: str, tags: tuple[tuple[str, str], ...] = LMMS_EVAL_REASONING_TAGS) -> str:
@@ -127,42 +141,41 @@ def strip_reasoning(text: str, tags: tuple[tuple[str, str], ...] = LMMS_EVAL_REA
     return result.strip()
 
 
-def _candidates(text: str) -> list[tuple[int, int, str]]:
+def _candidates(text: str, choices: Sequence[str]) -> list[tuple[int, int, str]]:
     """(rank, position, letter) for every format that matches ``text`` (already padded)."""
-    found = [(_RANK["paren"], text.rfind(f"({c})"), c) for c in _CHOICES if f"({c})" in text]
+    found = [(_RANK["paren"], text.rfind(f"({c})"), c) for c in choices if f"({c})" in text]
     for name, shape in _SUFFIXED:
-        found += [(_RANK[name], text.rfind(shape.format(c)), c) for c in _CHOICES if shape.format(c) in text]
+        found += [(_RANK[name], text.rfind(shape.format(c)), c) for c in choices if shape.format(c) in text]
     lower = text.lower()
     for phrase in _PHRASES:
         at = lower.find(phrase)
         if at != -1:
             after = at + len(phrase)
-            found += [
-                (_RANK["phrase"], text.find(c, after), c) for c in _CHOICES if text.find(c, after) != -1
-            ]
+            found += [(_RANK["phrase"], text.find(c, after), c) for c in choices if text.find(c, after) != -1]
     core = text.strip()
     found += [
         (_RANK["start"], 0, c)
-        for c in _CHOICES
+        for c in choices
         if core.startswith(c) and (len(core) == 1 or not core[1].isalpha())
     ]
     found += [
         (_RANK["end"], len(text) - 1, c)
-        for c in _CHOICES
+        for c in choices
         if core.endswith(c) and (len(core) == 1 or not core[-2].isalpha())
     ]
     return found
 
 
-def lmms_eval_letter(response: str) -> str:
-    """lmms-eval's Video-MME extraction: reasoning tags stripped, then the ranked extractor."""
+def lmms_eval_letter(response: str, letters: Sequence[str] = _CHOICES) -> str:
+    """lmms-eval's Video-MME extraction: reasoning tags stripped, then the ranked extractor over
+    ``letters`` (the question's; Video-MME's A-D by default)."""
     text = strip_reasoning(response).strip()
     if not text:
         return ""
     for char in ",.!?;:'\"":
         text = text.strip(char)
     padded = f" {text} "
-    found = _candidates(padded) or [(0, padded.rfind(c), c) for c in _CHOICES if c in padded]
+    found = _candidates(padded, letters) or [(0, padded.rfind(c), c) for c in letters if c in padded]
     if not found:
         return ""
     # The reference sorts (rank, position) descending with a stable sort, so on a tie the first
@@ -170,7 +183,7 @@ def lmms_eval_letter(response: str) -> str:
     return max(found, key=lambda item: (item[0], item[1]))[2]
 
 
-REFERENCE_EXTRACTORS: dict[ProtocolName, Callable[[str], str]] = {
+REFERENCE_EXTRACTORS: dict[ProtocolName, Callable[[str, Sequence[str]], str]] = {
     ProtocolName.LMMS_EVAL: lmms_eval_letter,
     ProtocolName.VLMEVALKIT: vlmevalkit_letter,
     ProtocolName.OFFICIAL: official_letter,

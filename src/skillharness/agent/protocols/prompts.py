@@ -12,6 +12,9 @@ Sources (read at the commits named in docs/protocols.md):
 - Video-MME README ("Evaluation Pipeline", the prompt examples).
 
 Options are the dataset's strings verbatim (``"A. ..."``), one per line, as every reference does.
+The references' instructions name Video-MME's four letters; a question with another number of
+options gets its own letters in their place (``(A, B, C, D, or E)``), and a four-option question
+the references' bytes.
 """
 
 from __future__ import annotations
@@ -44,6 +47,20 @@ _VLMEVALKIT_SUB = (
 )
 
 
+_VIDEO_MME_LETTERS = "(A, B, C, or D)"
+
+
+def _letters_phrase(letters: tuple[str, ...]) -> str:
+    if len(letters) == 2:
+        return f"({letters[0]} or {letters[1]})"
+    return "(" + ", ".join(letters[:-1]) + f", or {letters[-1]})"
+
+
+def _instruction(text: str, question: Question) -> str:
+    """``text`` naming the question's letters where the reference names Video-MME's four."""
+    return text.replace(_VIDEO_MME_LETTERS, _letters_phrase(question.letters))
+
+
 def _question_block(question: Question) -> str:
     return question.question + "\n" + "\n".join(question.options)
 
@@ -51,13 +68,14 @@ def _question_block(question: Question) -> str:
 def lmms_eval_text(question: Question, subtitles: str | None) -> str:
     """lmms-eval's prompt; ``subtitles=None`` is the ``videomme`` task, a string ``videomme_w_subtitle``."""
     block = _question_block(question)
+    instruction = _instruction(LMMS_EVAL_INSTRUCTION, question)
     if subtitles is None:
-        return LMMS_EVAL_INSTRUCTION + "\n" + block + "\n" + _LMMS_EVAL_POST
+        return instruction + "\n" + block + "\n" + _LMMS_EVAL_POST
     return (
         _LMMS_EVAL_SUBTITLE_HEAD
         + subtitles
         + "\n"
-        + LMMS_EVAL_INSTRUCTION
+        + instruction
         + "\n"
         + block
         + "\n"
@@ -68,13 +86,21 @@ def lmms_eval_text(question: Question, subtitles: str | None) -> str:
 def vlmevalkit_texts(question: Question, subtitles: str | None) -> tuple[str, str, str]:
     """VLMEvalKit's three text parts: the empty system slot (before the frames), the frame
     template (after them) and the question part."""
-    template = _VLMEVALKIT_NOSUB if subtitles is None else _VLMEVALKIT_SUB.format(subtitles)
+    # The letters are set before the subtitles go in, so a subtitle line is never rewritten.
+    template = _instruction(_VLMEVALKIT_NOSUB if subtitles is None else _VLMEVALKIT_SUB, question)
+    if subtitles is not None:
+        template = template.format(subtitles)
     return "", template, f"Question: {_question_block(question)}\nAnswer: "
 
 
 def official_text(question: Question, subtitles: str | None) -> str:
     """The Video-MME README prompt (its examples: no trailing spaces); no subtitle block without them."""
-    tail = OFFICIAL_INSTRUCTION + "\n" + _question_block(question) + "\nThe best answer is:"
+    tail = (
+        _instruction(OFFICIAL_INSTRUCTION, question)
+        + "\n"
+        + _question_block(question)
+        + "\nThe best answer is:"
+    )
     if subtitles is None:
         return tail
     return "This video's subtitles are listed below:\n" + subtitles + "\n" + tail

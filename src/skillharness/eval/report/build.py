@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -34,20 +36,22 @@ def build_report(
     confidence: float = 0.95,
     workspace: Path | None = None,
     oracle_url: str | None = None,
+    agent_path: Mapping[str, Any] | None = None,
     mlflow_uri: str | None = None,
     mlflow_experiment: str = "skillharness",
 ) -> ReportFiles:
     """Write the report of training run ``run_id`` to ``out`` (and ``out`` with ``.json``).
 
     The store is opened read-only. ``workspace`` (default: the one the run's ``final`` metric
-    names) is only read when ``oracle_url`` asks for simulator truth. With ``mlflow_uri`` the
+    names) is only read when ``oracle_url`` asks for the simulator's scored truth, on the run's
+    ``agent_path`` (``skillharness.eval.agent_path`` of its agent settings). With ``mlflow_uri`` the
     run and the files are also logged to MLflow (an optional dependency).
     """
     with RunReader(store_url) as reader:
         data = collect_report(reader, run_id, store=_shown(store_url), gate=gate, confidence=confidence)
         if oracle_url is not None:
             folder = workspace or Path(str((data.final or {}).get("workspace", "")))
-            data = add_simulator_truth(data, reader, folder, oracle_url)
+            data = add_simulator_truth(data, reader, folder, oracle_url, agent_path)
     files = write_report(data, out)
     if mlflow_uri is not None:
         log_to_mlflow(data, files, mlflow_uri, experiment=mlflow_experiment)

@@ -1,12 +1,15 @@
-"""Simulator truth for the report: the oracle's exact accuracy beside the measured numbers.
+"""Scored truth for the report: the oracle's exact accuracy beside the measured numbers.
 
 Optional. It asks a running simulator's ``/sim/oracle`` route over HTTP (the eval layer does not
-import the simulator), giving it the bundle texts read from the run's workspace folder. Only a
+import the simulator), giving it the bundle texts read from the run's workspace folder and the
+run's agent path (:func:`skillharness.eval.truth.agent_path`), so each value is the probability
+that the harness scores an answer right on that path: what the measured number estimates. Only a
 simulator has such a route; against a real model there is no truth to show.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,15 +49,19 @@ def _with_target(texts: dict[str, Any], target: str, document: str) -> dict[str,
 class OracleClient:
     """A small client of ``/sim/oracle``; errors become ConfigError naming the URL."""
 
-    def __init__(self, url: str, *, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, *, timeout: float = 30.0, path: Mapping[str, Any] | None = None) -> None:
         base = url.rstrip("/").removesuffix("/v1")  # the chat base URL is accepted too
         self.url = base if base.endswith("/sim/oracle") else f"{base}/sim/oracle"
+        # Every question is asked about the run's agent path: the scored truth depends on it.
+        self.path = dict(path) if path is not None else None
         self._client = httpx.Client(timeout=timeout)
 
     def close(self) -> None:
         self._client.close()
 
     def ask(self, payload: dict[str, Any]) -> dict[str, Any]:
+        if self.path is not None:
+            payload = {**payload, "path": self.path}
         try:
             response = self._client.post(self.url, json=payload)
             response.raise_for_status()
@@ -156,8 +163,18 @@ def _judge_truth(
     }
 
 
-def add_simulator_truth(data: ReportData, reader: RunReader, workspace: Path, oracle_url: str) -> ReportData:
-    """``data`` with the oracle's accuracy beside each headline score and each gate's true effect."""
+def add_simulator_truth(
+    data: ReportData,
+    reader: RunReader,
+    workspace: Path,
+    oracle_url: str,
+    path: Mapping[str, Any] | None = None,
+) -> ReportData:
+    """``data`` with the scored truth beside each headline score and each gate's true effect.
+
+    ``path``: the run's agent path (``agent_path(settings.agent)``); None is the oracle's default,
+    the tool-using agent with every tool and six turns.
+    """
     if not workspace.is_dir():
         raise ConfigError(f"simulator truth needs the run's workspace folder; {workspace} does not exist")
     baseline_run = (data.final or {}).get("baseline_run") or f"{data.run.run_id}.baseline"
@@ -173,7 +190,7 @@ def add_simulator_truth(data: ReportData, reader: RunReader, workspace: Path, or
                 raise ConfigError(f"cannot read version {version} in {workspace}: {exc}") from exc
         return texts[version]
 
-    oracle = OracleClient(oracle_url)
+    oracle = OracleClient(oracle_url, path=path)
     try:
         final_version = _final_version(data)
         headlines = []

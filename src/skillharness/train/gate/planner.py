@@ -8,7 +8,10 @@ simulation of the configured gate with the class's drawable observations as its 
 The McNemar guard is planned here too (:func:`plan_guard`): its draws per class are sized so
 that one class losing ``guard_harm`` accuracy is flagged with probability ``guard_power`` after
 Holm over the guarded classes, capped at ``guard_max_draws``; at temperature 0 a class can give
-no more draws than it has questions the gate did not draw.
+no more draws than it has questions the gate did not draw. That power holds only for a harmed
+class whose discordance is at most the one it was sized at (more discordance puts the loss share
+nearer 1/2): a sized guard therefore re-sizes each class by its own discordance as it draws, up to
+the cap, and :class:`GuardPromise` states the largest discordance the power holds for.
 """
 
 from __future__ import annotations
@@ -27,10 +30,13 @@ __all__ = [
     "ClassPlan",
     "GuardClass",
     "GuardPlan",
+    "GuardPromise",
     "effect_rates",
     "estimate_power",
     "guard_draws_per_class",
     "guard_power",
+    "guard_promise",
+    "guard_reach",
     "plan_classes",
     "plan_guard",
 ]
@@ -96,6 +102,23 @@ def plan_classes(
 
 
 @dataclass(frozen=True)
+class GuardPromise:
+    """What the guard promises: a ``harm`` drop is flagged with probability at least ``power`` on
+    any class whose discordance (share of paired draws where exactly one side is right) is at most
+    ``discordance``. A harmed class with more discordance is flagged less often."""
+
+    harm: float
+    power: float
+    discordance: float
+
+    def describe(self) -> str:
+        return (
+            f"a {self.harm:.0%} drop is flagged with P >= {self.power:.2f} on a class whose discordance "
+            f"is at most {self.discordance:.2f}"
+        )
+
+
+@dataclass(frozen=True)
 class GuardClass:
     """What the guard can see on one class: its draws, and the harms it flags."""
 
@@ -103,6 +126,7 @@ class GuardClass:
     draws: int
     power: float  # probability of flagging the configured guard_harm (a lower bound with clearing)
     detectable: float | None  # smallest harm flagged with guard_power (None: none, up to discordance)
+    promise: GuardPromise  # the power it keeps for a harmed class, and up to which discordance
 
 
 @dataclass(frozen=True)
@@ -113,11 +137,13 @@ class GuardPlan:
     power: float
     discordance: float
     level: float  # the per-class level a lone harmed class must reach under Holm: alpha / m
-    per_class: int  # draws asked of each class
+    per_class: int  # draws asked of each class at the planning discordance
+    most: int  # draws a class may take when its own discordance is larger (fixed: per_class)
     sized: int | None  # draws the stated power needs (None: more than guard_max_draws; fixed: None)
     fixed: bool  # guard_draws set explicitly
     clear: float | None  # guard_clear: the chance bound of clearing a harmed class early (None: off)
     classes: tuple[GuardClass, ...]
+    promise: GuardPromise  # for a class that can give guard_max_draws (or the fixed size)
 
     @property
     def total_draws(self) -> int:
@@ -152,6 +178,38 @@ def guard_power(config: GateConfig, draws: int, discordance: float, level: float
     return max(exact - (config.guard_clear or 0.0), 0.0)
 
 
+def guard_reach(config: GateConfig, draws: int, level: float) -> float | None:
+    """The largest discordance (to 0.005) at which ``draws`` give the exact test at ``level``
+    ``guard_power + guard_clear`` against a ``guard_harm`` drop; None: not even at the drop itself.
+
+    The power falls as the discordance grows (the loss share nears 1/2), so every discordance up
+    to it has that power too."""
+    power, harm = config.guard_power + (config.guard_clear or 0.0), config.guard_harm
+    if mcnemar_power(draws, harm, harm, level) < power:
+        return None
+    if mcnemar_power(draws, harm, 1.0, level) >= power:
+        return 1.0
+    low, high = harm, 1.0  # power(low) reaches it, power(high) does not
+    while high - low > 0.005:
+        mid = (low + high) / 2
+        low, high = (mid, high) if mcnemar_power(draws, harm, mid, level) >= power else (low, mid)
+    return low
+
+
+def guard_promise(config: GateConfig, most: int, discordance: float, level: float) -> GuardPromise:
+    """What a guard promises a class that can take ``most`` draws, sized at ``discordance``.
+
+    Sized by power, a class draws until its own discordance is within what its draws can see
+    (:func:`guard_reach`), so ``guard_power`` holds up to the discordance ``most`` draws reach. A
+    fixed size, or a cap that binds at ``discordance``, keeps only the power there, and that only
+    for a class with no more discordance."""
+    if config.guard_draws is None:
+        reach = guard_reach(config, most, level)
+        if reach is not None and reach >= discordance:
+            return GuardPromise(config.guard_harm, config.guard_power, reach)
+    return GuardPromise(config.guard_harm, guard_power(config, most, discordance, level), discordance)
+
+
 def _detectable(config: GateConfig, draws: int, level: float) -> float | None:
     """Smallest harm (to 0.005) flagged with probability ``guard_power`` at ``draws``.
 
@@ -171,6 +229,8 @@ def plan_guard(config: GateConfig, available: Mapping[str, int | None]) -> Guard
     """The guard over ``available`` (class -> draws it can give, None: unlimited, with replacement)."""
     per_class, sized = guard_draws_per_class(config, len(available))
     level = config.mcnemar_alpha / max(len(available), 1)
+    # A sized guard's class may draw up to the cap when its own discordance is larger.
+    most = per_class if config.guard_draws is not None else config.guard_max_draws
     rows = []
     for label, limit in available.items():
         n = per_class if limit is None else min(per_class, limit)
@@ -180,6 +240,9 @@ def plan_guard(config: GateConfig, available: Mapping[str, int | None]) -> Guard
                 n,
                 guard_power(config, n, config.guard_discordance, level),
                 _detectable(config, n, level),
+                guard_promise(
+                    config, most if limit is None else min(most, limit), config.guard_discordance, level
+                ),
             )
         )
     return GuardPlan(
@@ -188,8 +251,10 @@ def plan_guard(config: GateConfig, available: Mapping[str, int | None]) -> Guard
         discordance=config.guard_discordance,
         level=level,
         per_class=per_class,
+        most=most,
         sized=sized,
         fixed=config.guard_draws is not None,
         clear=config.guard_clear,
         classes=tuple(rows),
+        promise=guard_promise(config, most, config.guard_discordance, level),
     )

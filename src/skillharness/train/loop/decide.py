@@ -88,7 +88,8 @@ async def decide(
 
     For what is decided on the spot: refusals, and the epoch end's whole updates. A step's
     candidates are opened instead (:mod:`skillharness.train.loop.open_gates`) and decided over rounds.
-    ``check_stop`` runs before each of the test's further stages and before its guard.
+    ``check_stop`` runs before each of the test's further stages, before its guard and before
+    the val score of its ``dual_metric`` row.
     """
     incumbent = ws.load(ckpt.version)
     proposal = _rebase(ctx, incumbent, proposal)
@@ -119,7 +120,9 @@ async def decide(
             "next_sample": max(ckpt.next_sample, outcome.next_sample or 0),
         }
     )
-    return await record_decision(ctx, ws, ckpt, proposal, outcome, cursor=cursor, gate_index=gate_index)
+    return await record_decision(
+        ctx, ws, ckpt, proposal, outcome, cursor=cursor, gate_index=gate_index, check_stop=check_stop
+    )
 
 
 def sized_n_max(ctx: TrainContext, ckpt: Checkpoint, classes: Sequence[str]) -> int:
@@ -145,10 +148,16 @@ async def record_decision(
     *,
     cursor: dict[str, Any],
     gate_index: int,
+    check_stop: Callable[[], None],
 ) -> Checkpoint:
     """Commit an accepted candidate (re-applied to the incumbent of the moment), write the decision
     row, remember the edit (accepted for momentum, or rejected for the next proposal) and write
-    the ``dual_metric`` row of the version that stands (P2-5)."""
+    the ``dual_metric`` row of the version that stands (P2-5).
+
+    ``check_stop`` (the budget, the stop file) runs before that row's val score and inside it. A
+    stop there leaves the checkpoint saved before this decision: its resume replays the decision
+    from the cache, adopts the version committed here (:func:`commit_or_adopt`) and rewrites the
+    same rows."""
     if outcome.accepted and isinstance(proposal, Candidate):
         proposal = _rebase(ctx, ws.load(ckpt.version), proposal)
     label = proposal.target.label()
@@ -179,14 +188,23 @@ async def record_decision(
         )
         ckpt = ckpt.remember_rejection(label, memo, ctx.config.evolve.rejected_memory)
     ckpt = ckpt.model_copy(update={"version": version_after or ckpt.version})
-    return await record_dual_metric(ctx, ws, ckpt, proposal.target, cursor)
+    return await record_dual_metric(ctx, ws, ckpt, proposal.target, cursor, check_stop)
 
 
 async def record_dual_metric(
-    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, target: EditTarget, cursor: dict[str, Any]
+    ctx: TrainContext,
+    ws: Workspace,
+    ckpt: Checkpoint,
+    target: EditTarget,
+    cursor: dict[str, Any],
+    check_stop: Callable[[], None],
 ) -> Checkpoint:
-    """The standing version's val accuracy on the target's class and on all val, and the γ-EMA."""
-    score = await val_score(ctx, ws.load(ckpt.version))
+    """The standing version's val accuracy on the target's class and on all val, and the γ-EMA.
+
+    After an accept that score is a whole val rollout of a new version, a unit of its own: the
+    budget is checked before it and about every stage's worth of its draws."""
+    check_stop()
+    score = await val_score(ctx, ws.load(ckpt.version), check_stop=check_stop)
     gamma = ctx.config.ema_gamma
     ema = {
         t: score.class_accuracy(t)

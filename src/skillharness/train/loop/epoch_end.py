@@ -28,7 +28,12 @@ from skillharness.train.state.context import TrainContext
 from skillharness.train.state.records import Candidate, Refused
 from skillharness.train.validate.scoring import ValScore, val_score
 
-__all__ = ["end_epoch"]
+__all__ = ["end_epoch", "patience_reason"]
+
+
+def patience_reason(waiting: int) -> str:
+    """The stop reason of a run whose patience ran out after ``waiting`` epochs without improvement."""
+    return f"no val improvement for {waiting} epoch(s)"
 
 
 async def end_epoch(
@@ -57,7 +62,7 @@ async def end_epoch(
             "best_score": score.accuracy if improved else ckpt.best_score,
             "epochs_without_improvement": waiting,
             "epoch_end_done": ckpt.epoch,
-            "stop_reason": f"no val improvement for {waiting} epoch(s)" if stop else ckpt.stop_reason,
+            "stop_reason": patience_reason(waiting) if stop else ckpt.stop_reason,
         }
     )
 

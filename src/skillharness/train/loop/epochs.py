@@ -20,7 +20,7 @@ from typing import Protocol
 
 from skillharness.skills import Workspace
 from skillharness.train.loop.batches import plan_steps
-from skillharness.train.loop.epoch_end import end_epoch
+from skillharness.train.loop.epoch_end import end_epoch, patience_reason
 from skillharness.train.loop.rounds import evidence_round
 from skillharness.train.loop.step import run_step
 from skillharness.train.state.checkpoint import Checkpoint, RunState
@@ -50,8 +50,8 @@ async def train_epochs(
     return the final checkpoint. ``save`` writes a checkpoint and returns it as written.
 
     ``check_stop`` raises to stop cleanly (budget, stop file); it is called before every unit that
-    spends calls (a step, a ladder stage, a guard, each epoch-end test, the epoch-end val score),
-    where the saved checkpoint is exactly resumable.
+    spends calls (a step, a ladder stage, a guard, each epoch-end test, each decision's and the
+    epoch end's val score), where the saved checkpoint is exactly resumable.
     """
 
     def saved(state: Checkpoint) -> None:
@@ -74,11 +74,18 @@ async def train_epochs(
             saved(ckpt)
     ckpt = await _drain(ctx, ws, ckpt, saved, check_stop)  # after patience ran out
     if ckpt.state is RunState.RUNNING:
-        ckpt = ckpt.model_copy(
-            update={"state": RunState.STOPPED_EARLY if _patience_out(ctx, ckpt) else RunState.FINISHED}
-        )
+        ckpt = ckpt.model_copy(update=_ended(ctx, ckpt))
         saved(ckpt)
     return ckpt
+
+
+def _ended(ctx: TrainContext, ckpt: Checkpoint) -> dict[str, object]:
+    """The state a run ends in, and why. The patience reason is said again here: a resume clears
+    the stop reason its interruption left, so one resumed in the drain after patience ran out
+    would otherwise end ``stopped_early`` with none."""
+    if not _patience_out(ctx, ckpt):
+        return {"state": RunState.FINISHED}
+    return {"state": RunState.STOPPED_EARLY, "stop_reason": patience_reason(ckpt.epochs_without_improvement)}
 
 
 def _patience_out(ctx: TrainContext, ckpt: Checkpoint) -> bool:

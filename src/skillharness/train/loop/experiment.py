@@ -113,4 +113,5 @@ async def open_training(
             micro_trained=classes.micro_trained,
             provenance=provenance,
             max_infra_share=config.infer.max_infra_share,
+            max_refused_share=config.infer.max_refused_share,
         )

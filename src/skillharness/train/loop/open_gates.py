@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from typing import Any
 
 from skillharness.errors import GateError
@@ -101,12 +102,19 @@ def _spend(ckpt: Checkpoint, fields: dict[str, Any]) -> Checkpoint:
 
 
 async def open_candidate(
-    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, proposal: Candidate, *, cursor: dict[str, Any]
+    ctx: TrainContext,
+    ws: Workspace,
+    ckpt: Checkpoint,
+    proposal: Candidate,
+    *,
+    cursor: dict[str, Any],
+    check_stop: Callable[[], None],
 ) -> tuple[Checkpoint, str]:
     """Open a test of ``proposal`` (re-applied to the incumbent of the moment); say what happened.
 
     An edit set whose bundle is already open for its target is not opened twice; a re-apply that
-    is refused, and a test that could never accept, are decided at once (nothing is drawn).
+    is refused, and a test that could never accept, are decided at once (nothing is drawn; its
+    ``dual_metric`` row's val score is checked against the budget: ``check_stop``).
     """
     incumbent = ws.load(ckpt.version)
     label = proposal.target.label()
@@ -119,7 +127,7 @@ async def open_candidate(
         reason = applied.reason if isinstance(applied, Refusal) else "no_change"
         detail = applied.detail if isinstance(applied, Refusal) else "the incumbent already holds this edit"
         outcome = GateOutcome(GateReason.REJECT_INVALID, f"{reason}: {detail}"[:300])
-        return await _decide_now(ctx, ws, ckpt, proposal, outcome, cursor), "invalid"
+        return await _decide_now(ctx, ws, ckpt, proposal, outcome, cursor, check_stop), "invalid"
     if any(o.target == label and o.bundle_hash == applied.bundle_hash for o in ckpt.open):
         return ckpt, "duplicate"
     candidate = dataclasses.replace(
@@ -135,7 +143,7 @@ async def open_candidate(
             f"observations can be drawn ({fields['distinct']} distinct val questions); nothing was asked"
         )
         outcome = GateOutcome(GateReason.REJECT_INERTIA, detail, alpha=fields["alpha"])
-        return await _decide_now(ctx, ws, ckpt, candidate, outcome, cursor), "unreachable"
+        return await _decide_now(ctx, ws, ckpt, candidate, outcome, cursor, check_stop), "unreachable"
     oc = OpenCandidate(
         target=label,
         edit_set=json.loads(candidate.edit_set.model_dump_json()),
@@ -158,6 +166,7 @@ async def _decide_now(
     proposal: Candidate,
     outcome: GateOutcome,
     cursor: dict[str, Any],
+    check_stop: Callable[[], None],
 ) -> Checkpoint:
     """A decision that draws nothing: its own gate index, no level spent, its target done this round."""
     gate_index = ckpt.decision_index
@@ -167,7 +176,9 @@ async def _decide_now(
             "round_closed": [*ckpt.round_closed, proposal.target.label()],
         }
     )
-    return await record_decision(ctx, ws, ckpt, proposal, outcome, cursor=cursor, gate_index=gate_index)
+    return await record_decision(
+        ctx, ws, ckpt, proposal, outcome, cursor=cursor, gate_index=gate_index, check_stop=check_stop
+    )
 
 
 def is_stale(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, oc: OpenCandidate) -> bool:

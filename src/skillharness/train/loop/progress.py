@@ -1,4 +1,6 @@
-"""What a person sees while training runs: a live panel refreshed at every step and decision."""
+"""What a person sees while training runs: a live panel refreshed at every step and decision on a
+terminal; elsewhere (``nohup``, ``tee``, a batch scheduler's log) one plain line per step or
+decision, flushed at once. A live panel on a file is drawn only when it stops: hours of silence."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from skillharness.infer import short_name
 from skillharness.infer.session import RunSession
 from skillharness.store import GateDecisionRow, RunStore
 from skillharness.train.config import BudgetConfig
@@ -44,7 +47,10 @@ class TrainProgress:
         self.session: RunSession | None = None
         self.store: RunStore | None = None
         self.budget: BudgetConfig | None = None
+        # Not a terminal: a live display would draw once, at its end, so plain lines instead.
+        self._plain = not console.is_terminal
         self._live = Live(console=console, refresh_per_second=4, transient=False)
+        self._said = ""
         self._ckpt: Checkpoint | None = None
         self._steps = 0
         self._started = time.monotonic()
@@ -55,20 +61,59 @@ class TrainProgress:
 
     def on_step(self, ckpt: Checkpoint, steps_in_epoch: int) -> None:
         self._ckpt, self._steps = ckpt, steps_in_epoch
-        self._live.update(self._render())
+        self._show()
 
     def on_checkpoint(self, ckpt: Checkpoint) -> None:
         if self._ckpt is not None and (ckpt.epoch, ckpt.step) != (self._ckpt.epoch, self._ckpt.step):
             self._steps_done += 1
         self._ckpt = ckpt
-        self._live.update(self._render())
+        self._show()
+
+    def _show(self) -> None:
+        if not self._plain:
+            self._live.update(self._render())
+            return
+        line = self._line()
+        if line is None or line == self._said:  # a checkpoint that moved nothing shown says nothing
+            return
+        self._said = line
+        self.console.print(f"{line} · ETA {self._eta()}", soft_wrap=True, markup=False, highlight=False)
+        self.console.file.flush()  # a file or pipe is block-buffered: the line is for now
+
+    def _line(self) -> str | None:
+        """Where the run is, its decisions and its spending on one line (ETA apart: it always moves)."""
+        ckpt = self._ckpt
+        if ckpt is None:
+            return None
+        return (
+            f"train {self.run_id} · {self._position(ckpt)} · {ckpt.version} · "
+            f"{ckpt.gates_run} tests, {ckpt.accepts} accepted · {spent_of_budget(ckpt.spent, self.budget)}"
+        )
+
+    def _position(self, ckpt: Checkpoint) -> str:
+        """Epoch and step, never past their totals: the cursor names the *next* step, so it passes
+        the last epoch when training is done, and evidence rounds after the planned steps (drain)
+        are numbered on past them."""
+        if ckpt.epoch > self.epochs:
+            return f"epoch {self.epochs}/{self.epochs} done"
+        where = f"epoch {ckpt.epoch}/{self.epochs}"
+        if not self._steps:
+            return where
+        if ckpt.step >= self._steps:
+            return f"{where} evidence round {ckpt.step - self._steps + 1}"
+        return f"{where} step {ckpt.step + 1}/{self._steps}"
 
     def _eta(self) -> str:
+        """Time left at the pace so far; unknown (never 0) while work remains that no step count
+        measures (the first step, evidence rounds after the plan, the final val score)."""
         if self._ckpt is None or not self._steps_done or not self._steps:
-            return "-"
+            return "unknown"
         per_step = (time.monotonic() - self._started) / self._steps_done
-        left = (self.epochs - self._ckpt.epoch) * self._steps + max(self._steps - self._ckpt.step, 0)
-        return f"{per_step * left:.0f} s (if every epoch runs)"
+        left = max(self.epochs - self._ckpt.epoch, 0) * self._steps + max(self._steps - self._ckpt.step, 0)
+        if left <= 0:
+            return "unknown"
+        seconds = per_step * left  # as if every epoch runs (early stopping ends it sooner)
+        return f"{seconds:.0f} s" if seconds >= 1 else "< 1 s"  # rounded to 0, it read as done
 
     def _reasons(self) -> str:
         if self.store is None:
@@ -92,13 +137,13 @@ class TrainProgress:
         table = Table(title=f"training {self.run_id}", show_header=False, expand=False)
         ckpt = self._ckpt
         if ckpt is not None:
-            table.add_row("epoch / step", f"{ckpt.epoch}/{self.epochs} · step {ckpt.step + 1}/{self._steps}")
+            table.add_row("position", self._position(ckpt))
             table.add_row("incumbent", ckpt.version)
             table.add_row("decisions", self._reasons())
             table.add_row("budget", spent_of_budget(ckpt.spent, self.budget))
             table.add_row("alpha spent", f"{ckpt.alpha_spent:.3f} over {ckpt.gates_run} test(s) opened")
             table.add_row("open candidates", self._open(ckpt))
-            ema = ", ".join(f"{t[:18]} {v:.2f}" for t, v in sorted(ckpt.ema.items()))
+            ema = ", ".join(f"{short_name(t, 18)} {v:.2f}" for t, v in sorted(ckpt.ema.items()))
             table.add_row("val EMA", ema or "-")
         if self.session is not None:
             for role, used in self.session.usage().items():
@@ -110,10 +155,12 @@ class TrainProgress:
         return table
 
     def __enter__(self) -> TrainProgress:
-        self._live.__enter__()
+        if not self._plain:
+            self._live.__enter__()
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self._live.__exit__(kind, exc, tb)
+        if not self._plain:
+            self._live.__exit__(kind, exc, tb)

@@ -115,7 +115,7 @@ async def _advance(
     """
     if oc.invalid:
         outcome = GateOutcome(GateReason.REJECT_INVALID, oc.invalid, alpha=0.0, evidence=_evidence(oc))
-        return await _close(ctx, ws, ckpt, oc, candidate_of(ctx, ws, oc), outcome, cursor)
+        return await _close(ctx, ws, ckpt, oc, candidate_of(ctx, ws, oc), outcome, cursor, check)
     candidate = candidate_of(ctx, ws, oc)
     scope, plan = draw_plan(ctx, candidate, oc.key, first_sample=oc.first_sample, n_max=oc.n_max)
     ladder = _ladder(ctx, oc, plan.budget, plan.with_replacement, scope.label)
@@ -138,11 +138,15 @@ async def _advance(
         }
     )
     if not decision.terminal:
-        if at >= len(plan.draws):  # the plan ran out: only INFRA can make that happen
+        if at < len(plan.draws):
+            return ckpt
+        if oc.infra > oc.refused.get("draws", 0):  # the plan ran out on INFRA: decide nothing, resume
             raise infra_outage(scope.label, oc.key, decision, at)
-        return ckpt
+        # It ran out on draws the server refused: a resume meets the same limit, so the test closes
+        # with no evidence either way (the run's refusal share stops the run when they matter).
+        decision = replace(decision, kind=DecisionKind.REJECT_INERTIA, next_request=0)
     outcome = await _outcome(ctx, arms, scope, candidate, plan, oc, decision, ckpt.discordance, check)
-    return await _close(ctx, ws, ckpt, oc, candidate, outcome, cursor)
+    return await _close(ctx, ws, ckpt, oc, candidate, outcome, cursor, check)
 
 
 async def _feed(
@@ -177,8 +181,9 @@ async def _feed(
         at += len(window)
         if decision.terminal or len(observed) in ladder.plan:
             break
-    fed = oc.model_copy(update={"cursor": at, "observed": observed, "stage_ends": ends, "infra": infra})
-    return ckpt, fed, decision
+    refused = {k: oc.refused.get(k, 0) + n for k, n in arms.refused.items() if oc.refused.get(k, 0) + n}
+    update = {"cursor": at, "observed": observed, "stage_ends": ends, "infra": infra, "refused": refused}
+    return ckpt, oc.model_copy(update=update), decision
 
 
 def _futile(ctx: TrainContext, oc: OpenCandidate, decision: Decision, budget: int) -> bool:
@@ -205,7 +210,7 @@ def _evidence(oc: OpenCandidate) -> dict[str, Any]:
         "rebased_from": oc.rebased_from,
         "merged_with": oc.merged_with,
         "samples_first": oc.first_sample,
-    }
+    } | ({"refused": dict(oc.refused)} if oc.refused else {})
 
 
 async def _outcome(
@@ -255,8 +260,10 @@ async def _close(
     candidate: Candidate,
     outcome: GateOutcome,
     cursor: dict[str, Any],
+    check: Callable[[], None],
 ) -> Checkpoint:
-    """Write the closed test's decision (once) and drop it from the open candidates."""
+    """Write the closed test's decision (once) and drop it from the open candidates (``check``:
+    before and inside the val score of the version that stands)."""
     ckpt = ckpt.model_copy(
         update={
             "open": [o for o in ckpt.open if o.key != oc.key],
@@ -265,4 +272,6 @@ async def _close(
         }
     )
     cursor = {**cursor, "gate": oc.key}  # the cursor an accepted version records: one per test
-    return await record_decision(ctx, ws, ckpt, candidate, outcome, cursor=cursor, gate_index=oc.key)
+    return await record_decision(
+        ctx, ws, ckpt, candidate, outcome, cursor=cursor, gate_index=oc.key, check_stop=check
+    )

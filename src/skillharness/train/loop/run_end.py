@@ -95,6 +95,9 @@ def _common_metrics(
             "bound": run_guarantee(ctx.config.gate),
         },
         "usage": ctx.session.usage(),
+        # Agent requests the server refused (a limit below the run's requests), by arm and cause:
+        # never scored, so they show here and nowhere in a score (train/state/refusals.py).
+        "refusals": ctx.refusals.record(),
         "budget": budget_metric(ctx, guard.spent(), guard).value,
     }
 

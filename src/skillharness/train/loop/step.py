@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from skillharness.agent import refusal_of
 from skillharness.agent.records import Prediction
 from skillharness.data import Pool
 from skillharness.data.questions import Question
@@ -57,7 +58,10 @@ async def run_step(
     predictions = await ctx.rollout(
         start, [(q, sample) for q in batch], suffix, kind=RunKind.INFER, pool=Pool.TRAIN
     )
-    report = await diagnose(ctx, start, f"{ctx.run_id}.{suffix}", predictions)
+    # A refused request is no wrong answer to diagnose (train/state/refusals.py): it is counted,
+    # never evidence, so no edit learns the server's limit and none is excluded for it.
+    answered = [p for p in predictions if refusal_of(p) is None]
+    report = await diagnose(ctx, start, f"{ctx.run_id}.{suffix}", answered)
     ckpt, screened = _screened_packs(ctx, ckpt, report)
     if screened.retired:
         save(ckpt)
@@ -70,7 +74,7 @@ async def run_step(
         cursor = {"epoch": epoch, "step": step, "target": index}
         proposal = proposals[index]
         if isinstance(proposal, Candidate) and ctx.config.gate.rule == "eprocess":
-            ckpt, _ = await open_candidate(ctx, ws, ckpt, proposal, cursor=cursor)
+            ckpt, _ = await open_candidate(ctx, ws, ckpt, proposal, cursor=cursor, check_stop=before_decision)
         else:  # a refusal (or a baseline rule's one look) is decided at once: its target's decision here
             ckpt = await decide(ctx, ws, ckpt, proposal, cursor=cursor, check_stop=before_decision)
             ckpt = ckpt.model_copy(update={"round_closed": [*ckpt.round_closed, proposal.target.label()]})
@@ -154,6 +158,7 @@ def _summary(
         "rollout_run": f"{ctx.run_id}.{suffix}",
         "questions": len(predictions),  # one per question of the batch
         "correct": sum(1 for p in predictions if p.correct),
+        "refused": sum(1 for p in predictions if refusal_of(p) is not None),  # not diagnosed
         "waterfall": report.counts,
         "judge_calls": report.judge_calls,
         "fingerprint_hits": report.fingerprint_hits,

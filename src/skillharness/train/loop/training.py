@@ -5,8 +5,9 @@ the checkpoint. The store holds the training run, its children (baseline, rollou
 val scores) and the ledger. A stop of any kind (Ctrl-C, SIGTERM, stop file, budget) leaves the
 run ``interrupted`` with a checkpoint that ``--resume`` continues exactly.
 
-``--resume`` is also how a run starts: with nothing saved yet (a first start, or a kill before
-the first checkpoint) it starts the run, so one command line serves every (re)start. Once the
+A resume is also how a run starts: with nothing saved yet (a first start, or a kill before the
+first checkpoint) it starts the run, so one command line (``--resume ID --run-id ID``; the command
+refuses ``--resume`` alone of an id the experiment never started) serves every (re)start. Once the
 run has ended (finished or stopped early, its final scores stored) it raises :class:`RunEnded`
 and touches nothing.
 """

@@ -13,12 +13,15 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Protocol
 
-from skillharness.data import FrozenPools, Pool, Question, load_pools, load_questions, select_pool
+from skillharness.agent import Agent, LocalVideos, largest_request
+from skillharness.data import FrozenPools, Pool, Question, load_pools, read_questions, select_pool
 from skillharness.errors import ConfigError, SkillharnessError
 from skillharness.infer.runner import InferSettings, check_media, load_bundle
 from skillharness.llm.roles import Role
+from skillharness.llm.types import ChatRequest, ChatResponse
 from skillharness.train.config import TrainConfig
 from skillharness.train.preflight.gate_row import (
     draw_mode,
@@ -29,6 +32,7 @@ from skillharness.train.preflight.gate_row import (
 from skillharness.train.preflight.probes import (
     cache_problems,
     endpoint_problems,
+    request_problems,
     salt_note,
     seed_ignored,
     store_problems,
@@ -37,6 +41,7 @@ from skillharness.train.roles.templates import check_templates
 from skillharness.train.state.caller import evolve_calls, role_sampling
 from skillharness.train.state.draws import draw_temperature
 from skillharness.train.validate.coverage import TrainedClasses, plan_trained_classes
+from skillharness.video.frames import FrameSampler
 
 
 class _HoldoutChoice(Protocol):
@@ -73,6 +78,7 @@ CHECKS = (
     "gate",
     "eval",
     "endpoint",
+    "request",
     "seed",
     "store",
     "cache",
@@ -167,6 +173,7 @@ class _Inputs:
     questions: list[Question] | None = None
     pools: FrozenPools | None = None
     classes: TrainedClasses | None = None
+    present: tuple[Question, ...] = ()  # the pool's questions once their media are checked present
 
 
 def run_preflight(
@@ -189,18 +196,20 @@ async def run_preflight_async(
         raise ConfigError(f"the endpoint timeout must be > 0 seconds, got {endpoint_timeout_s!r}")
     out = _Collector()
     # The file checks block (parsing, probing videos): a thread, while the probes wait on I/O.
-    _, probes = await asyncio.gather(
+    inputs, probes = await asyncio.gather(
         asyncio.to_thread(_file_checks, config, chosen, out), _probes(config, endpoint_timeout_s)
     )
     for check, (problems, summary) in probes.items():
         for message in problems:
             out.fail(check, message)
         out.summaries[check] = summary
+    # After both: the run's largest request needs a question with its video, and an endpoint that answers.
+    await _request_check(config, inputs, out)
     out.run("cache salt", lambda: salt_note(config.cache))
     return out.report()
 
 
-def _file_checks(config: PreflightSettings, pool: Pool, out: _Collector) -> None:
+def _file_checks(config: PreflightSettings, pool: Pool, out: _Collector) -> _Inputs:
     inputs = _Inputs()
     out.run("templates", lambda: _templates(config, out))
     out.run("roles", lambda: _roles(config.train))
@@ -208,6 +217,59 @@ def _file_checks(config: PreflightSettings, pool: Pool, out: _Collector) -> None
     out.run("gate", lambda: _gate(config, inputs, out))
     out.run("bundle", lambda: _bundle(config, inputs))
     out.run("eval", lambda: _eval(config))
+    return inputs
+
+
+async def _request_check(config: PreflightSettings, inputs: _Inputs, out: _Collector) -> None:
+    """One request of the run's size to every endpoint (probes.request_problems). Skipped, never
+    passed, when it cannot be built: no question with its video, no bundle, or no endpoint answering."""
+    failed = {p.check for p in out.problems}
+    needs = [c for c in ("endpoint", "data", "bundle") if c in failed or c in out.skipped]
+    if needs or not inputs.present or config.agent.bundle is None:
+        where = ", ".join(needs or ["data"])
+        out.skipped["request"] = f"needs a question with its video and an answering endpoint (see {where})"
+        return
+    try:
+        question, request = await _largest_request(config, config.agent.bundle, inputs.present)
+    except SkillharnessError as exc:
+        out.fail("request", f"the run's largest request could not be built: {exc}")
+        return
+    problems, summary = await request_problems(config.llm, request, question.question_id)
+    for message in problems:
+        out.fail("request", message)
+    out.summaries["request"] = summary
+
+
+async def _largest_request(
+    config: PreflightSettings, bundle_dir: Path, present: Sequence[Question]
+) -> tuple[Question, ChatRequest]:
+    """The largest request of the pool's question with the most text (among those the bundle has a
+    skill for) under the run's agent settings; frames are decoded uncached: preflight keeps nothing."""
+    if config.data.videos_dir is None:
+        raise ConfigError("data.videos_dir is not set")
+    bundle = load_bundle(bundle_dir)
+    known = [q for q in present if not bundle.missing_task_types([q.task_type])]
+    if not known:
+        raise ConfigError(f"no question of the pool has a skill in bundle {bundle_dir}")
+    question = max(known, key=lambda q: len(q.question) + sum(len(o) for o in q.options))
+    frames = config.agent.frames.model_copy(update={"cache_enabled": False})
+    sources = LocalVideos(FrameSampler(frames), config.data.videos_dir, config.data.subtitles_dir)
+    agent = Agent(
+        model=_NoModel(),
+        model_name=config.llm.model,
+        bundle=bundle,
+        frames=sources,
+        subtitles=sources if config.agent.subtitles else None,
+        config=config.agent,
+    )
+    return question, await largest_request(agent, question)
+
+
+class _NoModel:
+    """The model of an agent that only builds a request (preflight sends it through its own stack)."""
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        raise ConfigError("preflight's agent builds requests only")
 
 
 async def _probes(config: PreflightSettings, timeout_s: float) -> dict[str, tuple[list[str], str]]:
@@ -272,7 +334,7 @@ def _data(config: PreflightSettings, pool: Pool, inputs: _Inputs, out: _Collecto
         out.fail("data", "data.questions is not set: name the questions file")
     else:
         try:
-            inputs.questions = load_questions(data.questions, data.benchmark)
+            inputs.questions = list(read_questions(data.questions, data.benchmark))
         except SkillharnessError as exc:
             out.fail("data", str(exc))
     if data.pools is None:
@@ -294,6 +356,7 @@ def _data(config: PreflightSettings, pool: Pool, inputs: _Inputs, out: _Collecto
     chosen = selected.get(pool, ())
     try:
         check_media(data, chosen, subtitles=config.agent.subtitles)
+        inputs.present = chosen
     except SkillharnessError as exc:
         out.fail("data", f"pool {pool}: {exc}")
     sizes = ", ".join(f"{n} {len(inputs.pools.questions[n])}" for n in Pool)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from skillharness.data import FrozenPools, Pool, Question
 from skillharness.train.config import GateConfig
-from skillharness.train.gate import guard_draws_per_class
+from skillharness.train.gate import guard_draws_per_class, guard_promise
 from skillharness.train.validate.coverage import ClassCoverage, TrainedClasses
 
 __all__ = ["draw_mode", "guard_summary", "spending_summary", "unreachable_message"]
@@ -46,6 +46,11 @@ def guard_summary(
     # At temperature 0 a class gives each val question once, and none the gate itself drew.
     fewest = min(Counter(q.task_type for q in questions if q.question_id in val).values(), default=0)
     per_class, sized = guard_draws_per_class(gate, guarded)
+    # A sized guard's class draws up to the cap when its own discordance is larger.
+    most = per_class if gate.guard_draws is not None else gate.guard_max_draws
+    promise = guard_promise(
+        gate, most, max(gate.guard_discordance, gate.guard_harm), gate.mcnemar_alpha / max(guarded, 1)
+    )
     if gate.guard_draws is not None:
         how = "fixed by train.gate.guard_draws"
     elif sized is None:
@@ -56,7 +61,8 @@ def guard_summary(
     else:
         how = (
             f"sized to flag a {gate.guard_harm:.0%} drop with probability >= {gate.guard_power:g} at "
-            f"discordance {gate.guard_discordance:g}, re-sized at run time from the discordance measured"
+            f"discordance {gate.guard_discordance:g}, re-sized at run time from the discordance measured "
+            f"and, per class, from its own, up to {most} draws"
         )
     cap = (
         f"; at temperature 0 a class gives at most its val questions the gate did not draw "
@@ -66,7 +72,8 @@ def guard_summary(
     )
     return (
         f"; McNemar guard after an accepted system or tool edit: {per_class} draws on each of the "
-        f"{guarded} classes with val questions ({how}; up to {per_class * guarded} draws{cap}; "
+        f"{guarded} classes with val questions ({how}; up to {per_class * guarded} draws at that "
+        f"discordance, {most * guarded} at most{cap}; power: {promise.describe()}; "
         "`skillharness gate plan` shows what it can see per class)"
     )
 

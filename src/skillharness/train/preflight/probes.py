@@ -9,9 +9,11 @@ cache probe key is deleted again.
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 
 from skillharness.errors import SkillharnessError
+from skillharness.llm import REFUSAL_LIMITS, count_images, refuses_request, request_body
 from skillharness.llm.cache.backend import redact_url
 from skillharness.llm.cache.opener import open_backend
 from skillharness.llm.config import CacheConfig, EndpointConfig, LLMConfig, TimeoutConfig
@@ -20,7 +22,14 @@ from skillharness.llm.stack import build_chat_model
 from skillharness.llm.types import ChatRequest, SamplingParams, draw_seed
 from skillharness.store import RunStore, StoreConfig
 
-__all__ = ["cache_problems", "endpoint_problems", "salt_note", "seed_ignored", "store_problems"]
+__all__ = [
+    "cache_problems",
+    "endpoint_problems",
+    "request_problems",
+    "salt_note",
+    "seed_ignored",
+    "store_problems",
+]
 
 Outcome = tuple[list[str], str]
 _PROBE_VALUE = b"skillharness preflight probe"
@@ -73,6 +82,41 @@ async def _ask(llm: LLMConfig, endpoint: EndpointConfig, timeout_s: float) -> st
         attempts = exc.context.get("attempts")
         tries = f" after {attempts} attempt(s) ({exc.context.get('gave_up')})" if attempts else ""
         return f"endpoint {endpoint.label} does not answer{tries}: {exc}"
+    return None
+
+
+async def request_problems(llm: LLMConfig, request: ChatRequest, question_id: str) -> Outcome:
+    """``request`` (the run's largest, :func:`~skillharness.agent.largest.largest_request`) sent once
+    to every endpoint, uncached, under the run's own timeouts and retry policy.
+
+    The endpoint probe's one token in a text-only request passes a server that refuses every real
+    request (a body limit, an images-per-prompt limit, a max_tokens limit): this one has the run's
+    size, so such a server fails here, naming the HTTP status, the endpoint and the likely limit.
+    """
+    size = len(json.dumps(request_body(request), ensure_ascii=False, separators=(",", ":")).encode())
+    shape = (
+        f"question {question_id}: {size} bytes, {count_images(request.messages)} image(s), "
+        f"max_tokens {request.sampling.max_tokens}"
+    )
+    results = await asyncio.gather(*(_send(llm, endpoint, request, shape) for endpoint in llm.endpoints))
+    problems = [message for message in results if message is not None]
+    return problems, f"{len(llm.endpoints)} endpoint(s) take a request of the run's size ({shape})"
+
+
+async def _send(llm: LLMConfig, endpoint: EndpointConfig, request: ChatRequest, shape: str) -> str | None:
+    config = llm.model_copy(update={"endpoints": (endpoint,)})
+    try:
+        async with build_chat_model(config, None) as stack:
+            await stack.complete(request)
+    except SkillharnessError as exc:
+        if refuses_request(exc):
+            limit = str(exc.context.get("limit", "unknown"))
+            return (
+                f"endpoint {endpoint.label} refuses a request of the run's size ({shape}): "
+                f"HTTP {exc.context.get('status')}; likely limit: "
+                f"{REFUSAL_LIMITS.get(limit, REFUSAL_LIMITS['unknown'])}. The server said: {exc}"
+            )
+        return f"endpoint {endpoint.label} does not answer a request of the run's size ({shape}): {exc}"
     return None
 
 

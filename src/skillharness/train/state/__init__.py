@@ -41,6 +41,7 @@ from skillharness.train.state.records import (
     RejectedEdit,
     Standing,
 )
+from skillharness.train.state.refusals import RefusalTally, RequestsRefused, check_refusals
 
 __all__ = [
     "CHECKPOINT_FILE",
@@ -57,8 +58,10 @@ __all__ = [
     "GateReason",
     "InfraOutage",
     "OpenCandidate",
+    "RefusalTally",
     "Refused",
     "RejectedEdit",
+    "RequestsRefused",
     "RetiredTarget",
     "RoleAnswer",
     "RoleCaller",
@@ -69,6 +72,7 @@ __all__ = [
     "TrainContext",
     "TrainingStopped",
     "check_infra",
+    "check_refusals",
     "distinct_samples",
     "draw_temperature",
     "evolve_calls",

@@ -3,10 +3,11 @@
 The budget is one number for the run. What earlier invocations spent comes from the checkpoint
 (:class:`~skillharness.train.state.checkpoint.Spent`); this invocation adds its own, so any number of
 ``--resume`` spends the budget once. The check runs before every unit that spends calls (a step,
-a ladder stage, a guard, every epoch-end test, the epoch-end and final val scores), never inside
+a ladder stage, a guard stage, an epoch-end test, a part of the val scores), never inside
 one: a stop always leaves a checkpoint that a resume continues exactly, and a run overshoots by at
 most the one unit it was in. Ctrl-C and SIGTERM arrive as cancellation and are handled by the
-runner.
+runner. Outside the budget (neither counted nor stopped): the preflight probes, the seed check at a
+run's first start and the holdout eval after training (docs/train.md, "Stopping").
 """
 
 from __future__ import annotations

@@ -119,6 +119,9 @@ class OpenCandidate(StrictModel):
     observed: list[int] = Field(default_factory=list)
     stage_ends: list[int] = Field(default_factory=list)
     infra: int = 0
+    # Draws skipped because the server refused a side (incumbent, candidate, both, draws): part of
+    # ``infra``, but a resume meets the same limit, so a plan they exhaust closes the test.
+    refused: dict[str, int] = Field(default_factory=dict)
     wealth: float = 1.0
     harm_wealth: float = 1.0
     opened: tuple[int, int]  # (epoch, step) it was first opened at

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from skillharness.agent import refusal_of
 from skillharness.agent.records import Prediction, PredictionStatus
 from skillharness.data import Pool
 from skillharness.data.questions import Question
@@ -22,6 +23,7 @@ from skillharness.train.config import TrainConfig
 from skillharness.train.state.caller import RoleCaller
 from skillharness.train.state.draws import draw_temperature
 from skillharness.train.state.outage import check_infra
+from skillharness.train.state.refusals import RefusalTally, arm_of, check_refusals
 
 __all__ = ["TrainContext"]
 
@@ -42,8 +44,12 @@ class TrainContext:
     max_infra_share: float = (
         0.5  # infer.max_infra_share: past it a rollout is an outage (train/state/outage.py)
     )
+    # infer.max_refused_share: past it the run's refused requests stop it (train/state/refusals.py)
+    max_refused_share: float = 0.1
     # Val scores by bundle hash: each version is scored once per process (filled by scoring).
     val_scores: dict[str, Any] = field(default_factory=dict)
+    # Every agent draw asked and whether the server refused it, by arm (filled by rollout).
+    refusals: RefusalTally = field(default_factory=RefusalTally)
 
     @cached_property
     def train_questions(self) -> tuple[Question, ...]:
@@ -122,6 +128,8 @@ class TrainContext:
 
         Draws that failed on infrastructure are asked again ``train.infra_retries`` times; an outage
         left after that stops the run resumably (:func:`~skillharness.train.state.outage.check_infra`).
+        A request the server refused is not asked again (the same limit refuses it) but counted in
+        :attr:`refusals`; too many stop the run (:func:`~skillharness.train.state.refusals.check_refusals`).
         With ``check_stop`` (the run's budget and stop file) the draws are asked
         :attr:`stage_draws` at a time, checking before each further part: a stop keeps what was
         answered, and the resume asks only the rest.
@@ -133,15 +141,36 @@ class TrainContext:
                 if start and check_stop is not None:
                     check_stop()
                 predictions += await self.session.rollout(bundle, draws[start : start + step], log)
-            for _ in range(self.config.infra_retries):
-                failed = [i for i, p in enumerate(predictions) if p.status is PredictionStatus.INFRA_ERROR]
-                if not failed:
-                    break
-                # The same (question, sample) again: a rollout re-asks an infra_error, never an answer.
-                again = await self.session.rollout(bundle, [draws[i] for i in failed], log)
-                for i, p in zip(failed, again, strict=True):
-                    predictions[i] = p
+            await self._ask_failed_again(bundle, draws, predictions, log)
+        self.refusals.add(arm_of(suffix), predictions)
+        check_refusals(self.refusals, what=log.run_id, limit=self.max_refused_share)
         check_infra(
-            predictions, what=log.run_id, limit=self.max_infra_share, retries=self.config.infra_retries
+            [p for p in predictions if refusal_of(p) is None],  # refusals have their own rule
+            what=log.run_id,
+            limit=self.max_infra_share,
+            retries=self.config.infra_retries,
         )
         return predictions
+
+    async def _ask_failed_again(
+        self,
+        bundle: Bundle,
+        draws: Sequence[tuple[Question, int]],
+        predictions: list[Prediction],
+        log: RunLog,
+    ) -> None:
+        """Ask the draws that failed on infrastructure again, up to ``train.infra_retries`` times."""
+        for _ in range(self.config.infra_retries):
+            failed = [
+                i
+                for i, p in enumerate(predictions)
+                # A refusal is not asked again: at temperature > 0 another sample might pass, and
+                # keeping only the conversations short enough to pass is the bias refusals must not bring.
+                if p.status is PredictionStatus.INFRA_ERROR and refusal_of(p) is None
+            ]
+            if not failed:
+                break
+            # The same (question, sample) again: a rollout re-asks an infra_error, never an answer.
+            again = await self.session.rollout(bundle, [draws[i] for i in failed], log)
+            for i, p in zip(failed, again, strict=True):
+                predictions[i] = p

@@ -4,6 +4,10 @@ The incumbent's samples come from the BaselineCache when present, else they are 
 ``g<k>.inc``) and cached; the candidate's are always fresh (``g<k>.cand``). A side still INFRA after
 the rollout's own re-asks makes the outcome INFRA. Every outcome is written as a
 ``GateObservationRow`` with the wealth after it.
+
+A side the server refused (``RequestRefused``: its request was over a body, image or token limit)
+makes the outcome INFRA too, never a loss: the gate must not learn the server's limit. The arms
+count such draws (:attr:`Arms.refused`) for the decision's evidence.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
+from skillharness.agent import Prediction, refusal_of
 from skillharness.data import Pool
 from skillharness.infer import Draw, single_error
 from skillharness.skills import Bundle
@@ -36,6 +41,20 @@ class Arms:
         self.candidate = candidate
         self.prefix = f"g{gate_index:04d}"
         self.cache = BaselineCache(ctx.store, ctx.sampling_hash, scope=ctx.baseline_scope)
+        # Draws a side of which the server refused: by arm, on both arms, and either (an INFRA outcome).
+        self.refused = {"incumbent": 0, "candidate": 0, "both": 0, "draws": 0}
+        self._refused_keys: dict[str, set[tuple[str, int]]] = {"incumbent": set(), "candidate": set()}
+
+    def _note_refused(self, arm: str, predictions: Sequence[Prediction]) -> None:
+        self._refused_keys[arm] |= {(p.question_id, p.sample_idx) for p in predictions if refusal_of(p)}
+
+    def _count_refused(self, draws: Sequence[Draw]) -> None:
+        for q, s in draws:
+            inc, cand = ((q.question_id, s) in self._refused_keys[arm] for arm in ("incumbent", "candidate"))
+            self.refused["incumbent"] += inc
+            self.refused["candidate"] += cand
+            self.refused["both"] += inc and cand
+            self.refused["draws"] += inc or cand
 
     async def _incumbent(
         self, draws: Sequence[Draw], check_stop: Callable[[], None] | None
@@ -55,6 +74,7 @@ class Arms:
                 check_stop=check_stop,
             )
             await self.cache.arecord(self.incumbent, missing, predictions)
+            self._note_refused("incumbent", predictions)
             fresh = {(p.question_id, p.sample_idx): p.correct for p in predictions}
         return [
             cached[key].correct if (key := (q.question_id, s)) in cached else fresh.get(key) for q, s in draws
@@ -71,6 +91,7 @@ class Arms:
             pool=GATE_POOL,
             check_stop=check_stop,
         )
+        self._note_refused("candidate", predictions)
         return [p.correct for p in predictions]
 
     async def outcomes(
@@ -87,6 +108,7 @@ class Arms:
         except BaseExceptionGroup as errors:
             raise single_error(errors) from None
         inc, cand = inc_task.result(), cand_task.result()
+        self._count_refused(draws)
         return [PairedOutcome(c, i) for c, i in zip(cand, inc, strict=True)]
 
 

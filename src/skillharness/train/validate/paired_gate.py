@@ -13,7 +13,9 @@ Order of work (SPEC section 5, docs/train.md "Validation"):
 3. Ladder stages: the incumbent's samples come from the BaselineCache or are drawn fresh (child
    run ``g<k>.inc``) and cached; the candidate's are fresh (child run ``g<k>.cand``). INFRA
    outcomes are asked again up to ``train.infra_retries`` times, then skipped and counted; they
-   never enter the cache or the wealth (audit P1-4). Every observation is written as a
+   never enter the cache or the wealth (audit P1-4). A draw the server refused on either arm (a
+   body, image or token limit, ``RequestRefused``) is skipped the same way, never a loss, and
+   counted in the evidence's ``refused``. Every observation is written as a
    ``GateObservationRow`` with the wealth after it.
 4. After an accept, the McNemar guard on fresh draws of each guarded class → ``reject_guard``;
    its draws per class are sized by power (:func:`skillharness.train.gate.plan_guard`).
@@ -164,9 +166,26 @@ async def _validate_by_rule(
     detail = (
         f"{scope.label}: {reason.value} by the {rule.name} rule after {len(d)} observations "
         f"({decision.wins} wins, {decision.losses} losses, {decision.ties} ties, {decision.infra} INFRA)"
+        + _refused_note(arms)
     )
     evidence |= {"draws": len(draws), "decision": decision.to_record(), "rule": gate.rule}
+    evidence |= _refused_evidence(arms)
     return GateOutcome(reason, detail, decision, alpha=alpha, evidence=evidence)
+
+
+def _refused_evidence(arms: Arms) -> dict[str, Any]:
+    """The evidence's ``refused`` (draws skipped because the server refused a side), when any."""
+    return {"refused": dict(arms.refused)} if arms.refused["draws"] else {}
+
+
+def _refused_note(arms: Arms) -> str:
+    refused = arms.refused
+    if not refused["draws"]:
+        return ""
+    return (
+        f"; {refused['draws']} draw(s) skipped as refused by the server (incumbent {refused['incumbent']}, "
+        f"candidate {refused['candidate']}, both {refused['both']}), never scored"
+    )
 
 
 def new_ladder(config: GateConfig, budget: int, *, with_replacement: bool, label: str) -> Ladder:
@@ -225,7 +244,7 @@ async def verdict(
         f"{scope.label}: {reason.value} after {decision.n} observations{how} "
         f"({decision.wins} wins, {decision.losses} losses, {decision.ties} ties, {decision.infra} INFRA); "
         f"wealth {decision.wealth:.3g}, harm wealth {decision.harm_wealth:.3g}, "
-        f"threshold {decision.threshold:.3g}"
+        f"threshold {decision.threshold:.3g}{_refused_note(arms)}"
     )
     guard = None
     if reason is GateReason.ACCEPT and scope.guard_classes:
@@ -297,11 +316,13 @@ async def validate(
     decision, used = await _run_ladder(ctx, arms, ladder, plan, gate_index, check_stop)
     if decision is None:  # cannot happen: a reachable plan holds at least one stage
         raise GateError(f"{scope.label}: the ladder asked for no stage", gate_index=gate_index)
-    evidence |= {"draws": used, "decision": decision.to_record()}
+    evidence |= {"draws": used, "decision": decision.to_record()} | _refused_evidence(arms)
     if not decision.terminal:
-        if decision.infra:  # the evidence was lost to infrastructure: decide nothing, resume here
+        # Evidence lost to infrastructure: decide nothing, resume here. Refused draws are not lost
+        # (a resume meets the same limit): the run's refusal share stops the run when they matter.
+        if decision.infra > arms.refused["draws"]:
             raise infra_outage(scope.label, gate_index, decision, used)
-        detail = f"{scope.label}: the draws ran out before a decision"
+        detail = f"{scope.label}: the draws ran out before a decision{_refused_note(arms)}"
         return GateOutcome(GateReason.REJECT_INERTIA, detail, decision, alpha=alpha, evidence=evidence)
     return await verdict(
         ctx,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from skillharness.agent import refusal_of
 from skillharness.agent.records import Prediction
 from skillharness.data import Pool
 from skillharness.infer.summary import wilson
@@ -79,6 +80,7 @@ async def val_score(
         bundle, draws, suffix, kind=RunKind.INFER, pool=Pool.VAL, check_stop=check_stop
     )
     score = score_predictions(predictions, {q.question_id: q.task_type for q in ctx.val_questions})
-    if all(p.correct is not None for p in predictions):  # infra errors are asked again next time
+    # Infra errors are asked again next time; a refusal is not (the same limit refuses it again).
+    if all(p.correct is not None or refusal_of(p) is not None for p in predictions):
         ctx.val_scores[bundle.bundle_hash] = score
     return score
