@@ -18,7 +18,8 @@ def demo(out: Path, cache: Path) -> subprocess.CompletedProcess[str]:
 
 def _numbers(text: str) -> list[str]:
     """The lines that carry results: they must be identical on a re-run."""
-    keep = ("val baseline", "val final", "val gain", "alpha spent", "decisions:", "holdout gain")
+    keep = ("val baseline", "val final", "val gain ", "alpha spent", "decisions:", "holdout gain")
+    # "val gain " with its space: a wrapped sentence may go on with "val gain's interval".
     return [line.strip() for line in text.splitlines() if line.strip().startswith(keep)]
 
 
