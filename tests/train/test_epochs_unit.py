@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from loop_support import Spending
 from unit_support import FakeContext, never, workspace
 
 from skillharness.train.loop.epoch_end import patience_reason
@@ -13,25 +14,9 @@ from skillharness.train.loop.training import TrainRequest, _prepare
 from skillharness.train.state.checkpoint import Checkpoint, RunState
 
 
-class _Saved:
-    """A loop observer keeping each checkpoint saved."""
-
-    def __init__(self) -> None:
-        self.saved: list[Checkpoint] = []
-
-    def on_start(self, ctx: object) -> None:
-        return None
-
-    def on_step(self, ckpt: Checkpoint, steps_in_epoch: int) -> None:
-        return None
-
-    def on_checkpoint(self, ckpt: Checkpoint) -> None:
-        self.saved.append(ckpt)
-
-
-async def _end(ctx: FakeContext, ws_path: Path, ckpt: Checkpoint) -> tuple[Checkpoint, _Saved]:
+async def _end(ctx: FakeContext, ws_path: Path, ckpt: Checkpoint) -> tuple[Checkpoint, Spending]:
     ws, _ = workspace(ws_path)
-    observer = _Saved()
+    observer = Spending()
     ended = await train_epochs(ctx.typed(), ws, ckpt, save=lambda c: c, check_stop=never, observer=observer)
     return ended, observer
 
