@@ -11,7 +11,9 @@ import base64
 import contextlib
 import itertools
 import json
+import os
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -55,6 +57,7 @@ def launch(binary: str, profile: Path, *, timeout: float = 60.0) -> Iterator[Bro
         [binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its helpers (zygote, renderers, crash handler) share one group
     )
     try:
         port_file = profile / "DevToolsActivePort"
@@ -67,12 +70,35 @@ def launch(binary: str, profile: Path, *, timeout: float = 60.0) -> Iterator[Bro
         with connect(f"ws://127.0.0.1:{port}{path}", max_size=None, open_timeout=timeout) as ws:
             yield Browser(ws, timeout)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _stop_group(proc)
+
+
+def _stop_group(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    """End Chromium and every helper it started. A helper that outlives the main process can
+    still write into the profile while the caller deletes it ("Directory not empty")."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=timeout)
+    if proc.poll() is None:
+        _kill(proc.pid)
+        proc.wait()
+    # A helper orphaned into a container whose init does not reap stays a zombie (harmless, and
+    # still "in" the group), so the wait for the group to empty is bounded.
+    while time.monotonic() < deadline + 5:
+        if not _kill(proc.pid, signal.SIGKILL if time.monotonic() > deadline else 0):
+            break  # no process of the group is left
+        time.sleep(0.05)
+
+
+def _kill(group: int, sig: int = signal.SIGKILL) -> bool:
+    """Signal process group ``group``; False when no process of it is left."""
+    try:
+        os.killpg(group, sig)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 class Browser:

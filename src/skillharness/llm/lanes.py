@@ -7,6 +7,13 @@ pool, so the cost per call grows with C squared. Profiled at C = 24 (benchmarks/
 walk was about 2 ms of event-loop time per call, as much as the rest of the harness. A lane is a
 client that owns one keep-alive connection; a call borrows a free lane and gives it back when
 its response is read, so each pool walk sees one connection.
+
+A call cancelled while its response closes can leave the client's one pool slot taken for good
+(httpcore shields the close with an anyio scope, which a second native ``Task.cancel`` passes
+through; the request is then never removed from the pool's queue), and every later call on that
+client waits ``pool_s`` and fails as a pool timeout. Seen when an outage in one arm of a gate
+cancels the other arm mid-request, then the gate is run again in the same process. So a lane
+whose call did not end normally is retired, never lent again, and closed with the rest.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ class Lanes:
         self._ssl: ssl.SSLContext | None = None
         self._free: asyncio.LifoQueue[httpx.AsyncClient] | None = None  # made inside the loop
         self._all: list[httpx.AsyncClient] = []
+        self._closing: set[asyncio.Task[None]] = set()
         self._size = size
 
     def _verify(self) -> ssl.SSLContext | bool:
@@ -70,8 +78,26 @@ class Lanes:
                 raise httpx.PoolTimeout(f"no free connection within {self._pool_s}s") from exc
         try:
             yield client
-        finally:
+        except (asyncio.CancelledError, httpx.PoolTimeout):
+            # Interrupted mid-call, or its own pool already stuck: its slot may be leaked.
+            self._retire(client)
+            raise
+        except BaseException:
             self._free.put_nowait(client)
+            raise
+        else:
+            self._free.put_nowait(client)
+
+    def _retire(self, client: httpx.AsyncClient) -> None:
+        """Close ``client`` in the background and lend a fresh lane in its place."""
+        if client not in self._all:
+            return  # the lanes were closed meanwhile
+        self._all.remove(client)
+        task = asyncio.get_running_loop().create_task(client.aclose())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+        if self._free is not None:
+            self._free.put_nowait(self._new())  # a caller may be waiting for a lane
 
     async def aclose(self) -> None:
         """Close every lane's connection."""
@@ -79,3 +105,4 @@ class Lanes:
         self._free = None
         for client in clients:
             await client.aclose()
+        await asyncio.gather(*self._closing, return_exceptions=True)
