@@ -48,6 +48,17 @@ def test_spent_counts_model_calls_without_cache_hits_plus_what_earlier_invocatio
     assert 60.0 <= spent.wall_s < 70.0
 
 
+def test_usage_by_role_is_summed_over_invocations() -> None:
+    before = Spent(calls=10, usage={"agent": {"calls": 12.0, "cache_hits": 2.0}, "evolve": {"calls": 1.0}})
+    guard = _guard(BudgetConfig(), before=before, agent={"calls": 5.0, "cache_hits": 1.0, "cost": 0.5})
+    usage = guard.spent().usage
+    assert usage == {
+        "agent": {"calls": 17.0, "cache_hits": 3.0, "cost": 0.5},
+        "evolve": {"calls": 1.0},
+    }
+    assert before.usage["agent"] == {"calls": 12.0, "cache_hits": 2.0}  # the earlier total is kept as it was
+
+
 def test_a_fresh_guard_counts_nothing_and_wall_time_from_its_start() -> None:
     guard = _guard(BudgetConfig())
     spent = guard.spent()

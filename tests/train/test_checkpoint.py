@@ -173,6 +173,18 @@ def test_a_schema_2_checkpoint_is_upgraded_with_nothing_spent(tmp_path: Path) ->
     assert Checkpoint.load(tmp_path).spent == Spent(calls=120, cost=0.5, wall_s=9.0)
 
 
+def test_a_schema_3_checkpoint_without_usage_reads_as_none_and_usage_round_trips(tmp_path: Path) -> None:
+    """Usage by role joined the spent budget within schema 3: a checkpoint saved before has none."""
+    (tmp_path / CHECKPOINT_FILE).write_text(json.dumps({**_SCHEMA_1, "schema_version": 2, "open": []}))
+    doc = json.loads(json.dumps(Checkpoint.load(tmp_path).model_dump(mode="json")))
+    doc["spent"] = {"calls": 7, "cost": 0.0, "wall_s": 1.0}  # as written before usage was kept
+    (tmp_path / CHECKPOINT_FILE).write_text(json.dumps(doc))
+    assert Checkpoint.load(tmp_path).spent == Spent(calls=7, wall_s=1.0)
+    spent = Spent(calls=7, wall_s=1.0, usage={"agent": {"calls": 9.0, "cache_hits": 2.0}})
+    Checkpoint.load(tmp_path).model_copy(update={"spent": spent}).save(tmp_path)
+    assert Checkpoint.load(tmp_path).spent == spent
+
+
 def test_a_checkpoint_of_an_unknown_schema_is_refused_naming_the_file(tmp_path: Path) -> None:
     (tmp_path / CHECKPOINT_FILE).write_text(json.dumps({**_SCHEMA_1, "schema_version": 4}))
     with pytest.raises(ConfigError, match=r"checkpoint\.json: checkpoint schema version 4"):

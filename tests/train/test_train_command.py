@@ -21,7 +21,7 @@ from skillharness.commands.train import BUDGET_SETTINGS
 from skillharness.config import load_config
 from skillharness.errors import StoreError
 from skillharness.sim import SimServer, decisive_world
-from skillharness.store import RunReader, RunStatus
+from skillharness.store import RunMetric, RunReader, RunStatus
 from skillharness.train.loop.training import run_folder
 from skillharness.train.state.budget import BUDGET_REASONS
 from skillharness.train.state.checkpoint import Checkpoint, RunState
@@ -70,6 +70,14 @@ def test_a_budget_stop_names_the_limit_and_max_calls_raises_it_on_resume(
     assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
     assert Checkpoint.load(folder).state.ended
     assert _statuses(config)["t-budget"] == RunStatus.FINISHED.value
+    # Issue item 6: one cost count. The usage the report shows is the run's, both invocations', and
+    # agrees with the budget it spent (model calls are calls less cache hits).
+    with RunReader(load_config(config).store) as reader:
+        metrics = {m.name: m.value for m in reader.ledger(RunMetric, run_id="t-budget")}
+    spent = metrics["budget"]["spent"]
+    assert spent["calls"] >= 150
+    usage = metrics["usage"]
+    assert sum(u["calls"] - u["cache_hits"] for u in usage.values()) == spent["calls"]
 
 
 def test_a_mistyped_resume_is_refused_naming_the_runs_and_run_id_starts_it(

@@ -94,7 +94,7 @@ def _common_metrics(
             # rounds it is continued over.
             "bound": run_guarantee(ctx.config.gate),
         },
-        "usage": ctx.session.usage(),
+        "usage": guard.spent().usage,  # every invocation's, as the budget counts them
         # Agent requests the server refused (a limit below the run's requests), by arm and cause:
         # never scored, so they show here and nowhere in a score (train/state/refusals.py).
         "refusals": ctx.refusals.record(),

@@ -314,5 +314,5 @@ async def _train(
     await ctx.store.aupsert(final_metrics(ctx, ws, ckpt, guard, scored))
     ckpt = save(ckpt)  # with everything the run spent, the final score's included
     return TrainOutcome(
-        ctx.run_id, ckpt, ws.path, scored.baseline, scored.final, scored.gain, ctx.session.usage()
+        ctx.run_id, ckpt, ws.path, scored.baseline, scored.final, scored.gain, ckpt.spent.usage
     )

@@ -46,11 +46,11 @@ class StopGuard:
 
     def spent(self) -> Spent:
         """The run's spending so far: earlier invocations' plus this one's model calls (cache hits
-        excluded, failed attempts included), cost and wall time."""
+        excluded, failed attempts included), cost, wall time and usage by role."""
         summary = self.session.usage()
         calls = int(sum(role.get("calls", 0) - role.get("cache_hits", 0) for role in summary.values()))
         cost = float(sum(role.get("cost", 0.0) for role in summary.values()))
-        return self.before.plus(calls, cost, time.monotonic() - self.started)
+        return self.before.plus(calls, cost, time.monotonic() - self.started, summary)
 
     def limits(self) -> dict[str, float | None]:
         """The budget as shown beside what is spent (None: no limit)."""

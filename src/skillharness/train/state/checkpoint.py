@@ -22,6 +22,7 @@ checkpoint is read as having spent nothing, the only figure it can vouch for).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
@@ -69,9 +70,22 @@ class Spent(StrictModel):
     calls: int = Field(0, ge=0)
     cost: float = Field(0.0, ge=0)
     wall_s: float = Field(0.0, ge=0)
+    # Calls, cache hits, failures, tokens, cost and latency by role (``Accountant.summary``), summed
+    # over invocations, so the report's cost section counts the run, not its last invocation. A
+    # checkpoint from before it reads as {}: only what later invocations spend is shown.
+    usage: dict[str, dict[str, float]] = Field(default_factory=dict)
 
-    def plus(self, calls: int, cost: float, wall_s: float) -> Spent:
-        return Spent(calls=self.calls + calls, cost=self.cost + cost, wall_s=self.wall_s + wall_s)
+    def plus(
+        self, calls: int, cost: float, wall_s: float, usage: Mapping[str, Mapping[str, float]] | None = None
+    ) -> Spent:
+        merged = {role: dict(counts) for role, counts in self.usage.items()}
+        for role, counts in (usage or {}).items():
+            mine = merged.setdefault(role, {})
+            for name, value in counts.items():
+                mine[name] = mine.get(name, 0) + value
+        return Spent(
+            calls=self.calls + calls, cost=self.cost + cost, wall_s=self.wall_s + wall_s, usage=merged
+        )
 
 
 class AcceptedEdit(StrictModel):
