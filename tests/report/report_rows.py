@@ -16,6 +16,7 @@ from skillharness.store import (
     RunStatus,
     RunStore,
 )
+from skillharness.train.state.records import BEFORE_TESTING
 
 Draw = tuple[int, int, int, float, float]  # draw index, candidate, incumbent, wealth, harm wealth
 
@@ -117,6 +118,8 @@ def observations(
 def decision_evidence(reason: str, alpha: float, obs: list[GateObservationRow]) -> dict[str, Any]:
     """The decision row's evidence: alpha, guard, choice and the ladder's last decision."""
     evidence: dict[str, Any] = {"alpha": alpha, "guard": None, "choice": "rank"}
+    if reason == "reject_invalid":  # as training stores a proposal refused before any draw
+        return {**evidence, BEFORE_TESTING: "anchor_absent"}
     if not obs:
         return evidence
     wins = sum(1 for o in obs if (o.candidate or 0) > (o.incumbent or 0))

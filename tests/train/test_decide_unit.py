@@ -24,6 +24,7 @@ from unit_support import (
 from skillharness.data import Question
 from skillharness.skills import Bundle, EditRecord, EditSet, EditTarget, VersionReason
 from skillharness.store import DualMetricRow, GateDecisionRow
+from skillharness.train.evolve.proposer import EvolveRefusal
 from skillharness.train.gate import Decision, DecisionKind, gate_alpha, min_wins
 from skillharness.train.gate.power import measured_discordance, sized_draws
 from skillharness.train.gate.reachability import threshold
@@ -35,9 +36,18 @@ from skillharness.train.loop.decide import (
     sized_n_max,
     task_type_of_target,
 )
+from skillharness.train.loop.progress import decision_counts
 from skillharness.train.state.budget import TrainingStopped
 from skillharness.train.state.checkpoint import Checkpoint
-from skillharness.train.state.records import Candidate, GateOutcome, GateReason, Refused, Standing
+from skillharness.train.state.records import (
+    BEFORE_TESTING,
+    Candidate,
+    GateOutcome,
+    GateReason,
+    Refused,
+    Standing,
+    decision_label,
+)
 
 # The module, not the function of the same name the package exports: the gate is patched there.
 decide_module = importlib.import_module("skillharness.train.loop.decide")
@@ -145,7 +155,7 @@ async def test_a_refusal_is_decided_invalid_without_a_gate(tmp_path: Path, gate:
     assert row.detail == f"no_edits: {'x' * 400}"[:300]
     assert (row.version_before, row.version_after, row.document_after) == ("v0000", None, None)
     assert (row.rationale, row.document_before) == ("why not", "the document")
-    assert row.evidence == {"alpha": 0.0, "guard": None}
+    assert row.evidence == {"alpha": 0.0, "guard": None, BEFORE_TESTING: "no_edits"}
     (memo,) = after.rejected["skill:counting_problem"]
     assert memo.standing is Standing.INVALID
     assert after.accepted_this_epoch == {}
@@ -301,6 +311,23 @@ async def test_a_reapply_the_new_incumbent_refuses_is_decided_invalid(tmp_path: 
     assert row.detail.startswith("anchor_")
     assert row.document_after is None
     assert after.rejected["skill:counting_problem"][0].standing is Standing.INVALID
+    # Never tested: the row says so, and people see it apart from the decided tests.
+    assert row.evidence[BEFORE_TESTING] == "anchor_absent"
+    assert decision_label(row.reason, row.evidence) == "refused before testing"
+
+
+async def test_a_rank_decline_is_stored_invalid_and_shown_as_a_decline(tmp_path: Path, gate: _Gate) -> None:
+    """Issue 49 item 6: a rank decline read as ``reject_invalid``; it is a proposal never tested."""
+    ctx = FakeContext()
+    ws, initial = workspace(tmp_path)
+    declined = Refused(COUNTING_SKILL, EvolveRefusal.RANK_DECLINED, "generic advice")
+    await decide(ctx.typed(), ws, _ckpt(), declined, cursor=CURSOR, check_stop=never)
+    tested = line_candidate(initial, COUNTING_SKILL, "added")
+    gate.outcome = REJECT
+    await decide(ctx.typed(), ws, _ckpt(), tested, cursor={**CURSOR, "target": 2}, check_stop=never)
+    rows = ctx.store.of(GateDecisionRow)
+    assert [decision_label(r.reason, r.evidence) for r in rows] == ["declined by rank", "reject_evidence"]
+    assert decision_counts(rows) == "reject_evidence 1; not tested: declined by rank 1"
 
 
 # --- record_decision and the dual_metric row ---------------------------------------------------

@@ -20,7 +20,7 @@ from skillharness.eval import agent_path
 from skillharness.sim import AgentPath, BundleText, SimServer
 from skillharness.skills import Bundle, Workspace
 from skillharness.store import GateDecisionRow, RunReader
-from skillharness.train import TrainOutcome
+from skillharness.train import TrainOutcome, decision_counts
 
 __all__ = ["gap_closed", "print_demo_truth"]
 
@@ -68,10 +68,7 @@ def print_demo_truth(
     with RunReader(settings.store) as reader:
         decisions = reader.ledger(GateDecisionRow, train_run_id=outcome.run_id)
     accepted = [d for d in decisions if d.reason == "accept"]
-    counts: dict[str, int] = {}
-    for d in decisions:
-        counts[d.reason] = counts.get(d.reason, 0) + 1
-    console.print("decisions: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    console.print("decisions: " + decision_counts(decisions))
     # The evidence is free text: it wraps at the console's width, whole (never cut mid-word).
     edits = FitTable(
         f"accepted edits ({len(accepted)})",

@@ -47,7 +47,7 @@ __all__, __getattr__ = lazy_surface(
             "default_train_run_id",
             "open_training",
         ),
-        "skillharness.train.loop.progress": ("TrainProgress",),
+        "skillharness.train.loop.progress": ("TrainProgress", "decision_counts"),
         "skillharness.train.loop.training": (
             "RunEnded",
             "TrainOutcome",
@@ -73,6 +73,7 @@ __all__, __getattr__ = lazy_surface(
         "skillharness.train.state.caller": ("evolve_calls",),
         "skillharness.train.state.checkpoint": ("Checkpoint",),
         "skillharness.train.state.draws": ("gate_budget",),
+        "skillharness.train.state.records": ("decision_label",),
         "skillharness.train.validate.coverage": ("class_coverage",),
         "skillharness.train.validate.final_score": ("VAL_GAIN_LABEL",),
     },

@@ -37,7 +37,7 @@ from skillharness.store import (
     RunReader,
     TrainStepRow,
 )
-from skillharness.train import stage_ends
+from skillharness.train import decision_label, stage_ends
 from skillharness.train.config import GateConfig
 
 __all__ = ["collect_report", "purpose_of", "summarize_run"]
@@ -153,7 +153,7 @@ def _gate_view(
         epoch=decision.epoch,
         step=decision.step,
         target=decision.target,
-        reason=decision.reason,
+        reason=decision_label(decision.reason, decision.evidence),
         detail=decision.detail,
         choice=str(decision.evidence.get("choice") or ""),
         alpha=alpha,

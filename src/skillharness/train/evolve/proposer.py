@@ -38,6 +38,7 @@ from skillharness.train.roles.replies import RankReply, ReplyRefusal, parse_repl
 from skillharness.train.state.caller import RoleAnswer, distinct_samples
 from skillharness.train.state.context import TrainContext
 from skillharness.train.state.records import (
+    RANK_DECLINED,
     Candidate,
     CasePack,
     GateOutcome,
@@ -57,7 +58,7 @@ class EvolveRefusal(StrEnum):
     CALL_FAILED = "call_failed"  # the evolve call failed (after the LLM stack's retries)
     NO_CHANGE = "no_change"  # the edit set applies but leaves the target byte-identical
     EMPTY_RESULT = "empty_result"  # the editable text would be blank
-    RANK_DECLINED = "rank_declined"  # the rank role found no candidate worth a test
+    RANK_DECLINED = RANK_DECLINED  # the rank role found no candidate worth a test (shown apart)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from skillharness.train.gate.power import measured_discordance, sized_draws
 from skillharness.train.gate.reachability import threshold
 from skillharness.train.state.checkpoint import AcceptedEdit, Checkpoint
 from skillharness.train.state.context import TrainContext
-from skillharness.train.state.records import Candidate, GateOutcome, GateReason, Refused
+from skillharness.train.state.records import BEFORE_TESTING, Candidate, GateOutcome, GateReason, Refused
 from skillharness.train.validate.paired_gate import validate
 from skillharness.train.validate.scope import gate_scope
 from skillharness.train.validate.scoring import val_score
@@ -95,7 +95,11 @@ async def decide(
     proposal = _rebase(ctx, incumbent, proposal)
     alpha = 0.0
     if isinstance(proposal, Refused):
-        outcome = GateOutcome(GateReason.REJECT_INVALID, f"{proposal.reason}: {proposal.detail}"[:300])
+        outcome = GateOutcome(
+            GateReason.REJECT_INVALID,
+            f"{proposal.reason}: {proposal.detail}"[:300],
+            evidence={BEFORE_TESTING: str(proposal.reason)},  # never tested: shown apart
+        )
     else:
         gate = ctx.config.gate
         alpha = gate_alpha(gate.alpha, gate.alpha_spending, ckpt.gates_run + 1, accepts=ckpt.accepts)

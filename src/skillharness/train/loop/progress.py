@@ -5,6 +5,8 @@ decision, flushed at once. A live panel on a file is drawn only when it stops: h
 from __future__ import annotations
 
 import time
+from collections import Counter
+from collections.abc import Iterable
 from types import TracebackType
 
 from rich.console import Console
@@ -17,8 +19,23 @@ from skillharness.store import GateDecisionRow, RunStore
 from skillharness.train.config import BudgetConfig
 from skillharness.train.state.checkpoint import Checkpoint, Spent
 from skillharness.train.state.context import TrainContext
+from skillharness.train.state.records import decision_label
 
-__all__ = ["TrainProgress", "spent_of_budget"]
+__all__ = ["TrainProgress", "decision_counts", "spent_of_budget"]
+
+
+def decision_counts(rows: Iterable[GateDecisionRow]) -> str:
+    """Decisions by outcome, the tested ones first; proposals refused before any draw (and rank
+    declines) after them, so half the gates never read as failing tests."""
+    tested: Counter[str] = Counter()
+    untested: Counter[str] = Counter()
+    for row in rows:
+        label = decision_label(row.reason, row.evidence)
+        (tested if label == row.reason else untested)[label] += 1
+    parts = [f"{k} {v}" for k, v in sorted(tested.items())]
+    if untested:
+        parts.append("not tested: " + ", ".join(f"{k} {v}" for k, v in sorted(untested.items())))
+    return "; ".join(parts) or "none yet"
 
 
 def spent_of_budget(spent: Spent, budget: BudgetConfig | None) -> str:
@@ -118,10 +135,7 @@ class TrainProgress:
     def _reasons(self) -> str:
         if self.store is None:
             return "-"
-        counts: dict[str, int] = {}
-        for row in self.store.select(GateDecisionRow, train_run_id=self.run_id):
-            counts[row.reason] = counts.get(row.reason, 0) + 1
-        return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none yet"
+        return decision_counts(self.store.select(GateDecisionRow, train_run_id=self.run_id))
 
     @staticmethod
     def _open(ckpt: Checkpoint) -> str:

@@ -7,6 +7,7 @@ case packs → :class:`CasePack` → evolve → :class:`Candidate` or :class:`Re
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -21,6 +22,8 @@ from skillharness.train.roles.prompt_specs import EditSetView
 from skillharness.util.model import StrictModel
 
 __all__ = [
+    "BEFORE_TESTING",
+    "RANK_DECLINED",
     "Candidate",
     "Case",
     "CasePack",
@@ -31,6 +34,7 @@ __all__ = [
     "Refused",
     "RejectedEdit",
     "Standing",
+    "decision_label",
 ]
 
 
@@ -111,6 +115,22 @@ class Refused:
     detail: str
     edit_set: EditSet | None = None
     document_before: str = ""
+
+
+# The evidence key of a decision whose proposal never reached a test (every proposal refused, the
+# rank role declined them, momentum or consolidation failed): its value is the refusal's reason.
+BEFORE_TESTING = "before_testing"
+RANK_DECLINED = "rank_declined"
+
+
+def decision_label(reason: str, evidence: Mapping[str, Any]) -> str:
+    """What a stored decision was, for people: a proposal refused before any draw is no failed
+    test (stored as ``reject_invalid``, which SPEC's five decisions name it), so it is shown apart,
+    and a rank role's decline apart from a refused patch."""
+    refused = evidence.get(BEFORE_TESTING)
+    if refused is None:
+        return reason
+    return "declined by rank" if refused == RANK_DECLINED else "refused before testing"
 
 
 class GateReason(StrEnum):
