@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from bench_support import Bench
 from cli_support import command_app
 from skillharness.commands import report as report_cmd
+from skillharness.commands.demo_report import edit_scope, points
 from skillharness.data import slugify
 from skillharness.data.loader import load_questions
 from skillharness.errors import StoreError
@@ -56,6 +57,7 @@ async def test_simulator_truth_sits_beside_each_number(tmp_path: Path, bench: Be
         )
         expected = oracle.edit_effect(before, after, ids).delta if ids else None
         assert gate.sim_delta == (pytest.approx(expected) if ids else None)
+        assert edit_scope(sim, gate.target, val_ids) == ids  # the demo reads its truth on the same
         # Harm per line: each inserted line scored alone against the document it came into.
         lines = inserted_lines(gate.document_before, gate.document_after or "")
         assert [t.line for t in gate.sim_lines or ()] == (list(lines) if ids else [])
@@ -72,6 +74,9 @@ async def test_simulator_truth_sits_beside_each_number(tmp_path: Path, bench: Be
     assert float(truth[0].attrs["data-sim"]) == pytest.approx(data.headlines[1].baseline.sim_truth)
     assert "scored truth" in truth[0].text
     assert "true Δ (sim)" in page["gate-table"].text
+    for gate in scored:  # one number and one unit for an edit's true effect, report and demo alike
+        cells = [c.text.strip() for c in page[f"gate-row-{gate.gate_index}"].find_all("td")]
+        assert cells[11].startswith(points(gate.sim_delta or 0.0))
     lines_total = sum(len(g.sim_lines or ()) for g in scored)
     assert f"of the {lines_total} lines the {len(scored)} accepted edit(s) inserted" in page["verdict"].text
 

@@ -205,3 +205,13 @@ def test_bundle_copies_and_pickles(default_bundle: Bundle) -> None:
     for clone in (copy.deepcopy(default_bundle), pickle.loads(pickle.dumps(default_bundle))):
         assert clone == default_bundle
         assert clone.bundle_hash == default_bundle.bundle_hash
+
+
+def test_a_skill_target_reaches_its_own_class_and_the_others_reach_every_class() -> None:
+    skill = EditTarget.skill("Counting Problem")
+    assert skill.reaches("Counting Problem")
+    assert not skill.reaches("OCR Problems")
+    for everywhere in (EditTarget.system(), EditTarget.tool("get_frames")):
+        assert everywhere.reaches("Counting Problem")
+        assert everywhere.reaches("OCR Problems")
+    assert EditTarget.parse(skill.label()).reaches("Counting Problem")

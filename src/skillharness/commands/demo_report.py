@@ -18,7 +18,7 @@ from skillharness.config import Config
 from skillharness.data import Pool
 from skillharness.eval import agent_path
 from skillharness.sim import AgentPath, BundleText, SimServer
-from skillharness.skills import Bundle, Workspace
+from skillharness.skills import Bundle, EditTarget, Workspace
 from skillharness.store import GateDecisionRow, RunReader
 from skillharness.train import TrainOutcome, decision_counts
 
@@ -76,14 +76,28 @@ def print_demo_truth(
             Col("version", "left"),
             Col("target", "left", wrap=True),
             Col("evidence", "left", wrap=True),
-            Col("scored effect on val"),
+            Col("scored truth Δ"),
         ],
     )
-    val = list(pools[Pool.VAL])
     for d in accepted:
-        before = sim.oracle.expected_accuracy(ws.load(d.version_before), val, path)
-        after = sim.oracle.expected_accuracy(ws.load(d.version_after or d.version_before), val, path)
+        scope = edit_scope(sim, d.target, pools[Pool.VAL])
+        before = sim.oracle.expected_accuracy(ws.load(d.version_before), scope, path)
+        after = sim.oracle.expected_accuracy(ws.load(d.version_after or d.version_before), scope, path)
         evidence = d.detail.removeprefix(f"{d.target}: ")
-        edits.add_row(d.version_after or "-", d.target, escape(evidence), f"{after - before:+.1%}")
+        edits.add_row(d.version_after or "-", d.target, escape(evidence), points(after - before))
     edits.print(console)
+    if accepted:
+        console.print("scored truth Δ: on the edit's class for a skill, all val otherwise")
     return truth
+
+
+def edit_scope(sim: SimServer, target: str, val: Sequence[str]) -> list[str]:
+    """The val questions an edit's true effect is read on: its class for a skill, all val otherwise
+    (the report's ``true Δ`` reads the same ones, so the two print one number)."""
+    reached = EditTarget.parse(target)
+    return [q for q in val if reached.reaches(sim.oracle.world.question(q).task_type)]
+
+
+def points(delta: float) -> str:
+    """A difference of two accuracies, in percentage points (as the report writes it)."""
+    return f"{100 * delta:+.1f} pt"

@@ -62,6 +62,12 @@ class EditTarget(StrictModel):
         """``"skill:ocr_problems"``, ``"system"`` or ``"tools:get_frames"``."""
         return self.kind if self.name is None else f"{self.kind}:{self.name}"
 
+    def reaches(self, task_type: str) -> bool:
+        """Whether this target's text is read on questions of ``task_type``: a skill on its own
+        class only, the system prompt and tool descriptions on every class. An edit's true effect
+        is read on the questions it reaches (the report's and the demo's one number)."""
+        return self.kind != "skill" or self.name == slugify(task_type)
+
     @classmethod
     def parse(cls, label: str) -> EditTarget:
         """The target a :meth:`label` names (ValidationError for an unknown kind)."""

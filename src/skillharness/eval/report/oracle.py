@@ -15,10 +15,10 @@ from typing import Any
 
 import httpx
 
-from skillharness.data import Pool, slugify
+from skillharness.data import Pool
 from skillharness.errors import ConfigError, SkillharnessError
 from skillharness.eval.report.model import GateView, LineTruth, ReportData
-from skillharness.skills import Bundle, Workspace, inserted_lines, with_line
+from skillharness.skills import Bundle, EditTarget, Workspace, inserted_lines, with_line
 from skillharness.store import DiagnosisRow, PredictionStatus, RunReader
 
 __all__ = ["OracleClient", "add_simulator_truth", "bundle_texts"]
@@ -101,8 +101,8 @@ def _gate_delta(
     """The true effect on val of the gate's edit (on its class for a skill, on all val otherwise)."""
     if gate.document_after is None:
         return None
-    kind, _, name = gate.target.partition(":")
-    chosen = sorted(q for q, t in ids.items() if kind != "skill" or slugify(t) == name)
+    target = EditTarget.parse(gate.target)
+    chosen = sorted(q for q, t in ids.items() if target.reaches(t))
     if not chosen:
         return None
     after = _with_target(texts, gate.target, gate.document_after)
