@@ -16,6 +16,7 @@ from typing import Any
 from report_rows import decision_evidence, documents, observations, provenance, wealth_path, write_run
 
 from skillharness.data import slugify
+from skillharness.eval.report.model import ReportData, RunSummary
 from skillharness.infer import wilson
 from skillharness.skills import Bundle, EditRecord, EditTarget, VersionReason, Workspace, initial_bundle
 from skillharness.store import (
@@ -391,3 +392,47 @@ async def finish_open(written: Written) -> None:
 
 def val_questions(n: int = 30, task_types: Sequence[str] = TASK_TYPES) -> list[tuple[str, str]]:
     return [(f"val-{i:03d}", task_types[i % len(task_types)]) for i in range(n)]
+
+
+def minimal_report_data(run_id: str = "r", **update: Any) -> ReportData:
+    """A report of a running run with nothing recorded yet; ``update`` sets any field."""
+    run = RunSummary(
+        run_id=run_id,
+        kind="train",
+        status="running",
+        pool=None,
+        model="m",
+        endpoints=("http://x",),
+        pools_sha256=None,
+        bundle_hash="b",
+        config_hash="c",
+        package_version="0",
+        parent_run_id=None,
+        started_at="2026-01-01T00:00:00+00:00",
+        ended_at=None,
+        wall_s=None,
+        n_ok=0,
+        n_parse_error=0,
+        n_infra_error=0,
+    )
+    data = ReportData(
+        generated_at="now",
+        package_version="0",
+        store="s",
+        run=run,
+        children=[],
+        partial=True,
+        partial_reasons=["run status is running"],
+        final=None,
+        headlines=[],
+        usage=[],
+        curves=[],
+        epoch_ends=[],
+        gates=[],
+        alpha_spent=None,
+        steps=[],
+        diagnoses=[],
+        rollouts_by_purpose={},
+        task_types=[],
+    )
+    return data.model_copy(update=update)

@@ -6,12 +6,12 @@ import filecmp
 from pathlib import Path
 
 import pytest
-from report_support import build_training_store, val_questions
+from report_support import build_training_store, minimal_report_data, val_questions
 
 from skillharness.eval.report import build_report
 from skillharness.eval.report.diff import document_diff
 from skillharness.eval.report.holdout import holdout_headline, holdout_rows, read_score
-from skillharness.eval.report.model import Headline, ReportData, RunSummary, Score
+from skillharness.eval.report.model import Headline, Score
 from skillharness.eval.report.render import render_html, verdict
 from skillharness.skills import EditTarget, initial_bundle
 from skillharness.skills.markers import MOMENTUM_MARKER
@@ -103,45 +103,7 @@ def test_the_verdict_reads_the_paired_interval() -> None:
 def test_rendering_escapes_stored_text() -> None:
     from report_support import TASK_TYPES  # noqa: F401  (a stored rationale may hold any text)
 
-    run = RunSummary(
-        run_id="r<script>",
-        kind="train",
-        status="running",
-        pool=None,
-        model="m",
-        endpoints=("http://x",),
-        pools_sha256=None,
-        bundle_hash="b",
-        config_hash="c",
-        package_version="0",
-        parent_run_id=None,
-        started_at="2026-01-01T00:00:00+00:00",
-        ended_at=None,
-        wall_s=None,
-        n_ok=0,
-        n_parse_error=0,
-        n_infra_error=0,
-    )
-    data = ReportData(
-        generated_at="now",
-        package_version="0",
-        store="s",
-        run=run,
-        children=[],
-        partial=True,
-        partial_reasons=["run status is running"],
-        final=None,
-        headlines=[],
-        usage=[],
-        curves=[],
-        epoch_ends=[],
-        gates=[],
-        alpha_spent=None,
-        steps=[],
-        diagnoses=[],
-        rollouts_by_purpose={},
-        task_types=[],
-    )
+    data = minimal_report_data("r<script>")
     html = render_html(data)
     assert "r<script>" not in html
     assert "r&lt;script&gt;" in html

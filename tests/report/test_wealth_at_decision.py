@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from report_html import parse_page
+from report_support import minimal_report_data
+
 from skillharness.eval.report.collect import _gate_view
 from skillharness.eval.report.plots import gates_svg
-from skillharness.eval.report.render import micro_targets
+from skillharness.eval.report.render import micro_targets, render_html
 from skillharness.store import GateDecisionRow, GateObservationRow
 
 
@@ -24,12 +27,13 @@ def _obs(i: int, wealth: float, arm: str = "target") -> GateObservationRow:
     )
 
 
-def test_an_accept_shows_the_wealth_at_its_decision_and_draws_the_rest_of_its_stage_lighter() -> None:
-    # The ladder crossed 1/α = 20 at the 6th observation (wealth 21.6); its stage of 8 went on, and
-    # the last two observations (losses) brought the wealth down to 7.9.
-    wealths = [1.5, 2.3, 3.4, 5.1, 7.6, 21.6, 12.0, 7.9]
-    observations = [_obs(i, w) for i, w in enumerate(wealths)]
-    decision = GateDecisionRow(
+# The ladder crossed 1/α = 20 at the 6th observation (wealth 21.6); its stage of 8 went on, and the
+# last two observations (losses) brought the wealth down to 7.9.
+WEALTHS = [1.5, 2.3, 3.4, 5.1, 7.6, 21.6, 12.0, 7.9]
+
+
+def _decision(**update: object) -> GateDecisionRow:
+    return GateDecisionRow(
         train_run_id="r",
         gate_index=3,
         epoch=1,
@@ -44,7 +48,12 @@ def test_an_accept_shows_the_wealth_at_its_decision_and_draws_the_rest_of_its_st
         edits={},
         document_before="a\n",
         document_after="a\nb\n",
-    )
+    ).model_copy(update=update)
+
+
+def test_an_accept_shows_the_wealth_at_its_decision_and_draws_the_rest_of_its_stage_lighter() -> None:
+    observations = [_obs(i, w) for i, w in enumerate(WEALTHS)]
+    decision = _decision()
     view = _gate_view(decision, observations, None)
     assert view.final_wealth == 7.9  # the end of the stage, below 1/α
     assert view.decision_wealth == 21.6 >= view.threshold == 20.0
@@ -61,3 +70,22 @@ def test_the_accepts_of_a_micro_class_trained_by_name_are_marked_apart() -> None
     assert micro_targets({"micro_trained": ["OCR Problems"]}) == {"skill:ocr_problems"}
     assert micro_targets({"micro_trained": []}) == set()
     assert micro_targets(None) == set()  # a run from before, or one with no final metric yet
+
+
+def test_the_gate_table_reads_without_contradictions() -> None:
+    """Issue 49 item 6: the table showed the stage end's wealth beside the decision's elsewhere, its
+    draws beside the observation count of the decision, "step -1" for an epoch end, and Σα above 1
+    with no word on what it means."""
+    view = _gate_view(_decision(step=-1), [_obs(i, w) for i, w in enumerate(WEALTHS)], None)
+    alpha = {"sum": 1.3, "gates": 40, "accepts": 3, "bound": "the stated guarantee"}
+    page = parse_page(render_html(minimal_report_data(gates=[view], alpha_spent=alpha)))
+    cells = [c.text.strip() for c in page["gate-row-3"].find_all("td")]
+    assert cells[2] == "end"
+    assert cells[5].split() == ["8", "decided", "at", "6"]
+    assert cells[9].split() == ["21.600", "stage", "end", "7.900"]
+    assert "at its end" in page["edit-3"].find_all("h3")[0].text
+    assert "wealth at decision" in page["gate-table"].text
+    assert "above 1 it bounds no family-wise error" in page["alpha-sum"].text
+    assert "selected on val" in page["epoch-end-note"].text
+    small = minimal_report_data(gates=[view], alpha_spent={**alpha, "sum": 0.3})
+    assert "above 1" not in parse_page(render_html(small))["alpha-sum"].text
