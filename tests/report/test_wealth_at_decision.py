@@ -9,6 +9,7 @@ from skillharness.eval.report.collect import _gate_view
 from skillharness.eval.report.plots import gates_svg
 from skillharness.eval.report.render import micro_targets, render_html
 from skillharness.store import GateDecisionRow, GateObservationRow
+from skillharness.train.state.records import BEFORE_TESTING
 
 
 def _obs(i: int, wealth: float, arm: str = "target") -> GateObservationRow:
@@ -87,5 +88,14 @@ def test_the_gate_table_reads_without_contradictions() -> None:
     assert "wealth at decision" in page["gate-table"].text
     assert "above 1 it bounds no family-wise error" in page["alpha-sum"].text
     assert "selected on val" in page["epoch-end-note"].text
+    assert "untested" not in page.by_id  # nothing was refused before testing
+    declined = _decision(
+        gate_index=4, reason="reject_invalid", evidence={BEFORE_TESTING: "rank_declined", "evolve_calls": 4}
+    )
+    refused = _gate_view(declined, [], None)
+    assert (refused.reason, refused.untested_calls) == ("declined by rank", 4)
+    both = parse_page(render_html(minimal_report_data(gates=[view, refused], alpha_spent=alpha)))
+    assert "1 of them proposals never tested" in both["untested"].text
+    assert "4 evolve calls" in both["untested"].text
     small = minimal_report_data(gates=[view], alpha_spent={**alpha, "sum": 0.3})
     assert "above 1" not in parse_page(render_html(small))["alpha-sum"].text

@@ -155,7 +155,7 @@ async def test_a_refusal_is_decided_invalid_without_a_gate(tmp_path: Path, gate:
     assert row.detail == f"no_edits: {'x' * 400}"[:300]
     assert (row.version_before, row.version_after, row.document_after) == ("v0000", None, None)
     assert (row.rationale, row.document_before) == ("why not", "the document")
-    assert row.evidence == {"alpha": 0.0, "guard": None, BEFORE_TESTING: "no_edits"}
+    assert row.evidence == {"alpha": 0.0, "guard": None, BEFORE_TESTING: "no_edits", "evolve_calls": 0}
     (memo,) = after.rejected["skill:counting_problem"]
     assert memo.standing is Standing.INVALID
     assert after.accepted_this_epoch == {}
@@ -320,14 +320,14 @@ async def test_a_rank_decline_is_stored_invalid_and_shown_as_a_decline(tmp_path:
     """Issue 49 item 6: a rank decline read as ``reject_invalid``; it is a proposal never tested."""
     ctx = FakeContext()
     ws, initial = workspace(tmp_path)
-    declined = Refused(COUNTING_SKILL, EvolveRefusal.RANK_DECLINED, "generic advice")
+    declined = Refused(COUNTING_SKILL, EvolveRefusal.RANK_DECLINED, "generic advice", calls=4)
     await decide(ctx.typed(), ws, _ckpt(), declined, cursor=CURSOR, check_stop=never)
     tested = line_candidate(initial, COUNTING_SKILL, "added")
     gate.outcome = REJECT
     await decide(ctx.typed(), ws, _ckpt(), tested, cursor={**CURSOR, "target": 2}, check_stop=never)
     rows = ctx.store.of(GateDecisionRow)
     assert [decision_label(r.reason, r.evidence) for r in rows] == ["declined by rank", "reject_evidence"]
-    assert decision_counts(rows) == "reject_evidence 1; not tested: declined by rank 1"
+    assert decision_counts(rows) == "reject_evidence 1; not tested: declined by rank 1 (4 evolve calls)"
 
 
 # --- record_decision and the dual_metric row ---------------------------------------------------

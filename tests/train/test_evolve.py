@@ -139,6 +139,7 @@ def test_p1_6_evolve_edit_reaching_the_appendix_is_refused_with_reason(env: Env,
 
     assert isinstance(result, Refused), result
     assert result.reason == RefusalReason.SPAN_OUTSIDE_BODY
+    assert result.calls == ctx.config.evolve.candidates  # every proposal asked, each refused
     assert result.document_before == document.render()
     assert env.bundle.skill(env.task_type).render() == document.render()  # nothing was changed
     assert result.edit_set is not None
@@ -250,6 +251,8 @@ def test_a_declining_rank_opens_no_test_and_the_next_proposal_is_told_why(env: E
     result = env.runner.run(evolve(with_model(env.ctx, model), env.bundle, env.pack, ()))
     assert isinstance(result, Refused), result
     assert (result.reason, result.detail) == (EvolveRefusal.RANK_DECLINED, "only generic advice")
+    # What the decline cost, counted beside the decisions: every proposal and the rank call.
+    assert result.calls == len(model.requests) == 3 + 1
     assert result.edit_set is not None
     assert lines[0].strip() in result.edit_set.edits[0].text
     assert remember_refusal(result).outcome == "reject_invalid: rank_declined: only generic advice"

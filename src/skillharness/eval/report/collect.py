@@ -37,7 +37,7 @@ from skillharness.store import (
     RunReader,
     TrainStepRow,
 )
-from skillharness.train import decision_label, stage_ends
+from skillharness.train import decision_label, stage_ends, untested_calls
 from skillharness.train.config import GateConfig
 
 __all__ = ["collect_report", "purpose_of", "summarize_run"]
@@ -154,6 +154,7 @@ def _gate_view(
         step=decision.step,
         target=decision.target,
         reason=decision_label(decision.reason, decision.evidence),
+        untested_calls=untested_calls(decision.evidence),
         detail=decision.detail,
         choice=str(decision.evidence.get("choice") or ""),
         alpha=alpha,

@@ -158,12 +158,13 @@ class GateView(StrictModel):
     epoch: int
     step: int
     target: str
-    reason: str
+    reason: str  # as people read it: a proposal refused before testing is labelled apart
     detail: str
     choice: str
     alpha: float
     threshold: float | None
     draws: int
+    untested_calls: int = 0  # the evolve calls of a proposal that never reached a test
     wins: int
     losses: int
     ties: int

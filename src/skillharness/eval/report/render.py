@@ -19,6 +19,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from skillharness.eval.report.model import Headline, ReportData
 from skillharness.eval.report.plots import MAX_GATE_PANELS, cost_svg, gates_svg, learning_curves_svg
 from skillharness.skills import EditTarget
+from skillharness.train import UNTESTED_LABELS
 from skillharness.util.atomic import atomic_open
 
 __all__ = ["SECTIONS", "ReportFiles", "render_html", "verdict", "write_report"]
@@ -162,6 +163,8 @@ def _context(data: ReportData) -> dict[str, Any]:
         "guarantee": alpha.get("bound", ""),
         "run_accepts": alpha.get("accepts"),
         "accepted": sum(1 for g in data.gates if g.accepted),
+        "untested": sum(1 for g in data.gates if g.reason in UNTESTED_LABELS),
+        "untested_calls": sum(g.untested_calls for g in data.gates),
         "accepted_gates": [g for g in data.gates if g.accepted],
         "micro_targets": micro_targets(data.final),
         "verdicts_text": [verdict(h) for h in data.headlines] + _line_harm(data),

@@ -111,10 +111,10 @@ async def evolve(
     tried = [_try(ctx, bundle, pack.target, before, i, answer) for i, answer in enumerate(answers)]
     valid = _distinct_valid(tried)
     if not valid:
-        return _refused(pack.target, before, [t for t in tried if isinstance(t, _Failed)])
+        return _refused(pack.target, before, [t for t in tried if isinstance(t, _Failed)], calls)
     chosen, choice, detail = await _choose(ctx, pack, variables, valid)
-    if chosen is None:
-        return Refused(pack.target, EvolveRefusal.RANK_DECLINED, detail, valid[0].edit_set, before)
+    if chosen is None:  # the proposals and the one rank call that declined them
+        return Refused(pack.target, EvolveRefusal.RANK_DECLINED, detail, valid[0].edit_set, before, calls + 1)
     return Candidate(
         target=pack.target,
         edit_set=chosen.edit_set,
@@ -227,7 +227,7 @@ def _distinct_valid(tried: Sequence[_Valid | _Failed]) -> list[_Valid]:
     return valid
 
 
-def _refused(target: EditTarget, before: str, tried: Sequence[_Failed]) -> Refused:
+def _refused(target: EditTarget, before: str, tried: Sequence[_Failed], calls: int) -> Refused:
     """The most common reason (ties: the latest), every proposal's reason in the detail."""
     counts = Counter(str(t.reason) for t in tried)
     top = max(counts.values())
@@ -240,6 +240,7 @@ def _refused(target: EditTarget, before: str, tried: Sequence[_Failed]) -> Refus
         detail=_one_line(detail)[:_DETAIL_CHARS],
         edit_set=last.edit_set,
         document_before=before,
+        calls=calls,
     )
 
 

@@ -98,7 +98,8 @@ async def decide(
         outcome = GateOutcome(
             GateReason.REJECT_INVALID,
             f"{proposal.reason}: {proposal.detail}"[:300],
-            evidence={BEFORE_TESTING: str(proposal.reason)},  # never tested: shown apart
+            # Never tested: shown apart from the tests, with the evolve calls it cost.
+            evidence={BEFORE_TESTING: str(proposal.reason), "evolve_calls": proposal.calls},
         )
     else:
         gate = ctx.config.gate

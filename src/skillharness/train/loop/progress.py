@@ -19,7 +19,7 @@ from skillharness.store import GateDecisionRow, RunStore
 from skillharness.train.config import BudgetConfig
 from skillharness.train.state.checkpoint import Checkpoint, Spent
 from skillharness.train.state.context import TrainContext
-from skillharness.train.state.records import decision_label
+from skillharness.train.state.records import decision_label, untested_calls
 
 __all__ = ["TrainProgress", "decision_counts", "spent_of_budget"]
 
@@ -29,12 +29,15 @@ def decision_counts(rows: Iterable[GateDecisionRow]) -> str:
     declines) after them, so half the gates never read as failing tests."""
     tested: Counter[str] = Counter()
     untested: Counter[str] = Counter()
+    calls = 0
     for row in rows:
         label = decision_label(row.reason, row.evidence)
         (tested if label == row.reason else untested)[label] += 1
+        calls += untested_calls(row.evidence)
     parts = [f"{k} {v}" for k, v in sorted(tested.items())]
     if untested:
-        parts.append("not tested: " + ", ".join(f"{k} {v}" for k, v in sorted(untested.items())))
+        cost = f" ({calls} evolve calls)" if calls else ""
+        parts.append("not tested: " + ", ".join(f"{k} {v}" for k, v in sorted(untested.items())) + cost)
     return "; ".join(parts) or "none yet"
 
 

@@ -24,6 +24,7 @@ from skillharness.util.model import StrictModel
 __all__ = [
     "BEFORE_TESTING",
     "RANK_DECLINED",
+    "UNTESTED_LABELS",
     "Candidate",
     "Case",
     "CasePack",
@@ -35,6 +36,7 @@ __all__ = [
     "RejectedEdit",
     "Standing",
     "decision_label",
+    "untested_calls",
 ]
 
 
@@ -115,12 +117,21 @@ class Refused:
     detail: str
     edit_set: EditSet | None = None
     document_before: str = ""
+    calls: int = 0  # the evolve and rank calls it cost (counted beside the decisions it never reached)
 
 
 # The evidence key of a decision whose proposal never reached a test (every proposal refused, the
 # rank role declined them, momentum or consolidation failed): its value is the refusal's reason.
 BEFORE_TESTING = "before_testing"
 RANK_DECLINED = "rank_declined"
+
+
+UNTESTED_LABELS = ("declined by rank", "refused before testing")
+
+
+def untested_calls(evidence: Mapping[str, Any]) -> int:
+    """The evolve and rank calls a proposal refused before testing cost (0 for a tested one)."""
+    return int(evidence.get("evolve_calls", 0) or 0) if BEFORE_TESTING in evidence else 0
 
 
 def decision_label(reason: str, evidence: Mapping[str, Any]) -> str:
@@ -130,7 +141,7 @@ def decision_label(reason: str, evidence: Mapping[str, Any]) -> str:
     refused = evidence.get(BEFORE_TESTING)
     if refused is None:
         return reason
-    return "declined by rank" if refused == RANK_DECLINED else "refused before testing"
+    return UNTESTED_LABELS[0] if refused == RANK_DECLINED else UNTESTED_LABELS[1]
 
 
 class GateReason(StrEnum):
