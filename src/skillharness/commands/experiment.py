@@ -1,16 +1,19 @@
 """``skillharness experiment init``: one command from the files on disk to a ready experiment.
 
-It checks the inputs and probes the endpoint first, so an input at fault (a missing questions
-file, an unreadable folder, an endpoint that does not answer after the probe's retries) is named
-before anything is written. Then it freezes the split, writes the initial bundle and a complete,
-commented ``experiment.yaml`` (:mod:`skillharness.commands.experiment_files`), runs preflight on
-it, prints ``gate plan`` for the split and the commands to run next. Nothing existing is replaced
+It checks every flag first (:mod:`skillharness.commands.experiment_checks`), so an input at fault
+(a missing questions file, a videos folder without the questions' videos, an endpoint that does
+not answer after the probe's retries, a model it does not serve, ``--sizes`` beyond the data) is
+named before anything is written, and the corrected command needs no ``--force``. Then it sizes
+the split from the data unless ``--sizes`` is given
+(:mod:`skillharness.commands.experiment_sizes`), freezes it, writes the initial bundle and a
+complete, commented ``experiment.yaml`` (:mod:`skillharness.commands.experiment_files`), runs
+preflight on it and prints ``gate plan`` for the split; the commands to run next only when
+preflight passed, and otherwise what failed and what to change. Nothing existing is replaced
 without ``--force``; a second run with the same arguments writes nothing.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shlex
 import shutil
@@ -21,6 +24,7 @@ from rich.console import Console
 
 from skillharness import __version__
 from skillharness.commands.bundle import init as bundle_init
+from skillharness.commands.experiment_checks import check_endpoint, check_videos
 from skillharness.commands.experiment_files import (
     BUNDLE_DIR,
     EXPERIMENT_FILE,
@@ -32,25 +36,23 @@ from skillharness.commands.experiment_files import (
     split_state,
     yaml_state,
 )
+from skillharness.commands.experiment_sizes import SizeChoice, choose_split
 from skillharness.commands.folders import ensure_folder
 from skillharness.commands.gate import gate_app
 from skillharness.commands.preflight import preflight
-from skillharness.commands.split import benchmark_name, micro_verdicts, print_split, split_params
+from skillharness.commands.split import benchmark_name, micro_verdicts, print_split
 from skillharness.config import Config, load_config
 from skillharness.data import (
     DEFAULT_BENCHMARK,
     MANIFEST_FILE,
     Pool,
     Question,
-    Split,
     load_adapter,
-    make_split,
     pools_bytes,
     read_questions,
     write_split,
 )
 from skillharness.errors import ConfigError, SkillharnessError
-from skillharness.infer import probe_endpoints
 from skillharness.util.atomic import atomic_write_text, sha256_bytes
 
 experiment_app = typer.Typer(help="Set up an experiment folder (experiment init).", no_args_is_help=True)
@@ -80,7 +82,11 @@ _API_KEY_ENV = typer.Option(
 _TEMPERATURE = typer.Option(
     0.7, "--temperature", min=0.0, help="The agent's sampling temperature (above 0: gates resample)."
 )
-_SIZES = typer.Option("210,90,600", "--sizes", help="Split units in train,val,test.")
+_SIZES = typer.Option(
+    None,
+    "--sizes",
+    help="Split units in train,val,test (default: sized from the data, and the choice printed).",
+)
 _UNIT = typer.Option("video", "--unit", help="Split unit: video or question.")
 _SAMPLE = typer.Option(None, "--sample", help="Draw a stratified subsample of N units first.")
 _MIN_VAL_PER_CLASS = typer.Option(
@@ -107,7 +113,7 @@ def init(
     out: Path = _OUT,
     api_key_env: str | None = _API_KEY_ENV,
     temperature: float = _TEMPERATURE,
-    sizes: str = _SIZES,
+    sizes: str | None = _SIZES,
     unit: str = _UNIT,
     sample: int | None = _SAMPLE,
     min_val_per_class: int = _MIN_VAL_PER_CLASS,
@@ -120,14 +126,19 @@ def init(
     console = Console()
     benchmark = benchmark_name(benchmark)
     rows = _check_inputs(questions, videos, subtitles, benchmark)
-    params = split_params(
-        sizes,
-        unit=unit,
-        sample=sample,
-        min_val_per_class=min_val_per_class,
-        exclude_task_types=tuple(exclude_task_types),
-        seed=seed,
-    )
+    flags = {
+        "unit": unit,
+        "sample": sample,
+        "min_val_per_class": min_val_per_class,
+        "exclude_task_types": tuple(exclude_task_types),
+        "seed": seed,
+    }
+    # The micro verdicts of the run the YAML sets up: train.gate's defaults (and the environment's
+    # SKILLHARNESS_TRAIN__GATE__*, as preflight reads them), at its temperature.
+    sized = choose_split(rows, sizes, flags, Config().train.gate, temperature)
+    check_videos(rows, videos)
+    check_endpoint(endpoint, model, api_key_env)
+    console.print(f"endpoint {endpoint} answers and serves {model}")
     exp = Experiment(
         folder=out.resolve(),
         questions=questions.resolve(),
@@ -139,12 +150,11 @@ def init(
         holdout=holdout,
         temperature=temperature,
         benchmark=benchmark,
+        min_distinct=sized.min_distinct,
+        min_distinct_note=sized.min_distinct_note,
     )
-    _probe(exp)
-    console.print(f"endpoint {endpoint} answers")
     ensure_folder(exp.folder, "--out")
-    split = make_split(rows, params)
-    _write(console, exp, split, rows, force=force)
+    _write(console, exp, sized, rows, force=force)
     _check(console, exp)
 
 
@@ -179,22 +189,12 @@ def _check_inputs(questions: Path, videos: Path, subtitles: Path | None, benchma
         raise ConfigError(f"--questions: {exc}", field="--questions", file=str(questions)) from exc
 
 
-def _probe(exp: Experiment) -> None:
-    """``GET /models`` under ``llm.retry`` (environment overrides apply); error names --endpoint."""
-    endpoint = {"base_url": exp.endpoint, "api_key_env": exp.api_key_env}
-    try:
-        settings = load_config(None, {"llm.model": exp.model, "llm.endpoints": [endpoint]})
-    except ConfigError as exc:
-        raise ConfigError(f"--endpoint / --model: {exc}", field="--endpoint") from exc
-    try:
-        asyncio.run(probe_endpoints(settings.llm))
-    except SkillharnessError as exc:
-        raise ConfigError(f"--endpoint {exp.endpoint} does not answer: {exc}", field="--endpoint") from exc
-
-
-def _write(console: Console, exp: Experiment, split: Split, rows: list[Question], *, force: bool) -> None:
+def _write(
+    console: Console, exp: Experiment, sized: SizeChoice, rows: list[Question], *, force: bool
+) -> None:
     """Write what is new, keep what is the same; what differs is refused (nothing written) unless
     ``force`` replaces it. Every state is known before the first write."""
+    split = sized.split
     split_dir, bundle_dir = exp.folder / SPLIT_DIR, exp.folder / BUNDLE_DIR
     pools_sha = sha256_bytes(pools_bytes(split))
     text = experiment_yaml(exp, pools_sha)
@@ -212,10 +212,12 @@ def _write(console: Console, exp: Experiment, split: Split, rows: list[Question]
             files=differ,
         )
     split_is, bundle_is, yaml_is = states.values()
-    # The micro verdict of the run the YAML sets up: train.gate's defaults (and the environment's
-    # SKILLHARNESS_TRAIN__GATE__*, as preflight reads them), at its temperature.
     gate = Config().train.gate
+    if exp.min_distinct is not None:
+        gate = gate.model_copy(update={"min_distinct": exp.min_distinct})
     print_split(console, split, rows, micro_verdicts(split, rows, gate, exp.temperature))
+    for line in sized.lines:
+        console.print(line, highlight=False)
     if split_is is State.SAME:
         console.print(f"split: {split_dir} already holds this split (verified); kept")
     else:
@@ -258,13 +260,29 @@ def _check(console: Console, exp: Experiment) -> None:
         plan += ["--alpha-spending", gate.alpha_spending]
     console.print(f"$ skillharness gate {shlex.join(plan)}")
     typer.main.get_command(gate_app).main(args=plan, prog_name="skillharness gate", standalone_mode=False)
-    _next_steps(console, config)
-    if failed is not None:
-        raise ConfigError(
-            f"{failed}; fix them, then run `skillharness preflight --config {shlex.quote(str(config))}` "
-            "(or this same command again: what is written stays)",
-            **failed.context,
-        )
+    if failed is None:
+        _next_steps(console, config)
+        return
+    _failed(console, config, failed)
+
+
+def _failed(console: Console, config: Path, failed: ConfigError) -> None:
+    """Training would refuse to start: say what failed and what to change, never what to run next."""
+    here = shlex.quote(os.path.relpath(config))
+    console.rule("preflight failed")
+    for problem in failed.context.get("problems", ()):
+        console.print(f"  - {problem}", highlight=False)
+    console.print(
+        f"not ready to train. Change what each problem names: a setting in {here} (then run "
+        f"`skillharness preflight --config {here}`), or a flag of this command (run it again with "
+        "--force: what it replaces is backed up). The split's report above says which classes are "
+        "micro and why.",
+        highlight=False,
+    )
+    raise ConfigError(
+        f"{failed}; fix them, then run `skillharness preflight --config {shlex.quote(str(config))}`",
+        **failed.context,
+    )
 
 
 def _next_steps(console: Console, config: Path) -> None:

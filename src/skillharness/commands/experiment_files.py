@@ -75,6 +75,10 @@ class Experiment:
     holdout: bool
     temperature: float
     benchmark: str = DEFAULT_BENCHMARK  # a built-in adapter's name, or an adapter file (absolute)
+    # train.gate.min_distinct when init lowered it for a small data set (None: the default stands),
+    # and why: the file says so beside the value.
+    min_distinct: int | None = None
+    min_distinct_note: str = ""
 
     @property
     def yaml_path(self) -> Path:
@@ -116,7 +120,8 @@ def experiment_yaml(exp: Experiment, pools_sha256: str) -> str:
             "batch_size": train.batch_size,
             "early_stop_patience": train.early_stop_patience,
             "task_types": None,
-            "gate": {"alpha": train.gate.alpha, "n_max": train.gate.n_max},
+            "gate": {"alpha": train.gate.alpha, "n_max": train.gate.n_max}
+            | ({} if exp.min_distinct is None else {"min_distinct": exp.min_distinct}),
             "evolve": {"candidates": train.evolve.candidates},
             "budget": {"max_calls": None, "max_wall_s": None},
             "roles": {"evolve": {"temperature": _EVOLVE_TEMPERATURE}},
@@ -135,6 +140,8 @@ def experiment_yaml(exp: Experiment, pools_sha256: str) -> str:
         "train.budget": "null: no limit. A limit stops the run cleanly; raise it and --resume.",
         "eval.run_holdout_eval": "Set by --holdout / --no-holdout.",
     }
+    if exp.min_distinct_note:
+        notes["train.gate.min_distinct"] = exp.min_distinct_note
     header = (
         "Written by `skillharness experiment init`. Every path is relative to this file's folder.",
         "Each comment is the setting's description; every key (and the ones not listed here): "

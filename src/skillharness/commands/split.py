@@ -52,17 +52,25 @@ def split_gate(
         raise ConfigError(f"invalid gate flag: {describe_validation(exc)}") from exc
 
 
-def micro_verdicts(
+def split_coverage(
     result: Split, questions: Sequence[Question], gate: GateConfig, temperature: float
-) -> dict[str, str]:
-    """Each micro class of ``result`` and why, by the one rule training uses (train/validate/coverage.py)."""
+) -> dict[str, Any]:
+    """Every class's ``ClassCoverage`` under ``result``, by the one rule training uses
+    (train/validate/coverage.py; the type stays inside the train layer)."""
     pools = FrozenPools(
         result.params.unit,
         {pool: tuple(u.id for u in units) for pool, units in result.pools.items()},
         {pool: tuple(q for u in units for q in u.question_ids) for pool, units in result.pools.items()},
         "",
     )
-    coverage = class_coverage(questions, pools, gate, temperature)
+    return class_coverage(questions, pools, gate, temperature)
+
+
+def micro_verdicts(
+    result: Split, questions: Sequence[Question], gate: GateConfig, temperature: float
+) -> dict[str, str]:
+    """Each micro class of ``result`` and why (:func:`split_coverage`)."""
+    coverage = split_coverage(result, questions, gate, temperature)
     return {name: c.reason() for name, c in coverage.items() if c.micro}
 
 
