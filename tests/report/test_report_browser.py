@@ -117,3 +117,38 @@ async def test_item_2_a_twelve_class_report_fits_1280_px(tmp_path: Path, browser
     browser.screenshot(tmp_path / "report-1280-full.png", full=True)
     assert len(top) > 50_000
     print(f"screenshots: {tmp_path / 'report-1280-top.png'}, {tmp_path / 'report-1280-full.png'}")
+
+
+@pytest.mark.slow
+async def test_issue_49_item_2_the_report_fits_800_px_and_folds_rejected_edits(
+    tmp_path: Path, browser: Browser
+) -> None:
+    """At 800 px the gates table widened the page to 1,263 px; now the page never scrolls sideways
+    (a table too wide for the window scrolls in its own box), and a rejected candidate's diff is
+    folded under its heading, so the page is shorter than with every diff open."""
+    url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    val = val_questions(48, TWELVE)
+    written = await build_training_store(url, "train-800", val, epochs=2, steps=1, draws=16, shape=WIDE)
+    files = build_report(url, "train-800", tmp_path / "page" / "report.html", gate=GateConfig())
+    viewport = {"width": 800, "height": 1000, "deviceScaleFactor": 1, "mobile": False}
+    browser.call("Emulation.setDeviceMetricsOverride", viewport, session=True)
+    browser.open(files.html.resolve().as_uri())
+
+    assert browser.evaluate("innerWidth") == 800
+    assert browser.evaluate(FITS), browser.evaluate("document.documentElement.scrollWidth")
+    box = browser.evaluate(
+        "document.getElementById('gate-table').parentElement.getBoundingClientRect().right"
+    )
+    assert box <= 800
+    opened = browser.evaluate(
+        "Array.from(document.querySelectorAll('.edit > details')).map(d => [d.parentElement.id, d.open])"
+    )
+    accepted = {f"edit-{d.gate_index}" for d in written.decisions if d.reason == "accept"}
+    assert accepted, "the fixture accepted nothing: folding is untested"
+    assert {ident for ident, is_open in opened if is_open} == accepted
+    folded = browser.evaluate("document.documentElement.scrollHeight")
+    browser.evaluate("document.querySelectorAll('.edit > details').forEach(d => { d.open = true; })")
+    assert browser.evaluate("document.documentElement.scrollHeight") > folded
+    assert browser.evaluate(FITS)
+    assert browser.log.exceptions == []
+    browser.screenshot(tmp_path / "report-800-top.png", full=False)
