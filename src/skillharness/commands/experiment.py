@@ -23,7 +23,6 @@ import typer
 from rich.console import Console
 
 from skillharness import __version__
-from skillharness.commands.bundle import init as bundle_init
 from skillharness.commands.experiment_checks import check_endpoint, check_videos
 from skillharness.commands.experiment_files import (
     BUNDLE_DIR,
@@ -53,6 +52,7 @@ from skillharness.data import (
     write_split,
 )
 from skillharness.errors import ConfigError, SkillharnessError
+from skillharness.skills import initial_bundle
 from skillharness.util.atomic import atomic_write_text, sha256_bytes
 
 experiment_app = typer.Typer(help="Set up an experiment folder (experiment init).", no_args_is_help=True)
@@ -196,11 +196,12 @@ def _write(
     ``force`` replaces it. Every state is known before the first write."""
     split = sized.split
     split_dir, bundle_dir = exp.folder / SPLIT_DIR, exp.folder / BUNDLE_DIR
+    initial = initial_bundle(q.task_type for q in rows)  # a skill per task type the data holds
     pools_sha = sha256_bytes(pools_bytes(split))
     text = experiment_yaml(exp, pools_sha)
     states = {
         f"{SPLIT_DIR}/ (the frozen split)": split_state(split_dir, pools_sha, exp.questions),
-        f"{BUNDLE_DIR}/ (the initial bundle)": bundle_state(bundle_dir),
+        f"{BUNDLE_DIR}/ (the initial bundle)": bundle_state(bundle_dir, initial),
         EXPERIMENT_FILE: yaml_state(exp, text),
     }
     differ = [name for name, state in states.items() if state is State.DIFFERS]
@@ -228,7 +229,8 @@ def _write(
     if bundle_is is State.SAME:
         console.print(f"bundle: {bundle_dir} already holds the initial bundle; kept")
     else:
-        bundle_init(out=bundle_dir, force=force)
+        initial.save(bundle_dir, prune=force)
+        console.print(f"bundle: wrote {bundle_dir}, a skill for each of the {len(initial.skills)} task types")
     if yaml_is is State.SAME:
         console.print(f"{EXPERIMENT_FILE}: {exp.yaml_path} is unchanged; kept")
         if split_is is State.SAME and bundle_is is State.SAME:

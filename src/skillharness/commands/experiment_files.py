@@ -29,7 +29,7 @@ from skillharness.data import (
 from skillharness.errors import SkillharnessError
 from skillharness.eval import EvalConfig
 from skillharness.llm.config import CacheConfig
-from skillharness.skills import Bundle, initial_bundle
+from skillharness.skills import Bundle
 from skillharness.train.config import TrainConfig
 from skillharness.util.atomic import sha256_file
 
@@ -172,11 +172,11 @@ def split_state(folder: Path, pools_sha256: str, questions: Path) -> State:
     return State.SAME if same and not verify_split(folder, questions) else State.DIFFERS
 
 
-def bundle_state(folder: Path) -> State:
-    """Same when ``folder`` holds exactly the initial bundle's files."""
+def bundle_state(folder: Path, initial: Bundle) -> State:
+    """Same when ``folder`` holds exactly the files of ``initial`` (the data's initial bundle)."""
     if not folder.exists() or (folder.is_dir() and not any(folder.iterdir())):
         return State.NEW
     try:
-        return State.SAME if Bundle.load(folder).files() == initial_bundle().files() else State.DIFFERS
+        return State.SAME if Bundle.load(folder).files() == initial.files() else State.DIFFERS
     except SkillharnessError:
         return State.DIFFERS

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
+import jinja2
 import yaml
 
 from skillharness.data.questions import slugify
@@ -36,6 +37,7 @@ __all__ = ["SKILLS_DIR", "SYSTEM_FILE", "TOOLS_FILE", "Bundle", "EditTarget", "i
 SYSTEM_FILE = "system.md"
 TOOLS_FILE = "tools.yaml"
 SKILLS_DIR = "skills"
+GENERIC_SKILL = "generic_skill.md.j2"  # the body of a skill for a task type with no packaged one
 _SLUG = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)*$")
 _TOOLS_HEADER = "# Descriptions the agent sees for its tools. Parameters are fixed by the harness.\n"
 
@@ -121,12 +123,19 @@ class Bundle:
             out[f"{SKILLS_DIR}/{slug}.md"] = doc.render().encode("utf-8")
         return out
 
-    def save(self, path: Path | str) -> None:
-        """Write the bundle's files into ``path`` (each atomically); other files are left alone."""
+    def save(self, path: Path | str, *, prune: bool = False) -> None:
+        """Write the bundle's files into ``path`` (each atomically); other files are left alone,
+        except with ``prune`` a skill file this bundle does not hold, which would silently join
+        the bundle on its next load (replacing a bundle with one of other task types)."""
         root = Path(path)
         (root / SKILLS_DIR).mkdir(parents=True, exist_ok=True)
         for rel, data in self.files().items():
             atomic_write_bytes(root / rel, data)
+        if prune:
+            keep = {f"{slug}.md" for slug in self.skills}
+            for stale in (root / SKILLS_DIR).glob("*.md"):
+                if stale.name not in keep:
+                    stale.unlink()
 
     # --- hashes -------------------------------------------------------------------------------
     @cached_property
@@ -217,11 +226,42 @@ class Bundle:
         return Bundle(system, skills, tools, source=self.source)
 
 
-def initial_bundle() -> Bundle:
-    """The packaged starting bundle for the 12 Video-MME task types."""
+def initial_bundle(task_types: Iterable[str] | None = None) -> Bundle:
+    """The packaged starting bundle: by default the 12 Video-MME task types' skills; with
+    ``task_types`` (a benchmark's own vocabulary, from its questions), one skill per task type:
+    the packaged one where its slug has one, else a generic skill whose body names the task type
+    and gives only advice that holds for any multiple-choice question. Every skill keeps the
+    packaged appendix (the answer format), which training never edits."""
     with resources.as_file(resources.files("skillharness.skills") / "defaults") as root:
         bundle = Bundle.load(root)
-    return Bundle(bundle.system_prompt, bundle.skills, bundle.tools, source="<initial bundle>")
+        generic = (root / GENERIC_SKILL).read_text(encoding="utf-8")
+    skills: Mapping[str, SkillDocument] = bundle.skills
+    if task_types is not None:
+        appendix = next(iter(bundle.skills.values())).appendix
+        skills = {}
+        named: dict[str, str] = {}
+        for task_type in sorted(set(task_types)):
+            slug = slugify(task_type)
+            if slug in named:  # one skill file per slug: two names for it would share a skill
+                raise SkillError(
+                    f"task types {named[slug]!r} and {task_type!r} share the skill file {slug}.md; "
+                    "rename one in the questions file or its adapter",
+                    slug=slug,
+                )
+            named[slug] = task_type
+            known = bundle.skills.get(slug)
+            skills[slug] = known or SkillDocument.author(
+                _render_generic(generic, task_type), appendix, source=f"<generic skill {slug}>"
+            )
+        if not skills:
+            raise SkillError("an initial bundle needs at least one task type")
+    return Bundle(bundle.system_prompt, skills, bundle.tools, source="<initial bundle>")
+
+
+def _render_generic(template: str, task_type: str) -> str:
+    """The generic skill's body for ``task_type`` (a marker-like name is refused by ``parse``)."""
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    return env.from_string(template).render(task_type=" ".join(task_type.split()))
 
 
 def _validate(
