@@ -1,4 +1,4 @@
-"""``skillharness bundle init | check | diff``."""
+"""``skillharness bundle init | check | diff | export``."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from rich.text import Text
 
 from skillharness.commands.fit_table import Col, FitTable
 from skillharness.data.questions import VIDEO_MME
-from skillharness.errors import SkillError
+from skillharness.errors import ConfigError, SkillError
 from skillharness.skills.bundle import SKILLS_DIR, SYSTEM_FILE, TOOLS_FILE, Bundle, initial_bundle
+from skillharness.skills.export import ExportFormat, export_bundle, load_export_source
 
 bundle_app = typer.Typer(help="Create, validate and compare skill bundles.", no_args_is_help=True)
 
@@ -101,6 +102,50 @@ def diff(
             for line in lines:
                 console.print(_styled(line.rstrip("\n")), soft_wrap=True)
     typer.echo(f"{changed} file(s) differ" if changed else "bundles are identical")
+
+
+@bundle_app.command("export")
+def export(
+    out: Annotated[Path, typer.Option("--out", help="File (prompt, json) or folder (skills) to write.")],
+    fmt: Annotated[
+        ExportFormat,
+        typer.Option("--format", help="prompt: one text; skills: Agent Skills folder; json: texts, hashes."),
+    ],
+    source: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="BUNDLE_DIR",
+            help="Bundle folder, workspace version folder, or workspace (its current version).",
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing --out.")] = False,
+    config: Annotated[Path | None, typer.Option("--config", help="Experiment YAML (with --run).")] = None,
+    run: Annotated[str | None, typer.Option("--run", help="A training run: export its final bundle.")] = None,
+) -> None:
+    """Write a bundle out of the harness: a prompt text, Agent Skills folder, or JSON with hashes."""
+    bundle, label = _export_source(source, config, run)
+    written = export_bundle(bundle, fmt, out, force=force, known=VIDEO_MME.task_types)
+    what = f"{len(written)} files" if fmt is ExportFormat.SKILLS else "1 file"
+    typer.echo(f"exported {label} as {fmt.value}: {what} at {out}")
+    typer.echo(f"bundle hash {bundle.bundle_hash}")
+
+
+def _export_source(source: Path | None, config: Path | None, run: str | None) -> tuple[Bundle, str]:
+    if run is None:
+        if source is None:
+            raise ConfigError("name the bundle to export: a BUNDLE_DIR, or --config X --run R")
+        if config is not None:
+            raise ConfigError("--config is read only with --run: drop it, or name the run")
+        return load_export_source(source)
+    if source is not None or config is None:
+        raise ConfigError("--run exports a training run's final bundle: give --config, and no BUNDLE_DIR")
+    # Imported here: the run's final bundle is found through the store, which other bundle
+    # commands never open. The same lookup (and the same checks) as ``skillharness eval --run``.
+    from skillharness.commands.eval import _workspace_arm
+    from skillharness.config import load_config
+
+    arm = _workspace_arm(load_config(config), run)[1]
+    return arm.bundle, arm.label
 
 
 def _styled(line: str) -> Text:
