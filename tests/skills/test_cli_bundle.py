@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from typer.testing import CliRunner
 import skillharness.skills
 from cli_support import command_app
 from skillharness.commands import bundle as bundle_cmd
+from skillharness.data import read_questions, slugify
 from skillharness.errors import SkillError
 from skillharness.skills import Bundle, initial_bundle
 
@@ -68,6 +70,30 @@ def test_check_reports_missing_task_types(tmp_path: Path) -> None:
     assert isinstance(result.exception, SkillError)
     assert "OCR Problems" in str(result.exception)
     assert runner.invoke(APP, ["bundle", "check", str(out), "--partial"]).exit_code == 0
+
+
+def test_init_and_check_for_the_task_types_of_a_questions_file(tmp_path: Path) -> None:
+    """A benchmark with its own vocabulary (EgoSchema: one task type) gets a skill for it, and
+    ``check`` checks a bundle against the file's task types, not Video-MME's."""
+    rows = [
+        {"q_uid": f"q{i}", "question": f"What did c do {i}?", **{f"option {k}": f"act {k}" for k in range(5)}}
+        for i in range(3)
+    ]
+    (tmp_path / "questions.json").write_text(json.dumps(rows))
+    (tmp_path / "subset_answers.json").write_text(json.dumps({f"q{i}": i % 5 for i in range(3)}))
+    questions = ["--questions", str(tmp_path / "questions.json"), "--benchmark", "egoschema"]
+    runner = CliRunner()
+    out = tmp_path / "b"
+    made = runner.invoke(APP, ["bundle", "init", "--out", str(out), *questions])
+    assert made.exit_code == 0, made.output
+    (task_type,) = {q.task_type for q in read_questions(tmp_path / "questions.json", "egoschema")}
+    assert list(Bundle.load(out).skills) == [slugify(task_type)]
+    assert runner.invoke(APP, ["bundle", "check", str(out), *questions]).exit_code == 0
+    missing = runner.invoke(APP, ["bundle", "check", str(out)])  # against Video-MME's twelve
+    assert isinstance(missing.exception, SkillError)
+    # Re-made with --force for Video-MME, the other vocabulary's skill file is gone.
+    assert runner.invoke(APP, ["bundle", "init", "--out", str(out), "--force"]).exit_code == 0
+    assert Bundle.load(out) == initial_bundle()
 
 
 def test_real_entry_point_prints_user_errors_and_exits_2(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from skillharness.commands.fit_table import Col, FitTable
+from skillharness.data import DEFAULT_BENCHMARK, read_questions
 from skillharness.data.questions import VIDEO_MME
 from skillharness.errors import ConfigError, SkillError
 from skillharness.skills.bundle import SKILLS_DIR, SYSTEM_FILE, TOOLS_FILE, Bundle, initial_bundle
@@ -23,26 +24,38 @@ def _looks_like_bundle(folder: Path) -> bool:
     return any((folder / name).exists() for name in (SYSTEM_FILE, TOOLS_FILE, SKILLS_DIR))
 
 
+QuestionsOption = Annotated[
+    Path | None,
+    typer.Option("--questions", help="A questions file (or folder): a skill for each of its task types."),
+]
+BenchmarkOption = Annotated[
+    str, typer.Option("--benchmark", help="The layout of --questions: a built-in name or an adapter .yaml.")
+]
+
+
+def _task_types(questions: Path | None, benchmark: str) -> tuple[str, ...]:
+    """The task types a bundle is for: the questions' own, else Video-MME's twelve."""
+    if questions is None:
+        return VIDEO_MME.task_types
+    return tuple(sorted({q.task_type for q in read_questions(questions, benchmark)}))
+
+
 @bundle_app.command("init")
 def init(
     out: Annotated[Path, typer.Option("--out", help="Folder to write the initial bundle into.")],
+    questions: QuestionsOption = None,
+    benchmark: BenchmarkOption = DEFAULT_BENCHMARK,
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite the bundle files of an existing bundle.")
     ] = False,
 ) -> None:
-    """Write the initial bundle for the 12 Video-MME task types."""
+    """Write the initial bundle: for Video-MME's 12 task types, or those of --questions."""
     if out.exists() and not out.is_dir():
         raise SkillError(f"{out}: exists and is not a folder")
     if _looks_like_bundle(out) and not force:
         raise SkillError(f"{out}: already holds a bundle; pass --force to overwrite it")
-    bundle = initial_bundle()
-    if force and (out / SKILLS_DIR).is_dir():
-        # A stale skill file would silently join the bundle on the next load.
-        keep = {f"{slug}.md" for slug in bundle.skills}
-        for stale in (out / SKILLS_DIR).glob("*.md"):
-            if stale.name not in keep:
-                stale.unlink()
-    bundle.save(out)
+    bundle = initial_bundle(_task_types(questions, benchmark) if questions is not None else None)
+    bundle.save(out, prune=force)  # a stale skill file would silently join the bundle on its next load
     typer.echo(f"wrote {len(bundle.files())} files to {out}")
     typer.echo(f"bundle hash {bundle.bundle_hash}")
 
@@ -53,10 +66,13 @@ def check(
     partial: Annotated[
         bool, typer.Option("--partial", help="Allow task types without a skill document.")
     ] = False,
+    questions: QuestionsOption = None,
+    benchmark: BenchmarkOption = DEFAULT_BENCHMARK,
 ) -> None:
-    """Validate a bundle folder and print its hashes."""
+    """Validate a bundle folder (a skill for each task type: Video-MME's, or --questions') and
+    print its hashes."""
     bundle = Bundle.load(folder)
-    missing = bundle.missing_task_types(VIDEO_MME.task_types)
+    missing = bundle.missing_task_types(_task_types(questions, benchmark))
     if missing and not partial:
         raise SkillError(f"{folder}: no skill document for {', '.join(missing)} (use --partial to allow)")
     console = Console()
