@@ -55,6 +55,7 @@ _COMMANDS = {
     "train": "train",
     "diagnose": "diagnose",
     "eval": "eval",
+    "compare": "compare",
     "report": "report",
 }
 

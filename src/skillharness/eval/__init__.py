@@ -2,7 +2,9 @@
 
 Sits above training (the loop calls :func:`run_holdout` when it ends). The statistics are in
 :mod:`skillharness.eval.stats`, the report records in :mod:`skillharness.eval.holdout_report`, the run-store
-names read and written in :mod:`skillharness.eval.ledger`.
+names read and written in :mod:`skillharness.eval.ledger`. Two runs' test-pool predictions are
+compared in :mod:`skillharness.eval.compare` (records in :mod:`skillharness.eval.compare_report`,
+the page in :mod:`skillharness.eval.compare_page`).
 """
 
 from skillharness.util.lazy import lazy_surface
@@ -11,6 +13,9 @@ from skillharness.util.lazy import lazy_surface
 __all__, __getattr__ = lazy_surface(
     __name__,
     {
+        "skillharness.eval.compare": ("compare_runs", "compared_run"),
+        "skillharness.eval.compare_page": ("write_comparison_page",),
+        "skillharness.eval.compare_report": ("CompareRow", "ComparedRun", "RunComparison"),
         "skillharness.eval.config": (
             "EvalConfig",
             "ReportConfig",
