@@ -27,6 +27,9 @@ __all__ = [
     "AnswersFile",
     "ClipSpec",
     "OptionsSpec",
+    "ReferenceMetric",
+    "ReferencePrompt",
+    "ReferenceSubtitles",
     "Source",
     "SubtitleSpec",
     "builtin_adapters",
@@ -165,6 +168,84 @@ class SubtitleSpec(StrictModel):
         return _source(value)
 
 
+def _slots(template: str, allowed: frozenset[str], what: str) -> str:
+    # Plain {slot} names only, so a misspelt slot fails when the adapter loads, not at the first
+    # question asked; a literal brace would be written {{ }}.
+    try:
+        names = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
+    except ValueError as exc:
+        raise ValueError(f"{what} {template!r}: {exc}") from exc
+    unknown = sorted(set(names) - allowed)
+    if unknown:
+        raise ValueError(f"{what} {template!r}: unknown slot(s) {unknown}; use {sorted(allowed)}")
+    return template
+
+
+class ReferenceSubtitles(StrictModel):
+    """The reference task's subtitle variant: its name, the rule (by name) that turns the
+    question's subtitle file into text, and the block the prompt's ``{subtitles}`` slot shows
+    (nothing at all when that text is empty)."""
+
+    task: str = Field(min_length=1)
+    rule: str = Field(min_length=1)
+    block: str
+
+    @field_validator("block")
+    @classmethod
+    def _block_slots(cls, value: str) -> str:
+        return _slots(value, frozenset({"subtitles"}), "block")
+
+
+class ReferenceMetric(StrictModel):
+    """How the reference task aggregates its per-question scores: ``rule`` by name, the scale
+    it reports on (1 or 100), its rounding, and the task types a macro average runs over."""
+
+    name: str = Field(min_length=1)
+    rule: Literal["accuracy", "answered_accuracy", "macro_task_accuracy"]
+    scale: float = 1.0
+    digits: int | None = None
+    task_types: tuple[str, ...] = ()
+
+
+class ReferencePrompt(StrictModel):
+    """A reference evaluation's own task for this benchmark, as data (docs/protocols.md).
+
+    ``prompt`` has the slots ``{question}``, ``{options}`` and ``{subtitles}``; ``{options}`` is
+    every option through ``option`` (slots ``{letter}``, ``{text}``: the option without its
+    prefix, ``{option}``: the option as loaded) joined by ``option_separator``. ``frames``,
+    ``extractor`` and ``subtitles.rule`` name small functions in ``agent.protocols``;
+    ``choices`` are the letters the extractor searches (empty: the question's own), and
+    ``answer_texts`` what it matches a reply's words against (the option's text or the whole
+    lettered option). ``clip_window: ignore`` sends the whole video, as a reference that never
+    reads the clip fields does.
+    """
+
+    task: str = Field(min_length=1)
+    prompt: str
+    option: str
+    option_separator: str = ""
+    strip_question: bool = False
+    max_new_tokens: int = Field(ge=1)
+    frames: str = "qwen_vl"
+    clip_window: Literal["respect", "ignore"] = "respect"
+    extractor: str = Field(min_length=1)
+    choices: tuple[str, ...] = ()
+    answer_texts: Literal["text", "option"] = "text"
+    metric: ReferenceMetric
+    subtitles: ReferenceSubtitles | None = None
+    source_files: tuple[str, ...] = ()
+
+    @field_validator("prompt")
+    @classmethod
+    def _prompt_slots(cls, value: str) -> str:
+        return _slots(value, frozenset({"question", "options", "subtitles"}), "prompt")
+
+    @field_validator("option")
+    @classmethod
+    def _option_slots(cls, value: str) -> str:
+        return _slots(value, frozenset({"letter", "text", "option"}), "option")
+
+
 class Adapter(StrictModel):
     """One benchmark layout. Field names are the file's own; see docs/data.md for every key.
 
@@ -195,6 +276,8 @@ class Adapter(StrictModel):
     clip: ClipSpec | None = None
     subtitle: SubtitleSpec | None = None
     duplicate_options: Literal["error", "allow"] = "error"
+    # lmms-eval's own task for this benchmark (docs/protocols.md); absent: its Video-MME request.
+    lmms_eval: ReferencePrompt | None = None
 
     @field_validator(
         "video_id", "video_file", "question_id", "question", "task_type", "duration", "domain",

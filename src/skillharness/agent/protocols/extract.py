@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable, Sequence
 from functools import cache
 
-from skillharness.agent.protocols.turn import ProtocolName
+from skillharness.agent.protocols.names import ProtocolName
 
 __all__ = [
     "LMMS_EVAL_REASONING_TAGS",

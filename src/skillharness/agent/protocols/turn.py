@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -17,8 +16,10 @@ import numpy as np
 
 from skillharness.agent.protocols.frames import qwen_vl_indices, segment_middle_indices, vlmevalkit_indices
 from skillharness.agent.protocols.images import jpeg_data_url, qwen_vl_png_data_url, vlmevalkit_jpeg_data_url
+from skillharness.agent.protocols.names import ProtocolName
 from skillharness.agent.protocols.prompts import lmms_eval_text, official_text, vlmevalkit_texts
 from skillharness.agent.protocols.subtitles import first_cue_subtitles, lmms_eval_subtitles
+from skillharness.agent.protocols.tasks import LmmsEvalTask, lmms_eval_task
 from skillharness.data.questions import Question
 from skillharness.llm.types import SamplingParams
 from skillharness.video import FrameLayout, FramesConfig
@@ -31,15 +32,6 @@ __all__ = [
     "ReferenceTurn",
     "build_turn",
 ]
-
-
-class ProtocolName(StrEnum):
-    """Whose request the agent sends: ours (the tool-using agent) or a reference evaluation's."""
-
-    SKILLHARNESS = "skillharness"
-    LMMS_EVAL = "lmms_eval"
-    VLMEVALKIT = "vlmevalkit"
-    OFFICIAL = "official"
 
 
 # (frames sent when agent.protocol_frames is unset, max_tokens): lmms-eval's OpenAI wrapper
@@ -75,6 +67,10 @@ class ReferenceOptions:
     subtitles: bool
     frames_config: FramesConfig
     system: str | None = None  # the bundle text, when it is given the system slot
+    # The questions' benchmark (data.benchmark: a built-in adapter's name or an adapter file).
+    # Under lmms_eval, a benchmark whose adapter describes lmms-eval's own task for it is asked
+    # with that task's request; None (or an adapter without one) sends the Video-MME request.
+    benchmark: str | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +99,9 @@ def _image(url: str, detail: str | None = None) -> dict[str, Any]:
 
 async def build_turn(question: Question, media: ReferenceMedia, options: ReferenceOptions) -> ReferenceTurn:
     """The reference request for ``question`` under ``options.protocol`` (not ``skillharness``)."""
+    task = lmms_eval_task(options.benchmark) if options.protocol is ProtocolName.LMMS_EVAL else None
+    if task is not None:
+        return await _task_turn(question, media, options, task)
     layout = await media.layout(question)
     count, max_tokens = REFERENCE_DEFAULTS[options.protocol]
     count = options.frames or count
@@ -113,13 +112,41 @@ async def build_turn(question: Question, media: ReferenceMedia, options: Referen
         indices = vlmevalkit_indices(layout.total_frames, count)
     else:
         indices = segment_middle_indices(layout.total_frames, count)
-    times = tuple(round((i + 0.5) / layout.fps, 6) for i in indices)
     pixels = await media.frames_at(question, indices, layout) if options.vision else []
     subtitles = _subtitles(question, media, options, layout, indices)
     content, text = _content(question, options, pixels, subtitles)
+    return _turn(content, text, options, max_tokens, layout, indices, subtitles)
+
+
+async def _task_turn(
+    question: Question, media: ReferenceMedia, options: ReferenceOptions, task: LmmsEvalTask
+) -> ReferenceTurn:
+    """lmms-eval's own task for the benchmark: its frame rule, text and max_new_tokens, sent
+    through the same chat wrapper (frames as qwen-vl-utils PNGs, then the text)."""
+    asked = task.asked(question)  # MVBench's task reads the whole video, never the clip window
+    layout = await media.layout(asked)
+    count = options.frames or REFERENCE_DEFAULTS[options.protocol][0]  # the chat wrapper's, per task
+    indices = task.frame_indices(layout.total_frames, count)
+    pixels = await media.frames_at(asked, indices, layout) if options.vision else []
+    subtitles = task.subtitle_text(media.subtitle_file(asked)) if options.subtitles else None
+    text = task.text(asked, subtitles)
+    content = [*(_image(qwen_vl_png_data_url(p, len(pixels))) for p in pixels), _text(text)]
+    return _turn(content, text, options, task.spec.max_new_tokens, layout, indices, subtitles)
+
+
+def _turn(
+    content: list[dict[str, Any]],
+    text: str,
+    options: ReferenceOptions,
+    max_tokens: int,
+    layout: FrameLayout,
+    indices: tuple[int, ...],
+    subtitles: str | None,
+) -> ReferenceTurn:
     messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
     if options.system:
         messages.insert(0, {"role": "system", "content": options.system})
+    times = tuple(round((i + 0.5) / layout.fps, 6) for i in indices)
     return ReferenceTurn(
         messages=tuple(messages),
         sampling=SamplingParams(temperature=0.0, max_tokens=max_tokens),
