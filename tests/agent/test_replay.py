@@ -22,7 +22,9 @@ from skillharness.llm.roles import Role
 from skillharness.sim import FaultConfig, FaultKind, SimConfig, SimServer
 from skillharness.skills.bundle import Bundle
 
-pytestmark = pytest.mark.sim_world(SimConfig(seed=11), questions=None)
+_ASKED = 24
+# The simulator holds the questions the passes ask: it refuses any other (HTTP 404).
+pytestmark = pytest.mark.sim_world(SimConfig(seed=11), questions=[question(f"q{i}") for i in range(_ASKED)])
 
 
 class _Memory:
@@ -60,10 +62,10 @@ async def test_p0_4_parse_errors_are_replayed_like_answers(
     config = AgentConfig.model_validate({"vision": False, "max_steps": 4, "sampling": {"temperature": 0.7}})
     async with build_chat_model(_llm(sim), cache) as stack:
         agent = Agent(stack, sim.model_name, default_bundle, videos, videos, config)
-        first = await _pass(agent, "run-a", 24)
+        first = await _pass(agent, "run-a", _ASKED)
         asked = sim.stats()["roles"]["agent"]
         # The same requests again (another run asking the same samples under the same salt).
-        again = await _pass(agent, "run-b", 24)
+        again = await _pass(agent, "run-b", _ASKED)
     statuses = Counter(p.status for p in first)
     assert statuses[PredictionStatus.PARSE_ERROR] >= 3
     assert statuses[PredictionStatus.OK] >= 3

@@ -16,7 +16,7 @@ from infer_support import PACED_WORLD, Bench, write_config
 
 from net_support import Page, PageServer, free_port
 from skillharness.config import load_config
-from skillharness.errors import AuthError, FatalLLMError
+from skillharness.errors import AuthError, ConfigError, FatalLLMError
 from skillharness.infer import load_job, run_inference
 from skillharness.infer.endpoints import probe_endpoints
 from skillharness.llm.config import EndpointConfig, LLMConfig, RetryConfig, TimeoutConfig
@@ -80,15 +80,38 @@ async def test_a_refused_key_stops_at_once(monkeypatch: pytest.MonkeyPatch) -> N
     assert "SH_PROBE_KEY" in str(info.value)
 
 
-async def test_a_refused_connection_stops_the_run_after_the_retries() -> None:
+async def test_a_refused_connection_stops_the_run_in_about_a_second() -> None:
+    """Nothing listens on the port: 3 quick attempts, not the whole retry policy (about 40 s with
+    the defaults), and the error names the URL."""
     dead = f"http://127.0.0.1:{free_port()}/v1"
+    llm = _llm(dead).model_copy(update={"retry": RetryConfig()})  # the default policy
+    started = time.monotonic()
     with pytest.raises(FatalLLMError) as info:
-        await probe_endpoints(_llm(dead))
+        await probe_endpoints(llm)
+    assert time.monotonic() - started < 5.0
     message = str(info.value)
-    assert "gpu-a" in message
-    assert "cannot be reached" in message
-    assert "after 4 attempt(s)" in message
-    assert info.value.context["cause"] == "connect_error"
+    assert message.startswith("endpoint gpu-a refuses connections")
+    assert f"nothing accepts them at {dead}/models" in message
+    assert info.value.context["kind"] == "connection_refused"
+
+
+def test_infer_stops_before_any_question_on_a_model_the_server_does_not_serve(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    """A wrong name used to send every question and score 100 % infra errors."""
+    path = _config(tmp_path, bench, sim)
+    doc = yaml.safe_load(path.read_text())
+    doc["llm"]["model"] = "sim-v1"  # a typo
+    path.write_text(yaml.safe_dump(doc))
+    config = load_config(path)
+    with pytest.raises(ConfigError) as info:
+        asyncio.run(run_inference(load_job(config, pool="val", run_id="typo", resume=False)))
+    message = str(info.value)
+    assert "model 'sim-v1' (llm.model) is not served" in message
+    assert "it lists 'sim-vl'" in message
+    assert info.value.context["field"] == "llm.model"
+    assert sim.stats()["requests"] == 1, "asked by name once; no question was sent"
+    assert "agent" not in sim.stats()["roles"]
 
 
 async def test_a_persistent_gateway_page_stops_the_run_after_the_retries() -> None:

@@ -33,7 +33,13 @@ _SUBMIT = {
 }
 
 
-def _agent_request(images: int, text: str = "Which option?") -> ChatRequest:
+def _asked(sim: SimServer) -> str:
+    """A question the simulator holds (the bench's first): it refuses an agent request about any other."""
+    question = next(iter(sim.world.questions.values()))
+    return f"Question: {question.question}\nOptions:\n" + "\n".join(question.options)
+
+
+def _agent_request(images: int, text: str) -> ChatRequest:
     parts: list[dict[str, object]] = [{"type": "text", "text": text}]
     parts += [{"type": "image_url", "image_url": {"url": _PIXEL}} for _ in range(images)]
     return ChatRequest(
@@ -54,7 +60,7 @@ async def test_a_413_names_the_body_size_the_images_and_the_body_limit(sim: SimS
     sim.configure_faults(refuse_body_over=1024)
     async with build_chat_model(_llm(sim)) as stack:
         with pytest.raises(FatalLLMError) as caught:
-            await stack.complete(_agent_request(images=8))
+            await stack.complete(_agent_request(images=8, text=_asked(sim)))
         usage = stack.accountant.by_role[Role.AGENT]
     error = caught.value
     assert refuses_request(error)
@@ -72,9 +78,9 @@ async def test_a_413_names_the_body_size_the_images_and_the_body_limit(sim: SimS
 async def test_too_many_images_is_named_as_the_images_per_prompt_limit(sim: SimServer) -> None:
     sim.configure_faults(refuse_images_over=4)
     async with build_chat_model(_llm(sim)) as stack:
-        answered = await stack.complete(_agent_request(images=4))
+        answered = await stack.complete(_agent_request(images=4, text=_asked(sim)))
         with pytest.raises(FatalLLMError) as caught:
-            await stack.complete(_agent_request(images=5))
+            await stack.complete(_agent_request(images=5, text=_asked(sim)))
     assert answered.content is not None or answered.tool_calls
     assert caught.value.context["status"] == 400
     assert caught.value.context["limit"] == "images_per_prompt"
@@ -87,9 +93,9 @@ async def test_a_refused_request_is_never_cached_and_is_asked_again(sim: SimServ
     async with build_chat_model(_llm(sim), cache) as stack:
         for _ in range(2):
             with pytest.raises(FatalLLMError):
-                await stack.complete(_agent_request(images=8))
+                await stack.complete(_agent_request(images=8, text=_asked(sim)))
         sim.configure_faults()  # the limit raised: the same request now reaches the model
-        answered = await stack.complete(_agent_request(images=8))
+        answered = await stack.complete(_agent_request(images=8, text=_asked(sim)))
     assert not answered.cache_hit
     assert sim.stats()["statuses"] == {"413": 2, "200": 1}
 

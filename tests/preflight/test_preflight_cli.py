@@ -41,10 +41,10 @@ def test_every_problem_is_printed_and_exit_is_2(tmp_path: Path, bench: Bench, sh
     result = run_cli("preflight", "--config", str(config), "--timeout", "2")
     assert result.returncode == 2
     statuses = re.findall(r"^│ ([a-z ]+?)\s+│ (pass|fail|skip)\s+│", result.stdout, re.MULTILINE)
-    # data (sha), eval and endpoint fail; the gate needs trusted pools and the run-sized request an
-    # answering endpoint, so they are skipped, not failed.
+    # data (sha), eval and endpoint fail; the gate needs trusted pools, and the model names and the
+    # run-sized request an answering endpoint, so they are skipped (not run), not failed.
     assert sorted(c for c, s in statuses if s == "fail") == ["data", "endpoint", "eval"]
-    assert [c for c, s in statuses if s == "skip"] == ["gate", "request"]
+    assert [c for c, s in statuses if s == "skip"] == ["gate", "model", "request"]
     out = " ".join(result.stdout.split())  # the table folds long messages over lines
     assert dead in out
     assert "eval.run_holdout_eval" in out

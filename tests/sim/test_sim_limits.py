@@ -7,18 +7,21 @@ from typing import Any
 
 import httpx
 import pytest
-from sim_support import SIM_TEST_WORLD
+from sim_support import SIM_TEST_WORLD, make_questions
 
 from skillharness.llm import TOOL_SUBMIT_ANSWER
 from skillharness.sim import SimServer
 
 pytestmark = pytest.mark.sim_world(SIM_TEST_WORLD, questions="questions")
 
+# A question the simulator holds: it refuses an agent request about any other (HTTP 404).
+_ASKED = make_questions()[0]
+_TEXT = f"Question: {_ASKED.question}\nOptions:\n" + "\n".join(_ASKED.options) + "\n"
 _TOOLS = [{"type": "function", "function": {"name": TOOL_SUBMIT_ANSWER, "parameters": {"type": "object"}}}]
 
 
 def _body(images: int, *, agent: bool = True, pad: int = 0) -> dict[str, Any]:
-    parts: list[dict[str, Any]] = [{"type": "text", "text": "Which option?" + "x" * pad}]
+    parts: list[dict[str, Any]] = [{"type": "text", "text": _TEXT + "x" * pad}]
     parts += [{"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,AAAA"}}] * images
     body: dict[str, Any] = {"model": "sim-vl", "messages": [{"role": "user", "content": parts}]}
     if agent:

@@ -35,6 +35,7 @@ def test_public_surface_is_pinned() -> None:
         "uniform_timestamps",
         "usable_cores",
         "video_duration",
+        "whole_video_duration",
         "window_span",
     }
 

@@ -13,7 +13,12 @@ from skillharness.config import load_config
 from skillharness.errors import ConfigError
 from skillharness.train.preflight.checks import CheckStatus, PreflightReport, run_preflight
 
-_STYLE = {CheckStatus.PASS: "green", CheckStatus.FAIL: "bold red", CheckStatus.SKIP: "yellow"}
+_STYLE = {
+    CheckStatus.PASS: "green",
+    CheckStatus.WARN: "yellow",
+    CheckStatus.FAIL: "bold red",
+    CheckStatus.SKIP: "bold yellow",
+}
 
 
 def preflight(
@@ -25,10 +30,11 @@ def preflight(
     report = run_preflight(load_config(config), pool=pool, endpoint_timeout_s=timeout)
     console = Console()
     _table(report).print(console)
-    if not report.ok:
+    if not report.ok:  # a check that could not run is not a pass either
         raise ConfigError(
-            f"preflight found {len(report.problems)} problem(s); training would not start",
-            problems=[f"{p.check}: {p.message}" for p in report.problems],
+            f"preflight found {len(report.problems)} problem(s) and {len(report.skipped)} check(s) it "
+            "could not run; training would not start",
+            problems=list(report.unverified()),
         )
     console.print("[green]preflight passed[/]: training can start")
 

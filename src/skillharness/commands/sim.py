@@ -85,7 +85,9 @@ def serve(
         err=True,
     )
     if n_questions == 0:
-        typer.echo("  warning: no --questions given; the agent role can only guess.", err=True)
+        typer.echo(
+            "  warning: no --questions given; the agent role refuses every question (HTTP 404).", err=True
+        )
     server = uvicorn.Server(
         uvicorn.Config(create_app(state), log_level="warning", lifespan="off", timeout_graceful_shutdown=5)
     )

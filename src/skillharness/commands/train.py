@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from skillharness.commands.eval import holdout_for_run
 from skillharness.commands.eval_table import print_holdout
@@ -94,9 +95,9 @@ def train(
 def _preflight(console: Console, settings: Config) -> None:
     """Preflight before training; its problems are printed and end the command (exit 2)."""
     report = run_preflight(settings)
-    if not report.ok:
-        for problem in report.problems:
-            console.print(f"[red]preflight[/] {problem.check}: {problem.message}")
+    if not report.ok:  # a problem, or a check that could not run
+        for line in report.unverified():
+            console.print(f"[red]preflight[/] {escape(line)}")
         raise typer.Exit(2)
 
 

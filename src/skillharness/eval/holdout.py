@@ -34,7 +34,14 @@ from skillharness.eval.ledger import (
 )
 from skillharness.eval.tables import compare_groups
 from skillharness.eval.truth import SimTruth, agent_path, simulator_truth
-from skillharness.infer import InferProgress, RunSession, inputs_hash, open_session, run_provenance
+from skillharness.infer import (
+    InferProgress,
+    RunSession,
+    inputs_hash,
+    open_session,
+    probe_endpoints,
+    run_provenance,
+)
 from skillharness.infer.runner import InferSettings, check_media
 from skillharness.skills import Bundle
 from skillharness.store import (
@@ -226,6 +233,8 @@ async def run_holdout(
     """
     plan = _plan(config, final, baseline, train_run_id, purpose, eval_id)
     check_media(config.data, plan.pool.questions, subtitles=config.agent.subtitles)
+    # A dead endpoint or a model it does not serve stops us before either arm asks a question.
+    await probe_endpoints(config.llm, {config.llm.model: "llm.model"})
     draws = [(q, s) for q in plan.pool.questions for s in range(config.eval.samples)]
     async with open_session(
         data=config.data,

@@ -34,7 +34,7 @@ from skillharness.llm.config import CacheConfig, LLMConfig
 from skillharness.skills import Bundle
 from skillharness.skills.workspace import Workspace
 from skillharness.store import RunKind, RunReader, RunStatus, StoreConfig
-from skillharness.video import video_duration
+from skillharness.video import video_duration, whole_video_duration
 from skillharness.video.locate import locate_subtitles, locate_video
 from skillharness.video.subtitles import load_subtitles
 
@@ -178,7 +178,8 @@ def _media_problems(videos_dir: Path, subtitles_dir: Path | None, video_id: str)
     except DataError:
         return True, "", ""
     try:
-        video_duration(path)  # opens it and reads the header: a 0-byte or non-video file fails
+        # The header (a 0-byte or non-video file fails) and the last packet (a file cut short fails).
+        whole_video_duration(path)
     except DataError as exc:
         unreadable = str(exc)
     if subtitles_dir is not None:
@@ -192,11 +193,12 @@ def _media_problems(videos_dir: Path, subtitles_dir: Path | None, video_id: str)
 def check_media(data: DataConfig, questions: Sequence[Question], *, subtitles: bool = True) -> None:
     """Refuse to start on inputs that would only turn questions into infra errors.
 
-    A missing video, a video file that does not open (0 bytes, not a video), or a subtitle file
-    that does not parse fails every question of its video on every resume; it is the user's data
-    to fix, so it is named now, before anything is spent. Subtitle files are parsed only when the
-    agent reads them (``subtitles``). Headers are read one at a time: FFmpeg logging a broken file
-    from several threads at once can deadlock PyAV's log callback.
+    A missing video, a video file that does not open (0 bytes, not a video) or is cut short (its
+    last packet missing), or a subtitle file that does not parse fails every question of its video
+    on every resume; it is the user's data to fix, so it is named now, before anything is spent.
+    Subtitle files are parsed only when the agent reads them (``subtitles``). Files are read one at
+    a time: FFmpeg logging a broken file from several threads at once can deadlock PyAV's log
+    callback.
     """
     if data.videos_dir is None:
         raise ConfigError("data.videos_dir is not set: the folder holding <videoID>.mp4 files")
@@ -265,7 +267,8 @@ async def run_inference(job: InferJob, progress: InferProgress | None = None) ->
     progress = progress or InferProgress()
     total = len(job.questions) * job.agent.samples
     draws = [(q, s) for q in job.questions for s in range(job.agent.samples)]
-    await probe_endpoints(job.llm)  # a missing key or a dead endpoint stops us before any spending
+    # A missing key, a dead endpoint or a model it does not serve stops us before any spending.
+    await probe_endpoints(job.llm, {job.llm.model: "llm.model"})
     scope = cache_scope(job.cache, job.run_id, job.agent.sampling.temperature)
     async with open_session(
         data=job.data, agent=job.agent, llm=job.llm, cache=job.cache, store=job.store, salt=scope.salt

@@ -17,7 +17,7 @@ from skillharness.llm.config import (
 )
 from skillharness.llm.errors import REFUSAL_LIMITS, refuses_request
 from skillharness.llm.events import AttemptEvent, EventLog, LLMEvent
-from skillharness.llm.probe import probe_models
+from skillharness.llm.probe import ModelListing, probe_models
 from skillharness.llm.roles import (
     AGENT_TOOL_NAMES,
     DOCUMENT_CLOSE,
@@ -36,6 +36,7 @@ from skillharness.llm.roles import (
     response_format,
     role_of_request,
 )
+from skillharness.llm.served import Served, ServedVerdict, ask_by_name, probe_config, served_verdict
 from skillharness.llm.stack import LLMStack, build_chat_model
 from skillharness.llm.toolcall import extract_tool_call
 from skillharness.llm.types import (
@@ -78,22 +79,28 @@ __all__ = [
     "LLMConfig",
     "LLMEvent",
     "LLMStack",
+    "ModelListing",
     "RetryConfig",
     "Role",
     "RoleUsage",
     "SamplingParams",
+    "Served",
+    "ServedVerdict",
     "TimeoutConfig",
     "ToolCall",
     "Usage",
+    "ask_by_name",
     "build_chat_model",
     "count_images",
     "draw_seed",
     "extract_tool_call",
     "open_backend",
+    "probe_config",
     "probe_models",
     "redact_url",
     "refuses_request",
     "request_body",
     "response_format",
     "role_of_request",
+    "served_verdict",
 ]

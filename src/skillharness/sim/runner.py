@@ -34,11 +34,13 @@ __all__ = ["SimServer", "build_state", "run_sim_server"]
 
 def build_state(config: SimConfig, questions: Sequence[Question] | Path | str | None = None) -> SimState:
     """The shared state (world, roles, oracle, stats, faults) for ``config`` and ``questions``."""
+    source = "the list given to SimServer(questions=...)"
     if isinstance(questions, str | Path):
         from skillharness.data.loader import load_questions
 
+        source = str(questions)
         questions = load_questions(questions)
-    model = SimModel(config, list(questions or ()))
+    model = SimModel(config, list(questions or ()), source=source)
     return SimState(config, model, model.oracle)
 
 

@@ -116,6 +116,11 @@ class ChatCompletions:
             state.stats.status(refusal.status)
             await _send_page(send, refusal)
             return
+        unknown = state.responder.refusal(body, role)
+        if unknown is not None:  # before any fault: a forced fault is meant for a request it answers
+            state.stats.status(unknown.status)
+            await _send_json(send, unknown.status, unknown.body)
+            return
         request_no = state.next_request_no()
         fault = state.faults.decide(request_no, role)
         if fault is not None:

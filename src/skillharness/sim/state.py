@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from skillharness.llm.roles import Role
 from skillharness.sim.config import SimConfig
 from skillharness.sim.faults import FaultInjector
+from skillharness.sim.requests import HTTPProblem
 from skillharness.sim.stats import SimStats
 from skillharness.sim.wire import Reply
 
@@ -18,6 +19,10 @@ __all__ = ["Responder", "SimState"]
 
 class Responder(Protocol):
     """Decides what the model says to a request (the world and the roles live behind this)."""
+
+    def refusal(self, body: dict[str, Any], role: Role | None) -> HTTPProblem | None:
+        """The error answering ``body`` instead of a reply (a question it does not know), or None."""
+        ...
 
     def respond(self, body: dict[str, Any], role: Role | None) -> Reply: ...
 

@@ -8,6 +8,7 @@ from skillharness.video.frames import (
     range_timestamps,
     uniform_timestamps,
     video_duration,
+    whole_video_duration,
     window_span,
 )
 from skillharness.video.indexed import FrameLayout, frame_layout, frames_by_index
@@ -39,5 +40,6 @@ __all__ = [
     "uniform_timestamps",
     "usable_cores",
     "video_duration",
+    "whole_video_duration",
     "window_span",
 ]

@@ -25,7 +25,17 @@ import numpy as np
 
 from skillharness.errors import DataError
 
-__all__ = ["DecoderStats", "RawFrame", "VideoInfo", "decode_all_at", "decode_at", "decoder_stats", "probe"]
+__all__ = [
+    "DecoderStats",
+    "RawFrame",
+    "VideoInfo",
+    "decode_all_at",
+    "decode_at",
+    "decoder_stats",
+    "open_video",
+    "probe",
+    "probe_header",
+]
 
 # Decoding forward this far (seconds) is cheaper than a new seek + keyframe decode, so close targets
 # share one decode run. Forward decoding gives the same pixels as a fresh seek to the same frame.
@@ -85,7 +95,7 @@ def _count(opens: int = 0, seeks: int = 0, frames: int = 0) -> None:
 
 
 @contextlib.contextmanager
-def _open(path: Path) -> Iterator[tuple[av.container.InputContainer, av.VideoStream]]:
+def open_video(path: Path) -> Iterator[tuple[av.container.InputContainer, av.VideoStream]]:
     if not path.is_file():
         raise DataError(f"video file not found: {path}", file=str(path))
     try:
@@ -114,12 +124,17 @@ def _stream_duration_s(container: av.container.InputContainer, stream: av.VideoS
 def probe(path: Path) -> VideoInfo:
     """Read a video's header: duration, size and frame rate. Raises DataError for a bad file."""
     path = Path(path)
-    with _open(path) as (container, stream):
-        duration = _stream_duration_s(container, stream)
-        if duration <= 0:
-            raise DataError(f"{path} has a video stream with no frames", file=str(path))
-        rate = stream.average_rate or stream.guessed_rate or Fraction(0)
-        return VideoInfo(path, duration, stream.codec_context.width, stream.codec_context.height, float(rate))
+    with open_video(path) as (container, stream):
+        return probe_header(path, container, stream)
+
+
+def probe_header(path: Path, container: av.container.InputContainer, stream: av.VideoStream) -> VideoInfo:
+    """What the header of the opened ``path`` says; DataError when its video stream has no frames."""
+    duration = _stream_duration_s(container, stream)
+    if duration <= 0:
+        raise DataError(f"{path} has a video stream with no frames", file=str(path))
+    rate = stream.average_rate or stream.guessed_rate or Fraction(0)
+    return VideoInfo(path, duration, stream.codec_context.width, stream.codec_context.height, float(rate))
 
 
 class _Cursor:
@@ -235,7 +250,7 @@ def decode_at(path: Path, timestamps: Sequence[float]) -> list[RawFrame | None]:
     path = Path(path)
     order = sorted(range(len(timestamps)), key=lambda i: timestamps[i])
     out: list[RawFrame | None] = [None] * len(timestamps)
-    with _open(path) as (container, stream):
+    with open_video(path) as (container, stream):
         cursor = _Cursor(container, stream)
         for index in order:
             try:
@@ -252,7 +267,7 @@ def decode_at(path: Path, timestamps: Sequence[float]) -> list[RawFrame | None]:
 def decode_all_at(path: Path, timestamps: Sequence[float]) -> list[RawFrame | None]:
     """Reference implementation: decode every frame in order and pick the ones shown at each time."""
     path = Path(path)
-    with _open(path) as (container, stream):
+    with open_video(path) as (container, stream):
         cursor = _Cursor(container, stream)
         targets = sorted((cursor.to_pts(t), i) for i, t in enumerate(timestamps))
         out: list[RawFrame | None] = [None] * len(timestamps)

@@ -17,6 +17,7 @@ the file's ``start + t``, and every frame shown lies inside the window.
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +29,7 @@ from skillharness.errors import DataError
 from skillharness.video._decode import decode_at, probe
 from skillharness.video.cache import FrameCache, VideoIdentity, default_cache_dir
 from skillharness.video.config import FramesConfig
+from skillharness.video.integrity import probe_whole
 from skillharness.video.types import Frame, FrameSet, Window
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "range_timestamps",
     "uniform_timestamps",
     "video_duration",
+    "whole_video_duration",
     "window_span",
 ]
 
@@ -89,6 +92,21 @@ def video_duration(path: Path | str) -> float:
     except OSError:
         return probe(path).duration_s  # raises the DataError that names the missing file
     return _duration_of(identity, path)
+
+
+def whole_video_duration(path: Path | str) -> float:
+    """:func:`video_duration`, with the file also read back at its end (see
+    :mod:`skillharness.video.integrity`): what a run checks before it spends anything, so a video
+    cut short is named then instead of failing its questions at their last frames.
+
+    Raises:
+        DataError: missing, unreadable, audio-only, frameless or cut-short file.
+    """
+    path = Path(path)
+    duration = probe_whole(path).duration_s
+    with contextlib.suppress(OSError):  # vanished since: the next read names it
+        _durations[VideoIdentity.of(path)] = duration  # the run's later reads need not open it again
+    return duration
 
 
 def _duration_of(identity: VideoIdentity, path: Path) -> float:

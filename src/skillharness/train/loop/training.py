@@ -23,6 +23,7 @@ from typing import Any
 
 from skillharness.data import Pool
 from skillharness.errors import ConfigError, StoreError, UserError
+from skillharness.infer.endpoints import probe_endpoints
 from skillharness.infer.runner import load_bundle
 from skillharness.skills import Bundle, Workspace
 from skillharness.store import RunKind, RunMetric, RunReader, RunStatus, settings_changes
@@ -36,6 +37,7 @@ from skillharness.train.loop.run_end import (
 )
 from skillharness.train.loop.seed_mode import checked_seed_mode, stored_settings
 from skillharness.train.state.budget import StopGuard, TrainingStopped
+from skillharness.train.state.caller import run_models
 from skillharness.train.state.checkpoint import CHECKPOINT_FILE, Checkpoint, RunState
 from skillharness.train.state.context import TrainContext
 from skillharness.train.validate.final_score import final_val_score
@@ -238,18 +240,20 @@ async def run_training(
     and :class:`RunEnded`, having done nothing, when a resumed run has already ended."""
     if config.agent.bundle is None:
         raise ConfigError("agent.bundle is not set: the initial bundle training starts from")
-    config = await checked_seed_mode(
-        config.for_run(request.run_id),
-        stored_settings(request.folder, request.resume, request.run_id, config),
-    )
     ended = ended_run(request, config.store.url)
-    if ended is not None:
+    if ended is not None:  # before any probe: an ended run asks nothing of anyone
         reason = f" ({ended.stop_reason})" if ended.stop_reason else ""
         raise RunEnded(
             f"run {request.run_id} has ended: {ended.state.value}{reason}; nothing to resume",
             run_id=request.run_id,
             state=ended.state.value,
         )
+    # A dead endpoint, or a model name one does not serve, stops the run before it spends anything.
+    await probe_endpoints(config.llm, run_models(config.llm.model, config.train.roles))
+    config = await checked_seed_mode(
+        config.for_run(request.run_id),
+        stored_settings(request.folder, request.resume, request.run_id, config),
+    )
     _refuse_foreign_run(request, config.store.url)
     initial = load_bundle(config.agent.bundle)
     ws, ckpt = _prepare(request, initial)

@@ -2,17 +2,18 @@
 
 Every check runs, whatever the others found, and each problem is one :class:`Problem` naming
 its check: the user fixes them all in one round instead of one per attempt. A check that cannot
-run because an earlier one failed (no questions, so no coverage) is *skipped*, never a second
-problem for the same cause. The network and disk probes live in
-:mod:`skillharness.train.preflight.probes`.
+run because an earlier one failed (no questions, so no coverage) or because what it asks does not
+answer is *skipped*: never a second problem for the same cause, and never a pass (preflight does
+not pass with it). The report's types are in :mod:`skillharness.train.preflight.report`, the
+endpoint, model and seed rows in :mod:`skillharness.train.preflight.endpoint_rows`, the network
+and disk probes in :mod:`skillharness.train.preflight.probes`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -23,6 +24,7 @@ from skillharness.infer.runner import InferSettings, check_media, load_bundle
 from skillharness.llm.roles import Role
 from skillharness.llm.types import ChatRequest, ChatResponse
 from skillharness.train.config import TrainConfig
+from skillharness.train.preflight.endpoint_rows import endpoint_rows
 from skillharness.train.preflight.gate_row import (
     draw_mode,
     guard_summary,
@@ -31,11 +33,17 @@ from skillharness.train.preflight.gate_row import (
 )
 from skillharness.train.preflight.probes import (
     cache_problems,
-    endpoint_problems,
     request_problems,
     salt_note,
-    seed_ignored,
     store_problems,
+)
+from skillharness.train.preflight.report import (
+    CHECKS,
+    CheckRow,
+    CheckStatus,
+    Collector,
+    PreflightReport,
+    Problem,
 )
 from skillharness.train.roles.templates import check_templates
 from skillharness.train.state.caller import evolve_calls, role_sampling
@@ -70,100 +78,7 @@ __all__ = [
     "run_preflight_async",
 ]
 
-CHECKS = (
-    "templates",
-    "roles",
-    "data",
-    "bundle",
-    "gate",
-    "eval",
-    "endpoint",
-    "request",
-    "seed",
-    "store",
-    "cache",
-    "cache salt",
-)
 _LISTED = 10  # ids named in one message before "..."
-
-
-class CheckStatus(StrEnum):
-    PASS = "pass"
-    FAIL = "fail"
-    SKIP = "skip"
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing to fix before training can start."""
-
-    check: str
-    message: str
-
-
-@dataclass(frozen=True)
-class CheckRow:
-    """One line of the report: a check's outcome and what it found (or one of its problems)."""
-
-    check: str
-    status: CheckStatus
-    message: str
-
-
-@dataclass(frozen=True)
-class PreflightReport:
-    """Every problem found, and what the checks without problems found (their summary lines)."""
-
-    problems: tuple[Problem, ...]
-    passed: tuple[CheckRow, ...]
-    skipped: tuple[CheckRow, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    def rows(self) -> tuple[CheckRow, ...]:
-        """Every row in check order (a failing check has one row per problem)."""
-        failed = tuple(CheckRow(p.check, CheckStatus.FAIL, p.message) for p in self.problems)
-        everything = (*self.passed, *failed, *self.skipped)
-        return tuple(sorted(everything, key=lambda r: CHECKS.index(r.check)))
-
-
-@dataclass
-class _Collector:
-    """Problems and summaries as the checks produce them."""
-
-    problems: list[Problem] = field(default_factory=list)
-    summaries: dict[str, str] = field(default_factory=dict)
-    skipped: dict[str, str] = field(default_factory=dict)
-
-    def run(self, check: str, body: Callable[[], str | None]) -> None:
-        """Run one check: its return value summarizes a pass; a user error raised is its problem."""
-        before = len(self.problems)
-        try:
-            summary = body()
-        except SkillharnessError as exc:
-            self.fail(check, str(exc))
-            return
-        if summary is None:
-            self.skipped.setdefault(check, "needs a check that failed")
-        elif len(self.problems) == before:
-            self.summaries[check] = summary
-
-    def fail(self, check: str, message: str) -> None:
-        self.problems.append(Problem(check, message))
-
-    def report(self) -> PreflightReport:
-        failed = {p.check for p in self.problems}
-        return PreflightReport(
-            problems=tuple(self.problems),
-            passed=tuple(
-                CheckRow(c, CheckStatus.PASS, m) for c, m in self.summaries.items() if c not in failed
-            ),
-            skipped=tuple(
-                CheckRow(c, CheckStatus.SKIP, m) for c, m in self.skipped.items() if c not in failed
-            ),
-        )
 
 
 @dataclass
@@ -194,22 +109,18 @@ async def run_preflight_async(
     chosen = Pool.named(pool)
     if not endpoint_timeout_s > 0:
         raise ConfigError(f"the endpoint timeout must be > 0 seconds, got {endpoint_timeout_s!r}")
-    out = _Collector()
+    out = Collector()
     # The file checks block (parsing, probing videos): a thread, while the probes wait on I/O.
-    inputs, probes = await asyncio.gather(
-        asyncio.to_thread(_file_checks, config, chosen, out), _probes(config, endpoint_timeout_s)
+    inputs, _ = await asyncio.gather(
+        asyncio.to_thread(_file_checks, config, chosen, out), _probes(config, endpoint_timeout_s, out)
     )
-    for check, (problems, summary) in probes.items():
-        for message in problems:
-            out.fail(check, message)
-        out.summaries[check] = summary
     # After both: the run's largest request needs a question with its video, and an endpoint that answers.
     await _request_check(config, inputs, out)
     out.run("cache salt", lambda: salt_note(config.cache))
     return out.report()
 
 
-def _file_checks(config: PreflightSettings, pool: Pool, out: _Collector) -> _Inputs:
+def _file_checks(config: PreflightSettings, pool: Pool, out: Collector) -> _Inputs:
     inputs = _Inputs()
     out.run("templates", lambda: _templates(config, out))
     out.run("roles", lambda: _roles(config.train))
@@ -220,14 +131,14 @@ def _file_checks(config: PreflightSettings, pool: Pool, out: _Collector) -> _Inp
     return inputs
 
 
-async def _request_check(config: PreflightSettings, inputs: _Inputs, out: _Collector) -> None:
+async def _request_check(config: PreflightSettings, inputs: _Inputs, out: Collector) -> None:
     """One request of the run's size to every endpoint (probes.request_problems). Skipped, never
     passed, when it cannot be built: no question with its video, no bundle, or no endpoint answering."""
     failed = {p.check for p in out.problems}
-    needs = [c for c in ("endpoint", "data", "bundle") if c in failed or c in out.skipped]
+    needs = [c for c in ("endpoint", "model", "data", "bundle") if c in failed or c in out.skipped]
     if needs or not inputs.present or config.agent.bundle is None:
         where = ", ".join(needs or ["data"])
-        out.skipped["request"] = f"needs a question with its video and an answering endpoint (see {where})"
+        out.skip("request", f"needs a question with its video and an answering endpoint (see {where})")
         return
     try:
         question, request = await _largest_request(config, config.agent.bundle, inputs.present)
@@ -272,32 +183,20 @@ class _NoModel:
         raise ConfigError("preflight's agent builds requests only")
 
 
-async def _probes(config: PreflightSettings, timeout_s: float) -> dict[str, tuple[list[str], str]]:
-    """The endpoint, store and cache probes, concurrently (each waits on I/O)."""
-    endpoints, store, cache, ignoring = await asyncio.gather(
-        endpoint_problems(config.llm, timeout_s),
+async def _probes(config: PreflightSettings, timeout_s: float, out: Collector) -> None:
+    """The endpoint (with model and seed), store and cache probes, concurrently (each waits on I/O)."""
+    _, store, cache = await asyncio.gather(
+        endpoint_rows(config.llm, config.agent.sampling, config.train.roles, timeout_s, out),
         asyncio.to_thread(store_problems, config.store),
         cache_problems(config.cache),
-        seed_ignored(config.llm, config.agent.sampling, timeout_s),
     )
-    return {"endpoint": endpoints, "store": store, "cache": cache, "seed": ([], seed_note(config, ignoring))}
+    for check, (problems, summary) in {"store": store, "cache": cache}.items():
+        for message in problems:
+            out.fail(check, message)
+        out.summaries[check] = summary
 
 
-def seed_note(config: PreflightSettings, ignoring: Sequence[str]) -> str:
-    """What the per-draw seed check found: information (training falls back by itself), not a problem."""
-    sampling = config.agent.sampling
-    if not sampling.per_draw or not sampling.temperature:
-        return "no per-draw seed is sent: both arms of a paired draw are sampled independently"
-    if ignoring:
-        return (
-            f"WARNING: {', '.join(ignoring)} ignore(s) the request seed: one seed per draw couples "
-            "nothing there, so training falls back to independent arms (agent.sampling.seed: null) and "
-            "says so; the gate then needs about a third more draws"
-        )
-    return "one seed per draw (agent.sampling.seed per_draw): the endpoints answered one seed alike"
-
-
-def _templates(config: PreflightSettings, out: _Collector) -> str:
+def _templates(config: PreflightSettings, out: Collector) -> str:
     messages = check_templates(config.train.prompts_dir)
     for message in messages:
         out.fail("templates", message)
@@ -328,7 +227,7 @@ def _roles(train: TrainConfig) -> str:
     return summary
 
 
-def _data(config: PreflightSettings, pool: Pool, inputs: _Inputs, out: _Collector) -> str:
+def _data(config: PreflightSettings, pool: Pool, inputs: _Inputs, out: Collector) -> str:
     data = config.data
     if data.questions is None:
         out.fail("data", "data.questions is not set: name the questions file")
@@ -353,21 +252,34 @@ def _data(config: PreflightSettings, pool: Pool, inputs: _Inputs, out: _Collecto
             selected[name] = select_pool(by_id, inputs.pools, name, data.questions)
         except SkillharnessError as exc:
             out.fail("data", str(exc))
-    chosen = selected.get(pool, ())
-    try:
-        check_media(data, chosen, subtitles=config.agent.subtitles)
-        inputs.present = chosen
-    except SkillharnessError as exc:
-        out.fail("data", f"pool {pool}: {exc}")
+    videos = _pool_media(config, selected, out)
+    if pool in videos:
+        inputs.present = selected[pool]
     sizes = ", ".join(f"{n} {len(inputs.pools.questions[n])}" for n in Pool)
     sha = "matches data.pools_sha256" if data.pools_sha256 else "data.pools_sha256 not set"
-    return (
-        f"{len(inputs.questions)} questions; pools {sizes} ({sha}); "
-        f"videos of the {pool} pool ({len(chosen)} questions) present"
-    )
+    opened = ", ".join(f"{n} {count}" for n, count in videos.items())
+    return f"{len(inputs.questions)} questions; pools {sizes} ({sha}); videos open whole ({opened})"
 
 
-def _gate(config: PreflightSettings, inputs: _Inputs, out: _Collector) -> str | None:
+def _pool_media(
+    config: PreflightSettings, selected: dict[Pool, tuple[Question, ...]], out: Collector
+) -> dict[Pool, int]:
+    """Every pool's videos present and whole, and their subtitles parsed: a broken train video would
+    stop training at its rollout, a broken test video the holdout. A test video is opened like any
+    (header and last packet, see ``check_media``): no question of it is asked, no answer read.
+    Returns how many videos of each pool passed."""
+    passed: dict[Pool, int] = {}
+    for name, questions in selected.items():
+        try:
+            check_media(config.data, questions, subtitles=config.agent.subtitles)
+        except SkillharnessError as exc:
+            out.fail("data", f"pool {name}: {exc}")
+        else:
+            passed[name] = len({q.videoID for q in questions})
+    return passed
+
+
+def _gate(config: PreflightSettings, inputs: _Inputs, out: Collector) -> str | None:
     if inputs.questions is None or inputs.pools is None:
         out.skipped["gate"] = "needs the questions and pools (see data)"
         return None

@@ -11,22 +11,32 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+from dataclasses import dataclass, field
+
+import httpx
 
 from skillharness.errors import SkillharnessError
 from skillharness.llm import REFUSAL_LIMITS, count_images, refuses_request, request_body
 from skillharness.llm.cache.backend import redact_url
 from skillharness.llm.cache.opener import open_backend
-from skillharness.llm.config import CacheConfig, EndpointConfig, LLMConfig, TimeoutConfig
+from skillharness.llm.config import CacheConfig, EndpointConfig, LLMConfig
+from skillharness.llm.probe import ModelListing, probe_models
 from skillharness.llm.roles import Role
+from skillharness.llm.served import ask_by_name, probe_config
 from skillharness.llm.stack import build_chat_model
 from skillharness.llm.types import ChatRequest, SamplingParams, draw_seed
 from skillharness.store import RunStore, StoreConfig
 
 __all__ = [
+    "EndpointAnswer",
+    "SeedFindings",
     "cache_problems",
     "endpoint_problems",
+    "probe_endpoint",
+    "probe_endpoints",
     "request_problems",
     "salt_note",
+    "seed_findings",
     "seed_ignored",
     "store_problems",
 ]
@@ -35,54 +45,58 @@ Outcome = tuple[list[str], str]
 _PROBE_VALUE = b"skillharness preflight probe"
 
 
-async def endpoint_problems(llm: LLMConfig, timeout_s: float) -> Outcome:
-    """One 1-token request to every endpoint, uncached, under the run's retry policy.
+@dataclass(frozen=True)
+class EndpointAnswer:
+    """How one endpoint answered the probe: its model listing, or why it does not answer."""
 
-    Each attempt waits at most ``timeout_s``. A transient failure (a 429 or 503, a cut stream, a
-    gateway's page, a refused connection) is retried as a question's call would be, honouring
-    Retry-After; a refused key, an unknown model or a bad URL fails at once.
+    endpoint: EndpointConfig
+    listing: ModelListing | None = None
+    problem: str | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self.problem is None
+
+
+async def probe_endpoints(llm: LLMConfig, timeout_s: float) -> tuple[EndpointAnswer, ...]:
+    """Every endpoint's ``GET /models`` and one 1-token request, uncached, under the run's retry
+    policy, each attempt within ``timeout_s`` (see :func:`probe_endpoint`)."""
+    return tuple(await asyncio.gather(*(probe_endpoint(llm, e, timeout_s) for e in llm.endpoints)))
+
+
+async def probe_endpoint(llm: LLMConfig, endpoint: EndpointConfig, timeout_s: float) -> EndpointAnswer:
+    """``GET /models``, then one 1-token request as ``llm.model``.
+
+    A transient failure (a 429 or 503, a cut stream, a gateway's page, a timeout) is retried as a
+    question's call would be, honouring Retry-After; a refused key or a bad URL fails at once, and
+    a refused connection after about a second (:data:`~skillharness.llm.probe.REFUSED_ATTEMPTS`).
+    The request is not sent when the listing shows the model is not served by that name: the
+    ``model`` check asks it by name and says so, one problem for one cause.
     """
-    results = await asyncio.gather(*(_ask(llm, endpoint, timeout_s) for endpoint in llm.endpoints))
-    problems = [message for message in results if message is not None]
-    return problems, f"{len(llm.endpoints)} endpoint(s) answer as model {llm.model!r}"
-
-
-def _probe_config(llm: LLMConfig, endpoint: EndpointConfig, timeout_s: float) -> LLMConfig:
-    """``llm`` reduced to ``endpoint``, each attempt within ``timeout_s``, and no breaker to wait on.
-
-    The probe is one call whose attempts follow each other: the breaker, which shields a server
-    from many callers, would only add its cooldown between them.
-    """
-    return llm.model_copy(
-        update={
-            "endpoints": (endpoint,),
-            "timeouts": TimeoutConfig(
-                connect_s=min(llm.timeouts.connect_s, timeout_s),
-                read_s=min(llm.timeouts.read_s, timeout_s),
-                write_s=min(llm.timeouts.write_s, timeout_s),
-                pool_s=min(llm.timeouts.pool_s, timeout_s),
-                total_s=min(llm.timeouts.total_s, timeout_s),
-            ),
-            "breaker": llm.breaker.model_copy(update={"failure_threshold": llm.retry.max_attempts + 1}),
-        }
-    )
-
-
-async def _ask(llm: LLMConfig, endpoint: EndpointConfig, timeout_s: float) -> str | None:
-    request = ChatRequest(
-        model=llm.model,
-        messages=({"role": "user", "content": "Reply with OK."},),
-        role=Role.AGENT,
-        sampling=SamplingParams(max_tokens=1, temperature=0.0),
-    )
     try:
-        async with build_chat_model(_probe_config(llm, endpoint, timeout_s), None) as stack:
-            await stack.complete(request)
-    except SkillharnessError as exc:  # AuthError, FatalLLMError, TransientLLMError (keys redacted)
-        attempts = exc.context.get("attempts")
-        tries = f" after {attempts} attempt(s) ({exc.context.get('gave_up')})" if attempts else ""
-        return f"endpoint {endpoint.label} does not answer{tries}: {exc}"
-    return None
+        async with httpx.AsyncClient(timeout=httpx.Timeout(timeout_s)) as client:
+            listing = await probe_models(client, endpoint, llm.retry)
+    except SkillharnessError as exc:
+        return EndpointAnswer(endpoint, problem=_does_not_answer(endpoint, exc))
+    if listing.known and llm.model not in listing.ids:
+        return EndpointAnswer(endpoint, listing)
+    error = await ask_by_name(llm, endpoint, llm.model, timeout_s)
+    return EndpointAnswer(endpoint, listing, None if error is None else _does_not_answer(endpoint, error))
+
+
+def _does_not_answer(endpoint: EndpointConfig, exc: SkillharnessError) -> str:
+    if exc.context.get("kind") == "connection_refused":
+        return str(exc)  # names the endpoint, the URL and the attempts itself
+    attempts, gave_up = exc.context.get("attempts"), exc.context.get("gave_up")
+    tries = f" after {attempts} attempt(s) ({gave_up})" if attempts and gave_up else ""
+    return f"endpoint {endpoint.label} does not answer{tries}: {exc}"
+
+
+async def endpoint_problems(llm: LLMConfig, timeout_s: float) -> Outcome:
+    """:func:`probe_endpoints` as one problem per endpoint that does not answer, and a summary."""
+    answers = await probe_endpoints(llm, timeout_s)
+    problems = [a.problem for a in answers if a.problem is not None]
+    return problems, f"{len(llm.endpoints)} endpoint(s) answer GET /models and a 1-token request"
 
 
 async def request_problems(llm: LLMConfig, request: ChatRequest, question_id: str) -> Outcome:
@@ -124,18 +138,36 @@ async def _send(llm: LLMConfig, endpoint: EndpointConfig, request: ChatRequest, 
 _SEED_PROBE = "Write eight random words, separated by spaces, and nothing else."
 
 
+@dataclass(frozen=True)
+class SeedFindings:
+    """What the seed probe found: the endpoints that ignore the seed, and those it could not ask."""
+
+    ignoring: tuple[str, ...] = ()
+    failed: dict[str, str] = field(default_factory=dict)  # endpoint label: why it could not be asked
+
+
 async def seed_ignored(llm: LLMConfig, sampling: SamplingParams, timeout_s: float) -> list[str]:
-    """The endpoints that ignore a request's ``seed`` (empty: every one honours it, or no seed is sent).
+    """The endpoints that certainly ignore a request's ``seed`` (see :func:`seed_findings`); one that
+    could not be asked is not named (the endpoint probe reports it)."""
+    return list((await seed_findings(llm, sampling, timeout_s)).ignoring)
+
+
+async def seed_findings(
+    llm: LLMConfig,
+    sampling: SamplingParams,
+    timeout_s: float,
+    endpoints: tuple[EndpointConfig, ...] | None = None,
+) -> SeedFindings:
+    """Ask ``endpoints`` (default: all of ``llm``'s) whether they honour a request's ``seed``.
 
     With one seed per draw, both arms of a paired draw share a seed so that their answers are coupled;
     a server that ignores it samples them independently. Each endpoint is asked the same request twice
     with one seed, at the agent's temperature (at least 0.7), uncached: two different replies show
     the seed ignored. Two equal replies do not prove it honoured (a short reply can repeat by chance),
-    so this names only servers that certainly ignore it. An endpoint that fails to answer is not named:
-    the endpoint probe reports it.
+    so this names only servers that certainly ignore it. Nothing is asked when no seed is sent.
     """
     if not sampling.per_draw or not sampling.temperature:
-        return []
+        return SeedFindings()
     probe = SamplingParams(
         temperature=max(sampling.temperature, 0.7), max_tokens=24, seed=draw_seed("seed", 0, "probe")
     )
@@ -146,17 +178,22 @@ async def seed_ignored(llm: LLMConfig, sampling: SamplingParams, timeout_s: floa
         sampling=probe,
     )
 
-    async def differs(endpoint: EndpointConfig) -> bool:
+    async def differs(endpoint: EndpointConfig) -> bool | str:
         try:
-            async with build_chat_model(_probe_config(llm, endpoint, timeout_s), None) as stack:
+            async with build_chat_model(probe_config(llm, endpoint, timeout_s), None) as stack:
                 first = await stack.complete(request)
                 second = await stack.complete(request)
-        except SkillharnessError:
-            return False
+        except SkillharnessError as exc:
+            return str(exc)
         return (first.content, first.tool_calls) != (second.content, second.tool_calls)
 
-    found = await asyncio.gather(*(differs(endpoint) for endpoint in llm.endpoints))
-    return [endpoint.label for endpoint, ignored in zip(llm.endpoints, found, strict=True) if ignored]
+    asked = llm.endpoints if endpoints is None else endpoints
+    found = await asyncio.gather(*(differs(endpoint) for endpoint in asked))
+    pairs = list(zip(asked, found, strict=True))
+    return SeedFindings(
+        ignoring=tuple(e.label for e, ignored in pairs if ignored is True),
+        failed={e.label: why for e, why in pairs if isinstance(why, str)},
+    )
 
 
 def store_problems(store: StoreConfig) -> Outcome:

@@ -18,7 +18,14 @@ from skillharness.train.config import DEFAULT_ROLE_TEMPERATURE, RoleSettings, Tr
 from skillharness.train.roles.templates import PromptTemplates, RenderedPrompt
 from skillharness.train.state.draws import draw_temperature
 
-__all__ = ["RoleAnswer", "RoleCaller", "distinct_samples", "evolve_calls", "role_sampling"]
+__all__ = [
+    "RoleAnswer",
+    "RoleCaller",
+    "distinct_samples",
+    "evolve_calls",
+    "role_sampling",
+    "run_models",
+]
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,16 @@ class RoleCaller:
     def sampling_for(self, role: Role) -> SamplingParams:
         """The role's sampling parameters (temperature 0 unless the role's settings say otherwise)."""
         return role_sampling(self.roles, role)
+
+
+def run_models(default_model: str, roles: Mapping[str, RoleSettings]) -> dict[str, str]:
+    """Every model name a training run sends, each with the setting that names it (the agent's
+    ``llm.model`` first), so a start-up check can say which setting to change."""
+    models = {default_model: "llm.model"}
+    for role, settings in sorted(roles.items()):
+        if settings.model is not None:
+            models.setdefault(settings.model, f"train.roles.{role}.model")
+    return models
 
 
 def role_sampling(roles: Mapping[str, RoleSettings], role: Role) -> SamplingParams:
