@@ -18,7 +18,7 @@ from agent_support import question, write_video
 from PIL import Image
 
 from skillharness.agent import Agent, AgentConfig, StepRole
-from skillharness.agent.protocols import ProtocolName, ReferenceOptions, build_turn
+from skillharness.agent.protocols import ProtocolName, ReferenceOptions, build_turn, lmms_eval_task
 from skillharness.agent.protocols.frames import (
     linspace_indices,
     qwen_vl_indices,
@@ -346,3 +346,27 @@ def test_vlmevalkit_with_subtitles_on_but_no_file_keeps_its_subtitle_template(tm
     assert template.startswith(
         "\nThese are the frames of a video. This video's subtitles are listed below:\n\n"
     )
+
+
+async def test_agent_under_lmms_eval_asks_with_its_benchmarks_own_task(
+    videos: LocalVideos, default_bundle: Bundle, run_log: RunLog
+) -> None:
+    """The agent passes data.benchmark to the reference turn: an MVBench question is asked with
+    lmms-eval's mvbench request (its prompt and max tokens), not Video-MME's."""
+    model = _Recorder(["(B) something", "B"])
+    config = AgentConfig(protocol=ProtocolName.LMMS_EVAL, protocol_frames=4, subtitles=False)
+    asked = question("q1")
+    mvbench = Agent(model, "sim-vl", default_bundle, videos, None, config, benchmark="mvbench")
+    first = await mvbench.answer(asked, run_id="run-1", sample_idx=0, sink=run_log)
+    videomme = Agent(model, "sim-vl", default_bundle, videos, None, config)
+    second = await videomme.answer(asked, run_id="run-1", sample_idx=1, sink=run_log)
+    assert (first.status.value, second.status.value) == ("ok", "ok"), (
+        first.error_message,
+        second.error_message,
+    )
+    task = lmms_eval_task("mvbench")
+    assert task is not None
+    texts = [r.messages[0]["content"][-1]["text"] for r in model.requests]
+    assert texts[0] == task.text(asked, None)
+    assert texts[1] != texts[0]
+    assert [r.sampling.max_tokens for r in model.requests] == [16, 16]  # both lmms-eval tasks ask 16

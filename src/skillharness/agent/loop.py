@@ -59,6 +59,7 @@ class Agent:
         model: the chat model (usually the cached, retrying, breaker-guarded client).
         model_name: the model name sent in every request.
         bundle: the system prompt, skills and tool descriptions.
+        benchmark: the questions' benchmark (``data.benchmark``), read by reference protocols.
         frames: the frame source of the questions' videos.
         subtitles: the subtitle source, or None when the run has none.
         config: budgets, vision/subtitle switches and sampling parameters.
@@ -70,6 +71,9 @@ class Agent:
     frames: FrameSource
     subtitles: SubtitleSource | None
     config: AgentConfig
+    # data.benchmark: under a reference protocol, whose request the questions are asked with
+    # (a benchmark's adapter may describe its own lmms-eval task; None: Video-MME's).
+    benchmark: str | None = None
 
     async def answer(
         self, question: Question, *, run_id: str, sample_idx: int, sink: TraceSink
@@ -183,6 +187,7 @@ class Agent:
             subtitles=self.config.subtitles and self.subtitles is not None,
             frames_config=self.config.frames,
             system=system["content"] if system else None,
+            benchmark=self.benchmark,
         )
         turn = await build_turn(question, self.frames, options)
         episode.duration_s = turn.duration_s

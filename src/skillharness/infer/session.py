@@ -47,6 +47,7 @@ class RunSession:
     agent_config: AgentConfig
     llm: LLMConfig
     cache: CacheConfig  # whose results the run may reuse (infer.cache_policy)
+    benchmark: str | None = None  # data.benchmark, for a reference protocol's request
     _event_seq: int = field(default=0, init=False, repr=False)
 
     def agent(self, bundle: Bundle) -> Agent:
@@ -58,6 +59,7 @@ class RunSession:
             frames=self.sources,
             subtitles=self.sources if self.agent_config.subtitles else None,
             config=self.agent_config,
+            benchmark=self.benchmark,
         )
 
     async def rollout(
@@ -152,7 +154,7 @@ async def open_session(
     run_store = await asyncio.to_thread(RunStore.open, store) if owned else store
     try:
         async with build_chat_model(llm, cache, default_salt=salt) as stack:
-            yield RunSession(stack, sources, run_store, agent, llm, cache)
+            yield RunSession(stack, sources, run_store, agent, llm, cache, benchmark=data.benchmark)
     finally:
         await asyncio.to_thread(pool.close)
         if owned:

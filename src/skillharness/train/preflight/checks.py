@@ -172,6 +172,7 @@ async def _largest_request(
         frames=sources,
         subtitles=sources if config.agent.subtitles else None,
         config=config.agent,
+        benchmark=config.data.benchmark,
     )
     return question, await largest_request(agent, question)
 
