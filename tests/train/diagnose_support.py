@@ -57,6 +57,9 @@ class _Recording:
             self.log.bodies.append((role, json.loads(json.dumps(body))))
         return self.inner.respond(body, role)
 
+    def __getattr__(self, name: str) -> Any:  # refusal, world, oracle: the wrapped model's
+        return getattr(self.inner, name)
+
 
 class _Garbling:
     def __init__(self, inner: Any, count: int) -> None:
@@ -68,6 +71,9 @@ class _Garbling:
             garble = role is Role.JUDGE and self.left > 0
             self.left -= garble
         return replace(reply, content="I think it is a defect, probably.") if garble else reply
+
+    def __getattr__(self, name: str) -> Any:  # refusal, world, oracle: the wrapped model's
+        return getattr(self.inner, name)
 
 
 def garble_judge_replies(sim: SimServer, count: int) -> None:

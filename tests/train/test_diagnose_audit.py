@@ -71,14 +71,11 @@ async def test_p0_2_judge_sees_the_trace(tmp_path: Path, bench: Bench, sim: SimS
             assert "data:image" not in holding[0]  # text only
 
 
-def _truncate_videos(bench: Bench, tmp_path: Path, names: set[str]) -> Path:
-    videos = tmp_path / "videos"
-    shutil.copytree(bench.root / "videos", videos)
+def _truncate_videos(videos: Path, names: set[str]) -> None:
     for name in names:
         file = videos / name
         data = file.read_bytes()
         file.write_bytes(data[: len(data) * 6 // 10])  # index intact (faststart), the last pictures gone
-    return videos
 
 
 async def test_p1_5_failed_and_degraded_diagnoses_never_reach_the_skill_body(
@@ -89,11 +86,16 @@ async def test_p1_5_failed_and_degraded_diagnoses_never_reach_the_skill_body(
         chosen = probe.train_questions[:: max(1, len(probe.train_questions) // 2)]
         damaged = {q.video_id for q in chosen}
         files = {probe.session.sources.video_path(q).name for q in chosen}
+    videos = tmp_path / "videos"
+    shutil.copytree(bench.root / "videos", videos)
     doc = yaml.safe_load(path.read_text())
-    doc["data"]["videos_dir"] = str(_truncate_videos(bench, tmp_path, files))
+    doc["data"]["videos_dir"] = str(videos)
     path.write_text(yaml.safe_dump(doc))
     sim.force_fault(FaultKind.HTTP_503, count=3, roles=(Role.JUDGE,))
     async with train_context(path) as ctx:
+        # Cut short after the start-up check passed (a file damaged during the run): the start-up
+        # check refuses a cut file, so degraded frames can only come from one damaged later.
+        _truncate_videos(videos, files)
         bundle = Bundle.load(bench.bundle)
         run_id, predictions = await rollout(ctx, bundle)
         report = await diagnose(ctx, bundle, run_id, predictions)

@@ -36,6 +36,9 @@ class _InsightfulMomentum:
     def __init__(self, model: SimModel) -> None:
         self.model = model
 
+    def __getattr__(self, name: str) -> Any:  # refusal, world, oracle: the wrapped model's
+        return getattr(self.model, name)
+
     def respond(self, body: dict[str, Any], role: Role | None) -> Reply:
         if role is not Role.MOMENTUM:
             return self.model.respond(body, role)
