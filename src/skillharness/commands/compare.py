@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from skillharness.commands.eval_table import _ci, _deff, _p, _pct, _signed, _with_ci
+from skillharness.commands.cells import ci, deff, p_value, pct, signed, with_ci
 from skillharness.commands.fit_table import Col, FitTable
 from skillharness.config import load_config
 from skillharness.eval import (
@@ -50,11 +50,11 @@ def _table(comparison: RunComparison, grouping: str, rows: list[CompareRow]) -> 
     for row in rows:
         a, b, d = row.a, row.b, row.paired
         cells = [row.label, str(d.n_pairs), "-" if d.n_videos is None else str(d.n_videos)]
-        cells += [_with_ci(_pct(a.accuracy), a.low, a.high), _with_ci(_pct(b.accuracy), b.low, b.high)]
-        cells += [_with_ci(_signed(d.gain), d.low, d.high, True)]
-        cells += [_ci(d.per_question_low, d.per_question_high, True), _deff(d.design_effect)]
-        cells += [f"{row.mcnemar_b}/{row.mcnemar_c}", _p(d.p_per_question), _p(d.p_value)]
-        cells += [_p(d.p_holm)] if grouping == "task_type" else []
+        cells += [with_ci(pct(a.accuracy), a.low, a.high), with_ci(pct(b.accuracy), b.low, b.high)]
+        cells += [with_ci(signed(d.gain), d.low, d.high, True)]
+        cells += [ci(d.per_question_low, d.per_question_high, True), deff(d.design_effect)]
+        cells += [f"{row.mcnemar_b}/{row.mcnemar_c}", p_value(d.p_per_question), p_value(d.p_value)]
+        cells += [p_value(d.p_holm)] if grouping == "task_type" else []
         table.add_row(*cells)
     return table
 

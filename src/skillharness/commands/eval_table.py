@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from skillharness.commands.cells import ci, deff, p_value, pct, signed, with_ci
 from skillharness.commands.fit_table import Col, FitTable
 from skillharness.eval import GroupRow, HoldoutReport, ValHoldout
 
@@ -12,31 +13,6 @@ __all__ = ["print_holdout"]
 _TITLES = {"overall": "Overall", "task_type": "Per task type", "duration": "Per duration"}
 # The simulator oracle's scored truth: what the measured accuracy estimates (not the intended letter).
 _TRUTH = "scored truth"
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}"
-
-
-def _signed(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:+.1f}"
-
-
-def _ci(low: float | None, high: float | None, signed: bool = False) -> str:
-    show = _signed if signed else _pct
-    return "-" if low is None or high is None else f"[{show(low)}, {show(high)}]"
-
-
-def _p(value: float | None) -> str:
-    return "-" if value is None else (f"{value:.3g}" if value >= 0.001 else f"{value:.1e}")
-
-
-def _with_ci(value: str, low: float | None, high: float | None, signed: bool = False) -> str:
-    return f"{value} {_ci(low, high, signed)}"
-
-
-def _deff(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
 
 
 def _table(report: HoldoutReport, grouping: str, rows: list[GroupRow]) -> FitTable:
@@ -56,26 +32,26 @@ def _table(report: HoldoutReport, grouping: str, rows: list[GroupRow]) -> FitTab
     for row in rows:
         f, b, d = row.final, row.baseline, row.paired
         cells = [row.label, str(d.n_pairs), "-" if d.n_videos is None else str(d.n_videos)]
-        cells += [_with_ci(_pct(f.accuracy), f.low, f.high), _with_ci(_pct(b.accuracy), b.low, b.high)]
-        cells += [_with_ci(_signed(d.gain), d.low, d.high, True)]
-        cells += [_ci(d.per_question_low, d.per_question_high, True), _deff(d.design_effect)]
-        cells += [f"{d.wins}/{d.losses}", _p(d.p_value), _p(d.p_per_question)]
-        cells += [_p(d.p_holm)] if grouping == "task_type" else []
-        cells += [f"{_pct(f.parse_rate)} / {_pct(b.parse_rate)}"]
+        cells += [with_ci(pct(f.accuracy), f.low, f.high), with_ci(pct(b.accuracy), b.low, b.high)]
+        cells += [with_ci(signed(d.gain), d.low, d.high, True)]
+        cells += [ci(d.per_question_low, d.per_question_high, True), deff(d.design_effect)]
+        cells += [f"{d.wins}/{d.losses}", p_value(d.p_value), p_value(d.p_per_question)]
+        cells += [p_value(d.p_holm)] if grouping == "task_type" else []
+        cells += [f"{pct(f.parse_rate)} / {pct(b.parse_rate)}"]
         if report.simulator:
             t = row.truth
-            cells += [f"{_pct(t.final)} / {_pct(t.baseline)} / {_signed(t.gain)}" if t else "-"]
+            cells += [f"{pct(t.final)} / {pct(t.baseline)} / {signed(t.gain)}" if t else "-"]
         table.add_row(*cells)
     return table
 
 
 def _val_line(val: ValHoldout) -> str:
     line = (
-        f"val gain ({val.selection}) {_signed(val.val_gain)} pts {_ci(val.val_low, val.val_high, True)}, "
-        f"holdout gain {_signed(val.holdout_gain)} pts"
+        f"val gain ({val.selection}) {signed(val.val_gain)} pts {ci(val.val_low, val.val_high, True)}, "
+        f"holdout gain {signed(val.holdout_gain)} pts"
     )
     if val.val_truth is not None or val.holdout_truth is not None:
-        line += f" ({_TRUTH}: val {_signed(val.val_truth)}, holdout {_signed(val.holdout_truth)})"
+        line += f" ({_TRUTH}: val {signed(val.val_truth)}, holdout {signed(val.holdout_truth)})"
     if val.overfit:
         return (
             f"[bold red]OVERFITTING TO VAL[/]: {line}; the holdout gain lies outside the val gain's interval"

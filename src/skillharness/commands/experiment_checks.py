@@ -8,11 +8,8 @@ nothing and the corrected command simply runs. Each error names its flag.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Sequence
 from pathlib import Path
-
-import httpx
 
 from skillharness.config import load_config
 from skillharness.data import Question
@@ -58,15 +55,15 @@ def check_endpoint(endpoint: str, model: str, api_key_env: str | None) -> LLMCon
     """
     settings = _settings(endpoint, model, api_key_env)
     try:
-        asyncio.run(probe_endpoints(settings))
+        (listing,) = asyncio.run(probe_endpoints(settings))
     except SkillharnessError as exc:
         raise ConfigError(f"--endpoint {endpoint} does not answer: {exc}", field="--endpoint") from exc
-    served = served_models(settings)
-    if served is not None and model not in served:
+    if listing.known and listing.ids and model not in listing.ids:
         raise ConfigError(
-            f"--model {model!r}: the endpoint {endpoint} does not serve it; it serves: {', '.join(served)}",
+            f"--model {model!r}: the endpoint {endpoint} does not serve it; "
+            f"it serves: {', '.join(listing.ids)}",
             field="--model",
-            served=list(served),
+            served=list(listing.ids),
         )
     return settings
 
@@ -77,18 +74,3 @@ def _settings(endpoint: str, model: str, api_key_env: str | None) -> LLMConfig:
         return load_config(None, {"llm.model": model, "llm.endpoints": [entry]}).llm
     except ConfigError as exc:
         raise ConfigError(f"--endpoint / --model: {exc}", field="--endpoint") from exc
-
-
-def served_models(settings: LLMConfig) -> tuple[str, ...] | None:
-    """The model ids the first endpoint lists (OpenAI's ``{"data": [{"id": ...}]}``), or None."""
-    endpoint = settings.endpoints[0]
-    key = os.environ.get(endpoint.api_key_env, "") if endpoint.api_key_env else ""
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    url = endpoint.base_url.rstrip("/") + "/models"
-    try:
-        response = httpx.get(url, headers=headers, timeout=settings.timeouts.probe_s)
-        listed = response.json()["data"] if response.status_code == 200 else None
-        ids = tuple(str(item["id"]) for item in listed) if isinstance(listed, list) else None
-    except (httpx.HTTPError, ValueError, KeyError, TypeError):
-        return None  # the probe just saw it answer; a listing it cannot give is not a refusal
-    return ids or None

@@ -76,17 +76,17 @@ class Lanes:
                     client = await self._free.get()
             except TimeoutError as exc:
                 raise httpx.PoolTimeout(f"no free connection within {self._pool_s}s") from exc
+        leaked = False
         try:
             yield client
         except (asyncio.CancelledError, httpx.PoolTimeout):
-            # Interrupted mid-call, or its own pool already stuck: its slot may be leaked.
-            self._retire(client)
+            leaked = True  # interrupted mid-call, or its own pool already stuck: its slot may be taken
             raise
-        except BaseException:
-            self._free.put_nowait(client)
-            raise
-        else:
-            self._free.put_nowait(client)
+        finally:
+            if leaked:
+                self._retire(client)
+            else:
+                self._free.put_nowait(client)
 
     def _retire(self, client: httpx.AsyncClient) -> None:
         """Close ``client`` in the background and lend a fresh lane in its place."""

@@ -73,6 +73,7 @@ def _common_metrics(
     ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, guard: StopGuard, *, stop: str
 ) -> dict[str, Any]:
     """What every end of a run stores: the incumbent, why it ended, Σα, usage and the budget."""
+    spent = guard.spent()  # one reading: the usage and the budget count the same calls
     return {
         "final": {
             "workspace": str(ws.path),
@@ -94,11 +95,11 @@ def _common_metrics(
             # rounds it is continued over.
             "bound": run_guarantee(ctx.config.gate),
         },
-        "usage": guard.spent().usage,  # every invocation's, as the budget counts them
+        "usage": spent.usage,  # every invocation's, as the budget counts them
         # Agent requests the server refused (a limit below the run's requests), by arm and cause:
         # never scored, so they show here and nowhere in a score (train/state/refusals.py).
         "refusals": ctx.refusals.record(),
-        "budget": budget_metric(ctx, guard.spent(), guard).value,
+        "budget": budget_metric(ctx, spent, guard).value,
     }
 
 
