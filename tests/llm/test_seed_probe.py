@@ -13,7 +13,9 @@ from skillharness.llm import PER_DRAW, SamplingParams
 from skillharness.llm.config import EndpointConfig, LLMConfig
 from skillharness.sim import SimConfig, SimServer
 from skillharness.train.loop.training import checked_seed_mode
-from skillharness.train.preflight.probes import seed_ignored
+from skillharness.train.preflight.endpoint_rows import _seed_row
+from skillharness.train.preflight.probes import EndpointAnswer, seed_ignored
+from skillharness.train.preflight.report import CheckStatus, Collector
 
 
 def _llm(base_url: str, model: str = "scripted") -> LLMConfig:
@@ -37,6 +39,21 @@ async def test_a_server_that_answers_one_seed_alike_is_not_named(scripted: Scrip
     assert len(scripted.requests) == 2
     with SimServer(SimConfig(seed=1)) as sim:
         assert await seed_ignored(_llm(sim.base_url, sim.model_name), PER_DRAW_SAMPLING, 5.0) == []
+
+
+async def test_preflight_shows_a_server_that_ignores_the_seed_as_a_warning(scripted: ScriptedServer) -> None:
+    llm = _llm(scripted.base_url)
+    answers = (EndpointAnswer(endpoint=llm.endpoints[0]),)
+    scripted.push(Reply(frames=ok_frames("red tulip")), Reply(frames=ok_frames("blue anchor")))
+    ignored = Collector()
+    await _seed_row(llm, PER_DRAW_SAMPLING, answers, 5.0, (), ignored)
+    honoured = Collector()
+    await _seed_row(llm, PER_DRAW_SAMPLING, answers, 5.0, (), honoured)  # the default reply twice
+    (row,) = [r for r in ignored.report().rows() if r.check == "seed"]
+    assert row.status is CheckStatus.WARN
+    assert "ignore(s) the request seed" in row.message
+    assert "WARNING" not in row.message
+    assert [r.status for r in honoured.report().rows() if r.check == "seed"] == [CheckStatus.PASS]
 
 
 async def test_no_check_without_a_per_draw_seed(scripted: ScriptedServer) -> None:

@@ -309,10 +309,11 @@ def test_p1_1_sampling_draws_with_replacement_and_warns_about_few_questions(
         train={"task_types": [*REACHABLE, UNREACHABLE]},
     )
     assert sampled.ok, sampled.problems
-    gate = {r.check: r.message for r in sampled.passed}["gate"]
+    assert "gate" not in {r.check for r in sampled.passed}
+    gate = {r.check: r.message for r in sampled.warned}["gate"]
     assert "with replacement" in gate
-    # ...but its accepts would be claims about one question, and the report says so.
-    assert "WARNING: micro classes trained because train.task_types names them" in gate
+    # ...but its accepts would be claims about one question: a warning, not a pass.
+    assert "micro classes trained because train.task_types names them" in gate
     assert f"{UNREACHABLE}: 1 distinct val question(s) < train.gate.min_distinct=2" in gate
     quiet = _preflight(
         tmp_path / "quiet",
@@ -321,7 +322,8 @@ def test_p1_1_sampling_draws_with_replacement_and_warns_about_few_questions(
         agent={"sampling": {"temperature": 0.7}},
         train={"gate": {"min_distinct": 1}},
     )
-    assert "WARNING" not in {r.check: r.message for r in quiet.passed}["gate"]
+    assert "micro classes" not in {r.check: r.message for r in quiet.passed}["gate"]
+    assert not quiet.warned
 
 
 def test_7e_evolve_candidates_at_temperature_0_are_warned_about(
@@ -331,28 +333,31 @@ def test_7e_evolve_candidates_at_temperature_0_are_warned_about(
         (tmp_path / name).mkdir()
 
     def roles_row(folder: str, **train: object) -> str:
+        """The roles row, marked ``WARN:`` when it is a warning rather than a pass."""
         report = _preflight(tmp_path / folder, bench, shared_sim, train=train)
         assert report.ok, report.problems
-        return {r.check: r.message for r in report.passed}["roles"]
+        rows = {r.check: r for r in report.rows()}
+        assert rows["roles"].status in (CheckStatus.PASS, CheckStatus.WARN)
+        return ("WARN: " if rows["roles"].status is CheckStatus.WARN else "") + rows["roles"].message
 
     # The evolve role samples by default: three distinct candidates, nothing to warn about.
     default = roles_row("default", evolve={"candidates": 3})
     assert (
         "evolve: 3 candidate(s) per target (temperature 0.7); the rank role picks one or declines" in default
     )
-    assert "WARNING" not in default
+    assert not default.startswith("WARN")
     trusting = roles_row("trusting", evolve={"candidates": 3, "rank_may_decline": False})
     assert "the rank role picks one;" not in trusting
     assert trusting.endswith("the rank role picks one")
     # At temperature 0 three calls of one prompt would be three copies.
     greedy = roles_row("t0", evolve={"candidates": 3}, roles={"evolve": {"temperature": 0.0}})
     assert "evolve: 1 candidate(s) per target (temperature 0)" in greedy
-    assert "WARNING: train.evolve.candidates=3" in greedy
-    assert "temperature 0" in greedy.split("WARNING")[1]
+    assert greedy.startswith("WARN: ")
+    assert "temperature 0" in greedy.split("train.evolve.candidates=3")[1]
     seeded = roles_row("seeded", evolve={"candidates": 3}, roles={"evolve": {"temperature": 0.7, "seed": 1}})
-    assert "WARNING" in seeded
+    assert seeded.startswith("WARN: ")
     assert "fixed seed" in seeded
     sampled = roles_row("t07", evolve={"candidates": 3}, roles={"evolve": {"temperature": 0.7}})
     assert "evolve: 3 candidate(s) per target (temperature 0.7)" in sampled
-    assert "WARNING" not in sampled
-    assert "WARNING" not in roles_row("one", evolve={"candidates": 1})
+    assert not sampled.startswith("WARN")
+    assert not roles_row("one", evolve={"candidates": 1}).startswith("WARN")

@@ -123,7 +123,7 @@ async def run_preflight_async(
 def _file_checks(config: PreflightSettings, pool: Pool, out: Collector) -> _Inputs:
     inputs = _Inputs()
     out.run("templates", lambda: _templates(config, out))
-    out.run("roles", lambda: _roles(config.train))
+    out.run("roles", lambda: _roles(config.train, out))
     out.run("data", lambda: _data(config, pool, inputs, out))
     out.run("gate", lambda: _gate(config, inputs, out))
     out.run("bundle", lambda: _bundle(config, inputs))
@@ -204,8 +204,8 @@ def _templates(config: PreflightSettings, out: Collector) -> str:
     return f"every template loads and renders ({config.train.prompts_dir or 'packaged prompts'})"
 
 
-def _roles(train: TrainConfig) -> str:
-    """How many evolve candidates a target gets, and a warning when more were asked for in vain."""
+def _roles(train: TrainConfig, out: Collector) -> str:
+    """How many evolve candidates a target gets; a warning when more were asked for in vain."""
     wanted = train.evolve.candidates
     sampling = role_sampling(train.roles, Role.EVOLVE)
     calls = evolve_calls(train)
@@ -219,11 +219,12 @@ def _roles(train: TrainConfig) -> str:
         )
     if calls < wanted:
         why = "has a fixed seed" if sampling.seed is not None else "samples at temperature 0"
-        summary += (
-            f"; WARNING: train.evolve.candidates={wanted} but the evolve role {why}: a server answers "
+        out.warn(
+            "roles",
+            f"{summary}; train.evolve.candidates={wanted} but the evolve role {why}: a server answers "
             "one prompt alike, so one candidate is asked and none is chosen among; set "
             f"train.roles.evolve.temperature above 0 (no seed) for {wanted} distinct candidates, or "
-            "train.evolve.candidates to 1"
+            "train.evolve.candidates to 1",
         )
     return summary
 
@@ -309,10 +310,11 @@ def _gate(config: PreflightSettings, inputs: _Inputs, out: Collector) -> str | N
     summary += guard_summary(inputs.questions, inputs.pools, config.train.gate, temperature)
     few = [f"{c.task_type}: {c.reason()}" for c in classes.trained if c.few_distinct]
     if few:
-        summary += (
-            f"; WARNING: micro classes trained because train.task_types names them ({'; '.join(few)}): "
+        out.warn(
+            "gate",
+            f"{summary}; micro classes trained because train.task_types names them ({'; '.join(few)}): "
             "their accepts are claims about very few questions, reported apart, and only the holdout "
-            "can say whether they generalize"
+            "can say whether they generalize",
         )
     return summary
 

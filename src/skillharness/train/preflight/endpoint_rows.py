@@ -110,17 +110,20 @@ async def _seed_row(
     elif findings.failed:
         why = "; ".join(f"{label}: {error}" for label, error in findings.failed.items())
         out.skip("seed", f"not run: the seed probe could not ask {why}")
+    elif findings.ignoring:
+        out.warn("seed", seed_note(sampling, findings.ignoring))
     else:
-        out.summaries["seed"] = seed_note(sampling, findings.ignoring)
+        out.summaries["seed"] = seed_note(sampling, ())
 
 
 def seed_note(sampling: SamplingParams, ignoring: Sequence[str]) -> str:
-    """What the per-draw seed check found: information (training falls back by itself), not a problem."""
+    """What the per-draw seed check found; endpoints that ignore the seed are a warning, not a problem
+    (training falls back to independent arms by itself)."""
     if not sampling.per_draw or not sampling.temperature:
         return "no per-draw seed is sent: both arms of a paired draw are sampled independently"
     if ignoring:
         return (
-            f"WARNING: {', '.join(ignoring)} ignore(s) the request seed: one seed per draw couples "
+            f"{', '.join(ignoring)} ignore(s) the request seed: one seed per draw couples "
             "nothing there, so training falls back to independent arms (agent.sampling.seed: null) and "
             "says so; the gate then needs about a third more draws"
         )
