@@ -71,7 +71,7 @@ def test_micro_classes_are_reported(real: list[Question]) -> None:
     counts = val_counts(split, real)
     gate = GateConfig()
     for temperature in (0.0, 0.7):
-        verdicts = micro_verdicts(split, real, gate, temperature)
+        verdicts = micro_verdicts(split, real, gate, temperature).reasons
         # Fewer than min_distinct distinct val questions is micro at any temperature.
         assert {t for t in verdicts} >= {t for t, n in counts.items() if n < gate.min_distinct}
         assert set(verdicts) & MICRO, "the real data's three micro classes are short in a 90-video val pool"
@@ -84,7 +84,7 @@ def test_p0_3_val_covers_every_trained_class(real: list[Question]) -> None:
     k = GateConfig().min_distinct
     split = make_split(real, SplitParams(sizes=(210, 90, 600), unit="video", seed=3, min_val_per_class=k))
     counts = val_counts(split, real)
-    micro = set(micro_verdicts(split, real, GateConfig(), 0.7))
+    micro = set(micro_verdicts(split, real, GateConfig(), 0.7).reasons)
     for task in (t.value for t in TaskType):
         if task not in micro:
             assert counts[task] >= k, (task, counts[task])

@@ -361,3 +361,35 @@ def test_7e_evolve_candidates_at_temperature_0_are_warned_about(
     assert "evolve: 3 candidate(s) per target (temperature 0.7)" in sampled
     assert not sampled.startswith("WARN")
     assert not roles_row("one", evolve={"candidates": 1}).startswith("WARN")
+
+
+def test_classes_left_out_for_few_questions_name_the_setting_that_trains_them(
+    tmp_path: Path, bench: Bench, shared_sim: SimServer
+) -> None:
+    for name in ("none", "some"):
+        (tmp_path / name).mkdir()
+    # min_distinct 3: the two reachable classes (2 val questions each) are micro, and so is every other.
+    none = _preflight(
+        tmp_path / "none",
+        bench,
+        shared_sim,
+        agent={"sampling": {"temperature": 0.7}},
+        train={"task_types": None, "gate": {**GATE, "min_distinct": 3}},
+    )
+    (message,) = _messages(none, "gate")
+    assert message.startswith("no task type can be trained: every class is micro")
+    assert "set train.gate.min_distinct to 1 or name them in train.task_types" in message
+    assert "a claim about as few as 1 val questions" in message
+    # min_distinct 2: the reachable classes train; the 1-question class is left out, and the row says how
+    # to include it and what that risks.
+    some = _preflight(
+        tmp_path / "some",
+        bench,
+        shared_sim,
+        agent={"sampling": {"temperature": 0.7}},
+        train={"task_types": None, "gate": GATE},
+    )
+    assert some.ok, some.problems
+    gate = {r.check: r.message for r in some.rows()}["gate"]
+    assert f"micro classes left out: {UNREACHABLE}" in gate
+    assert "set train.gate.min_distinct to 1 or name them in train.task_types" in gate

@@ -134,7 +134,8 @@ def test_the_real_split_and_the_training_plan_agree_on_micro(videomme_questions_
     split says so, and the training plan leaves it out for the same reason."""
     questions = load_questions(videomme_questions_path)
     split = make_split(questions, SplitParams(sizes=(210, 90, 600), unit="video", seed=0))
-    printed = micro_verdicts(split, questions, GATE, 0.7)
+    verdicts = micro_verdicts(split, questions, GATE, 0.7)
+    printed = verdicts.reasons
     pools = {pool: tuple(q for u in units for q in u.question_ids) for pool, units in split.pools.items()}
     frozen = FrozenPools("video", {p: tuple(u.id for u in us) for p, us in split.pools.items()}, pools, "")
     plan = plan_trained_classes(questions, frozen, TrainConfig(), temperature=0.7)
@@ -148,3 +149,5 @@ def test_the_real_split_and_the_training_plan_agree_on_micro(videomme_questions_
     documented = (Path(__file__).resolve().parents[2] / "docs/data.md").read_text()
     for name, reason in printed.items():
         assert f"    - {name}: {reason}\n" in documented, name
+    assert f"    ({verdicts.hint})\n" in documented
+    assert verdicts.hint.startswith("to train them anyway, set train.gate.min_distinct to ")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from skillharness.data.split import Pool, Split, SplitParams, count_table, make_
 from skillharness.errors import ConfigError, SplitError
 from skillharness.train import class_coverage
 from skillharness.train.config import GateConfig
+from skillharness.train.validate.coverage import include_hint
 from skillharness.util.model import describe_validation
 
 split_app = typer.Typer(help="Freeze train/val/test pools (split) or check frozen ones (split verify).")
@@ -66,12 +68,21 @@ def split_coverage(
     return class_coverage(questions, pools, gate, temperature)
 
 
+@dataclass(frozen=True)
+class MicroVerdicts:
+    """Each micro class of a split and why, and how to train the ones left out for few questions."""
+
+    reasons: dict[str, str]
+    hint: str = ""
+
+
 def micro_verdicts(
     result: Split, questions: Sequence[Question], gate: GateConfig, temperature: float
-) -> dict[str, str]:
+) -> MicroVerdicts:
     """Each micro class of ``result`` and why (:func:`split_coverage`)."""
     coverage = split_coverage(result, questions, gate, temperature)
-    return {name: c.reason() for name, c in coverage.items() if c.micro}
+    micro = [c for c in coverage.values() if c.micro]
+    return MicroVerdicts({c.task_type: c.reason() for c in micro}, include_hint(micro))
 
 
 def split_params(sizes: str, **flags: Any) -> SplitParams:
@@ -190,10 +201,11 @@ def verify(
 
 
 def print_split(
-    console: Console, result: Split, questions: Sequence[Question], micro: dict[str, str]
+    console: Console, result: Split, questions: Sequence[Question], verdicts: MicroVerdicts
 ) -> None:
     """The pool table (questions per task type and pool) and the micro-class report (``micro``:
     each micro class and why, from :func:`micro_verdicts`)."""
+    micro = verdicts.reasons
     columns = [Col("task type", "left", wrap=True), *(Col(pool) for pool in Pool)]
     table = FitTable(f"Pools ({result.params.unit} units, seed {result.params.seed})", columns)
     cells = count_table(result, questions)
@@ -214,6 +226,8 @@ def print_split(
         )
         for name, reason in sorted(micro.items()):
             console.print(f"  - {name}: {reason}")
+        if verdicts.hint:
+            console.print(f"  ({verdicts.hint})")
     else:
         console.print(
             "No micro classes: every task type has enough distinct val questions for a claim, a gate "

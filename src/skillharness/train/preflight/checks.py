@@ -48,7 +48,7 @@ from skillharness.train.preflight.report import (
 from skillharness.train.roles.templates import check_templates
 from skillharness.train.state.caller import evolve_calls, role_sampling
 from skillharness.train.state.draws import draw_temperature
-from skillharness.train.validate.coverage import TrainedClasses, plan_trained_classes
+from skillharness.train.validate.coverage import TrainedClasses, include_hint, plan_trained_classes
 from skillharness.video.frames import FrameSampler
 
 
@@ -292,8 +292,11 @@ def _gate(config: PreflightSettings, inputs: _Inputs, out: Collector) -> str | N
             "gate", f"train.task_types names task types not in the questions file: {_ids(classes.unknown)}"
         )
     if not classes.explicit and not classes.trained:
+        hint = include_hint(classes.excluded_micro)
         out.fail(
-            "gate", "no task type can be trained: every class is micro; enlarge the val pool or re-split"
+            "gate",
+            "no task type can be trained: every class is micro; enlarge the val pool or re-split"
+            + (f", or {hint}" if hint else ""),
         )
     for c in classes.trained:
         if not c.reachable:
@@ -306,6 +309,8 @@ def _gate(config: PreflightSettings, inputs: _Inputs, out: Collector) -> str | N
     summary = f"trained ({source}): {trained}; {draw_mode(temperature, config.train.gate)}"
     if excluded:
         summary += f"; micro classes left out: {excluded}"
+        hint = include_hint(classes.excluded_micro)
+        summary += f" ({hint})" if hint else ""
     summary += spending_summary(classes, config.train.gate)
     summary += guard_summary(inputs.questions, inputs.pools, config.train.gate, temperature)
     few = [f"{c.task_type}: {c.reason()}" for c in classes.trained if c.few_distinct]

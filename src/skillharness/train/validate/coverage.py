@@ -36,7 +36,14 @@ from skillharness.train.config import GateConfig, TrainConfig
 from skillharness.train.gate import last_reachable_gate, reachability_for
 from skillharness.train.state.draws import gate_budget
 
-__all__ = ["ClassCoverage", "TrainedClasses", "class_coverage", "plan_trained_classes", "trained_classes"]
+__all__ = [
+    "ClassCoverage",
+    "TrainedClasses",
+    "class_coverage",
+    "include_hint",
+    "plan_trained_classes",
+    "trained_classes",
+]
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,21 @@ class ClassCoverage:
         if self.train == 0:
             reasons.append("no train question to learn from")
         return "; ".join(reasons)
+
+
+def include_hint(left_out: Sequence[ClassCoverage]) -> str:
+    """How to train the micro classes ``left_out`` anyway, and what that risks ("" when none is
+    left out only for its few distinct questions: an unreachable gate or an empty train pool needs
+    another split, not a setting)."""
+    few = [c for c in left_out if c.few_distinct and c.reachable and c.train > 0]
+    if not few:
+        return ""
+    fewest = min(c.val for c in few)
+    return (
+        f"to train them anyway, set train.gate.min_distinct to {fewest} or name them in train.task_types; "
+        f"the risk: an accept is then a claim about as few as {fewest} val questions, and an edit that "
+        "wins on those can lose on the class's other questions (only the holdout can tell)"
+    )
 
 
 @dataclass(frozen=True)
