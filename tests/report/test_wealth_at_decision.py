@@ -99,3 +99,17 @@ def test_the_gate_table_reads_without_contradictions() -> None:
     assert "4 evolve calls" in both["untested"].text
     small = minimal_report_data(gates=[view], alpha_spent={**alpha, "sum": 0.3})
     assert "above 1" not in parse_page(render_html(small))["alpha-sum"].text
+
+
+def test_an_accept_states_how_many_distinct_val_questions_it_rests_on() -> None:
+    """Issue 48 item 4: what a claim rests on is stated beside it (draws add observations, not questions)."""
+    observations = [_obs(i, w) for i, w in enumerate(WEALTHS)]
+    evidence = {"alpha": 0.05, "distinct_questions": 5, "decision": {"wealth": 21.6, "n": 6, "wins": 6}}
+    view = _gate_view(_decision(evidence=evidence), observations, None)
+    assert view.distinct == 5
+    page = parse_page(render_html(minimal_report_data(gates=[view])))
+    assert "8 draws of 5 distinct val questions" in " ".join(page["accepted-edits"].text.split())
+    older = _gate_view(_decision(), observations, None)  # a decision recorded before the count was kept
+    assert older.distinct is None
+    page = parse_page(render_html(minimal_report_data(gates=[older])))
+    assert "distinct" not in page["accepted-edits"].text

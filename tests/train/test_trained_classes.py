@@ -9,6 +9,7 @@ classes become unreachable one after another as the run goes on.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from skillharness.skills import EditTarget
 from skillharness.store import DiagnosisRow, GateDecisionRow, RunMetric, RunReader, TrainStepRow
 from skillharness.train.loop.experiment import trained_task_types
 from skillharness.train.preflight.checks import run_preflight_async
+from skillharness.train.preflight.report import CheckStatus
 
 # Train and val questions of train_bench per class (seed 5, split 12/12/6 videos).
 TRAINABLE = ("Counting Problem", "Information Synopsis", "Object Reasoning", "Temporal Reasoning")  # val 4-6
@@ -139,10 +141,15 @@ async def test_micro_classes_named_in_task_types_are_trained_and_set_apart_in_th
         micro = set(classes.micro_trained)
         assert micro, "no trainable class has fewer than 5 val questions: the test lost its point"
         assert micro < set(TRAINABLE)
-        gate_line = next(r.message for r in report.rows() if r.check == "gate")
-        warning = gate_line.partition("WARNING: micro classes trained because train.task_types names them")[2]
+        gate_row = next(r for r in report.rows() if r.check == "gate")
+        assert gate_row.status is CheckStatus.WARN
+        warning = gate_row.message.partition("micro classes trained because train.task_types names them")[2]
         assert all(f"{t}: 4 distinct val question(s) < train.gate.min_distinct=5" in warning for t in micro)
         await train_once(config_path, "t-named")
     with RunReader(load_config(config_path).store) as reader:
         metrics = {m.name: m.value for m in reader.ledger(RunMetric, run_id="t-named")}
     assert set(metrics["final"]["micro_trained"]) == micro
+    # What each trained class's claims rest on: its distinct val questions.
+    val_counts = Counter(q.task_type for q in chosen[Pool.VAL])
+    assert metrics["final"]["distinct_val"] == {t: val_counts[t] for t in classes.names}
+    assert all(metrics["final"]["distinct_val"][t] == 4 for t in micro)

@@ -167,6 +167,7 @@ def _gate_view(
         final_wealth=observations[-1].wealth if observations else record.get("wealth"),
         decision_wealth=record.get("wealth", observations[-1].wealth if observations else None),
         decided_at=_decided_at(observations, num("n")) if record else None,
+        distinct=_distinct(decision.evidence),
         final_harm_wealth=observations[-1].harm_wealth if observations else record.get("harm_wealth"),
         version_before=decision.version_before,
         version_after=decision.version_after,
@@ -180,6 +181,11 @@ def _gate_view(
         document_before=decision.document_before,
         document_after=decision.document_after,
     )
+
+
+def _distinct(evidence: dict[str, Any]) -> int | None:
+    value = evidence.get("distinct_questions")
+    return int(value) if isinstance(value, int | float) else None
 
 
 def _decided_at(observations: list[GateObservationRow], n: int) -> int | None:

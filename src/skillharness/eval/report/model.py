@@ -173,6 +173,7 @@ class GateView(StrictModel):
     final_harm_wealth: float | None
     decision_wealth: float | None = None  # at the observation the ladder decided on
     decided_at: int | None = None  # that observation's draw index (later ones are drawn lighter)
+    distinct: int | None = None  # distinct val questions the decision rests on (its plan's)
     version_before: str
     version_after: str | None
     rationale: str

@@ -3,6 +3,7 @@ metric, and the final metrics (marked ``budget`` when the budget stopped it, wit
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,9 @@ def _common_metrics(
             "open_candidates": len(ckpt.open),  # tests still open (a budget stop leaves some)
             # Micro classes trained because train.task_types names them: their accepts stand apart.
             "micro_trained": list(ctx.micro_trained),
+            # What each trained class's claims rest on: its distinct val questions (draws with
+            # replacement add observations, not questions).
+            "distinct_val": _distinct_val(ctx),
         },
         "alpha_spent": {
             "sum": ckpt.alpha_spent,
@@ -101,6 +105,11 @@ def _common_metrics(
         "refusals": ctx.refusals.record(),
         "budget": budget_metric(ctx, spent, guard).value,
     }
+
+
+def _distinct_val(ctx: TrainContext) -> dict[str, int]:
+    counts = Counter(q.task_type for q in ctx.val_questions)
+    return {task: counts[task] for task in ctx.task_types}
 
 
 def final_metrics(
