@@ -65,6 +65,10 @@ CLASSIFICATION: Mapping[str, Scope] = types.MappingProxyType(
         "llm.endpoints.*.max_in_flight": _O,
         "llm.endpoints.*.name": _O,
         "llm.endpoints.*.send_sample_idx": _A,  # the server seeds each sample from it
+        # How frames reach the model: what it sees (one value over the replicas, LLMConfig checks).
+        "llm.endpoints.*.media.transport": _A,
+        "llm.endpoints.*.media.url_base": _A,  # the file the server decodes
+        "llm.endpoints.*.media.fps": _A,
         "llm.tool_calls_in_content": _A,
         "llm.timeouts.connect_s": _O,
         "llm.timeouts.read_s": _O,

@@ -13,8 +13,9 @@ def test_public_surface_is_pinned() -> None:
     assert set(skillharness.agent.__all__) == {
         "Agent", "AgentConfig", "BundleView", "FrameSource", "InvalidatingChatModel", "LocalVideos",
         "Normalized", "Prediction", "PredictionStatus", "ProtocolName", "Refusal", "StepRole",
-        "SubtitleSource", "TraceSink", "TraceStep", "answer_all", "largest_request", "lmms_eval_letter",
-        "normalize_answer", "official_letter", "question_window", "refusal_of", "vlmevalkit_letter",
+        "SubtitleSource", "TraceSink", "TraceStep", "answer_all", "check_questions", "largest_request",
+        "lmms_eval_letter", "normalize_answer", "official_letter", "question_window", "refusal_of",
+        "vlmevalkit_letter",
     }  # fmt: skip
 
 

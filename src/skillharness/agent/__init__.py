@@ -14,6 +14,7 @@ from skillharness.agent.protocols import (
 )
 from skillharness.agent.records import Prediction, PredictionStatus, StepRole, TraceStep
 from skillharness.agent.refusal import Refusal, refusal_of
+from skillharness.agent.transport import check_questions
 from skillharness.agent.video import LocalVideos, question_window
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "TraceSink",
     "TraceStep",
     "answer_all",
+    "check_questions",
     "largest_request",
     "lmms_eval_letter",
     "normalize_answer",

@@ -70,6 +70,9 @@ class Episode:
     cached_turns: int = 0
     steps: int = 0
     requests: list[ChatRequest] = field(default_factory=list)
+    # The request-level media settings of the episode's video (its first message's), sent with
+    # every turn: the conversation re-sends that video each time (agent/transport.py).
+    media_io_kwargs: dict[str, dict[str, Any]] | None = None
 
     async def _write(self, role: StepRole, content: str, **fields: Any) -> None:
         step = TraceStep(

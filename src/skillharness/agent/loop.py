@@ -27,24 +27,24 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from skillharness.agent.config import AgentConfig
 from skillharness.agent.episode import Episode, Verdict
 from skillharness.agent.normalize import normalize_answer
+from skillharness.agent.opening import first_message
 from skillharness.agent.ports import BundleView, FrameSource, InvalidatingChatModel, SubtitleSource, TraceSink
-from skillharness.agent.prompt import first_user_message, system_message
+from skillharness.agent.prompt import system_message
 from skillharness.agent.protocols import ProtocolName, ReferenceMedia, ReferenceOptions, build_turn
 from skillharness.agent.records import Prediction
 from skillharness.agent.tools import ToolBox, available_tools, tool_specs
+from skillharness.agent.transport import check_protocol
 from skillharness.data.questions import Question
-from skillharness.errors import ConfigError, DataError
-from skillharness.llm import refuses_request
+from skillharness.errors import ConfigError
+from skillharness.llm import FrameTransport, MediaConfig, refuses_request
 from skillharness.llm.roles import TOOL_SUBMIT_ANSWER, Role
 from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse, SamplingParams, ToolCall
-from skillharness.video.frames import uniform_timestamps
-from skillharness.video.types import Frame
 
 __all__ = ["Agent"]
 
@@ -63,6 +63,7 @@ class Agent:
         frames: the frame source of the questions' videos.
         subtitles: the subtitle source, or None when the run has none.
         config: budgets, vision/subtitle switches and sampling parameters.
+        media: how the first message's frames reach the model (the endpoints' ``media``).
     """
 
     model: ChatModel
@@ -74,6 +75,10 @@ class Agent:
     # data.benchmark: under a reference protocol, whose request the questions are asked with
     # (a benchmark's adapter may describe its own lmms-eval task; None: Video-MME's).
     benchmark: str | None = None
+    media: MediaConfig = field(default_factory=MediaConfig)
+
+    def __post_init__(self) -> None:
+        check_protocol(self.config.protocol, self.media)  # a reference without this transport
 
     async def answer(
         self, question: Question, *, run_id: str, sample_idx: int, sink: TraceSink
@@ -188,57 +193,27 @@ class Agent:
             frames_config=self.config.frames,
             system=system["content"] if system else None,
             benchmark=self.benchmark,
+            pass_video_url=self.media.transport is FrameTransport.VIDEO_URL,
         )
         turn = await build_turn(question, self.frames, options)
         episode.duration_s = turn.duration_s
-        episode.frames_used = len(turn.frame_indices)
+        episode.frames_used = len(turn.frame_indices) + turn.server_frames
+        episode.media_io_kwargs = turn.media_io_kwargs
         await episode.first_step(
             {"content": turn.text}, frames_shown=turn.frame_times, subtitles=turn.subtitles
         )
         response = await self._ask(list(turn.messages), (), episode, sampling=turn.sampling)
         return self._verdict(response.content, question)
 
-    async def _first_frames(
-        self, question: Question, episode: Episode
-    ) -> tuple[tuple[Frame, ...] | None, tuple[float, ...]]:
-        """The first message's frames (None: vision off) and timestamps."""
-        frames: tuple[Frame, ...] | None = () if self.config.vision else None
-        try:
-            episode.duration_s = await self.frames.duration_s(question)
-            count = min(self.config.initial_frames, self.config.max_frames)
-            if self.config.vision and count > 0:
-                frame_set = await self.frames.uniform(question, count)
-                episode.frames_used = len(frame_set.requested_s)
-                episode.degraded |= frame_set.degraded
-                return frame_set.frames, frame_set.timestamps
-            return frames, uniform_timestamps(episode.duration_s, count) if count else ()
-        except DataError as exc:
-            if "video" in exc.context:
-                # Absent (locate_video names the video): it may come back (a mount); an infra
-                # error, and a resume, which checks every video first, asks again.
-                raise
-            # Present but unreadable: it passed the start-up check and broke since (replaced,
-            # truncated). Asked without it and marked degraded, like a partly decodable video: an
-            # infra error would be asked again by every resume, and fail again, forever.
-            episode.degraded = True
-            return frames, ()
-
     async def _first_message(self, question: Question, episode: Episode) -> dict[str, Any]:
-        frames, times = await self._first_frames(question, episode)
-        subtitles = None
-        if self.config.subtitles and self.subtitles is not None:
-            subtitles = await self.subtitles.lines_at(question, times) if times else ()
-        message = first_user_message(
+        return await first_message(
             question,
-            duration_s=episode.duration_s,
-            timestamps=times,
-            frames=frames,
-            subtitles=subtitles,
-            subtitle_chars=self.config.max_subtitle_chars,
+            episode,
+            config=self.config,
+            media=self.media,
+            frames=self.frames,
+            subtitles=self.subtitles,
         )
-        shown = tuple(times) if frames else ()  # vision off: timestamps only place subtitles
-        await episode.first_step(message, frames_shown=shown, subtitles=tuple(subtitles or ()))
-        return message
 
     async def _ask(
         self,
@@ -258,6 +233,7 @@ class Agent:
                 episode.question.question_id, episode.sample_idx, self.config.seed_salt or ""
             ),
             sample_idx=episode.sample_idx,
+            media_io_kwargs=episode.media_io_kwargs,
             # One draw (question, sample index) stays on one replica: every turn of its episode, and
             # both arms of a paired gate draw, which ask the same draw under two bundles.
             affinity=f"{episode.question.question_id}#{episode.sample_idx}",

@@ -8,14 +8,24 @@ or thin adapters around them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from skillharness.agent.records import Prediction, TraceStep
 from skillharness.data.questions import Question
 from skillharness.llm.types import ChatRequest, ChatResponse
-from skillharness.video.types import FrameSet
+from skillharness.video import FrameLayout
+from skillharness.video.types import Frame, FrameSet
 
-__all__ = ["BundleView", "FrameSource", "InvalidatingChatModel", "SkillText", "SubtitleSource", "TraceSink"]
+__all__ = [
+    "BundleView",
+    "FrameSource",
+    "InvalidatingChatModel",
+    "SkillText",
+    "SubtitleSource",
+    "TraceSink",
+    "VideoFiles",
+]
 
 
 class SkillText(Protocol):
@@ -52,6 +62,21 @@ class FrameSource(Protocol):
     async def uniform(self, question: Question, count: int) -> FrameSet: ...
 
     async def between(self, question: Question, start_s: float, end_s: float, count: int) -> FrameSet: ...
+
+
+@runtime_checkable
+class VideoFiles(Protocol):
+    """What a transport that sends the video itself needs (``video_frames``, ``video_url``): where
+    a question's video file is, and which decoded frames a sampled set is."""
+
+    @property
+    def videos_dir(self) -> Path: ...
+
+    def video_path(self, question: Question) -> Path: ...
+
+    async def frame_indices(
+        self, question: Question, frames: Sequence[Frame]
+    ) -> tuple[FrameLayout, tuple[int, ...]]: ...
 
 
 class SubtitleSource(Protocol):

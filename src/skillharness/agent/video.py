@@ -32,7 +32,7 @@ from skillharness.video import DecodePool, FrameLayout, frame_layout, frames_by_
 from skillharness.video.frames import FrameSampler
 from skillharness.video.locate import locate_subtitles, locate_video
 from skillharness.video.subtitles import SubtitleLine, Subtitles, load_subtitles
-from skillharness.video.types import FrameSet, Window
+from skillharness.video.types import Frame, FrameSet, Window
 
 __all__ = ["LocalVideos", "question_window"]
 
@@ -68,6 +68,11 @@ class LocalVideos:
         # (path, size, mtime_ns) -> the probe's future: questions of one video share one probe.
         self._durations: dict[tuple[str, int, int], asyncio.Future[float]] = {}
         self._layouts: dict[tuple[str, int, int], FrameLayout] = {}
+
+    @property
+    def videos_dir(self) -> Path:
+        """The folder the videos are found in."""
+        return self._videos_dir
 
     def video_path(self, question: Question) -> Path:
         """The question's video file; DataError naming the folder and the names tried when absent."""
@@ -130,6 +135,20 @@ class LocalVideos:
         full = await self._file_layout(self.video_path(question))
         first, stop = _window_frames(full, question_window(question))
         return FrameLayout(stop - first, full.fps)
+
+    async def frame_indices(
+        self, question: Question, frames: Sequence[Frame]
+    ) -> tuple[FrameLayout, tuple[int, ...]]:
+        """What the question sees as decoded frames (its clip's, with a window) and the index there
+        of each frame, from its presentation time: frame ``i`` is on screen from ``i / fps``."""
+        full = await self._file_layout(self.video_path(question))
+        window = question_window(question)
+        first, stop = _window_frames(full, window)
+        offset = window.start_s if window is not None else 0.0
+        indices = tuple(
+            min(stop - 1, max(first, round((frame.pts_s + offset) * full.fps))) - first for frame in frames
+        )
+        return FrameLayout(stop - first, full.fps), indices
 
     async def _file_layout(self, path: Path) -> FrameLayout:
         key = _identity(path)

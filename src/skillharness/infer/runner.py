@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from skillharness.agent import check_questions
 from skillharness.agent.config import AgentConfig
 from skillharness.agent.records import Prediction
 from skillharness.data.config import DataConfig
@@ -147,6 +148,7 @@ def load_job(config: InferSettings, *, pool: Pool | None, run_id: str | None, re
         chosen, frozen = load_pool_questions(data, (pool,), purpose=f"--pool {pool}")
         questions, pools_sha = chosen[pool], frozen.sha256
     check_media(data, questions, subtitles=config.agent.subtitles)
+    check_questions(questions, config.llm.media, config.agent.protocol, data.benchmark)
     run_id = run_id or default_run_id(pool)
     config = config.for_run(run_id)  # the per-draw seed salt: the run's id unless pinned
     return InferJob(

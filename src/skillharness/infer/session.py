@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from skillharness.agent import Agent, answer_all
+from skillharness.agent import Agent, answer_all, check_questions
 from skillharness.agent.config import AgentConfig
 from skillharness.agent.records import Prediction
 from skillharness.agent.video import LocalVideos
@@ -60,6 +60,7 @@ class RunSession:
             subtitles=self.sources if self.agent_config.subtitles else None,
             config=self.agent_config,
             benchmark=self.benchmark,
+            media=self.llm.media,
         )
 
     async def rollout(
@@ -75,6 +76,8 @@ class RunSession:
         Draws already stored final (``ok`` or ``parse_error``) in ``log``'s run are read back, not
         asked again: a resumed rollout continues where it stopped. Infra errors are asked again.
         """
+        agent = self.agent(bundle)  # refuses a reference protocol without the endpoints' transport
+        check_questions((q for q, _ in draws), self.llm.media, self.agent_config.protocol, self.benchmark)
         stored = await asyncio.to_thread(self.store.final_predictions, log.run_id)
         wanted = {(q.question_id, s) for q, s in draws}
         done = {key: p for key, p in stored.items() if key in wanted}
@@ -83,7 +86,7 @@ class RunSession:
             async with _durations_ahead(self.sources, work):
                 try:
                     fresh = await answer_all(
-                        self.agent(bundle),
+                        agent,
                         work,
                         run_id=log.run_id,
                         sink=log,

@@ -17,11 +17,13 @@ from skillharness.llm.config import (
 )
 from skillharness.llm.errors import REFUSAL_LIMITS, refuses_request
 from skillharness.llm.events import AttemptEvent, EventLog, LLMEvent
+from skillharness.llm.media import MEDIA_IO_KWARGS, FrameTransport, MediaConfig
 from skillharness.llm.probe import ModelListing, probe_models
 from skillharness.llm.roles import (
     AGENT_TOOL_NAMES,
     DOCUMENT_CLOSE,
     DOCUMENT_OPEN,
+    FRAME_LABEL,
     RANK_CANDIDATE_HEADING,
     RANK_DECLINE_OFFER,
     RANK_NONE,
@@ -54,6 +56,8 @@ __all__ = [
     "AGENT_TOOL_NAMES",
     "DOCUMENT_CLOSE",
     "DOCUMENT_OPEN",
+    "FRAME_LABEL",
+    "MEDIA_IO_KWARGS",
     "PER_DRAW",
     "RANK_CANDIDATE_HEADING",
     "RANK_DECLINE_OFFER",
@@ -76,9 +80,11 @@ __all__ = [
     "ChatResponse",
     "EndpointConfig",
     "EventLog",
+    "FrameTransport",
     "LLMConfig",
     "LLMEvent",
     "LLMStack",
+    "MediaConfig",
     "ModelListing",
     "RetryConfig",
     "Role",

@@ -28,6 +28,7 @@ from skillharness.llm.errors import (
     transient,
 )
 from skillharness.llm.lanes import Lanes
+from skillharness.llm.media import MEDIA_IO_KWARGS
 from skillharness.llm.redact import redact
 from skillharness.llm.roles import SAMPLE_IDX_KEY
 from skillharness.llm.stream import StreamAssembler
@@ -38,17 +39,22 @@ __all__ = ["EndpointClient", "count_images", "request_body"]
 
 _ERROR_BODY_LIMIT = 2048
 _IMAGE_PARTS = frozenset({"image_url", "input_image", "image"})
+_VIDEO_PARTS = frozenset({"video_url"})
 
 
-def count_images(messages: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> int:
-    """Image parts in ``messages`` (what a server's images-per-prompt limit counts)."""
+def _count(messages: tuple[dict[str, Any], ...] | list[dict[str, Any]], kinds: frozenset[str]) -> int:
     return sum(
         1
         for message in messages
         if isinstance(message.get("content"), list)
         for part in message["content"]
-        if isinstance(part, dict) and part.get("type") in _IMAGE_PARTS
+        if isinstance(part, dict) and part.get("type") in kinds
     )
+
+
+def count_images(messages: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> int:
+    """Image parts in ``messages`` (what a server's images-per-prompt limit counts)."""
+    return _count(messages, _IMAGE_PARTS)
 
 
 def _with_shape(exc: LLMError, request: ChatRequest, body_bytes: int) -> LLMError:
@@ -60,18 +66,20 @@ def _with_shape(exc: LLMError, request: ChatRequest, body_bytes: int) -> LLMErro
     if not refuses_request(exc):
         return exc
     images = count_images(request.messages)
+    videos = _count(request.messages, _VIDEO_PARTS)  # a server counts them apart from images
     max_tokens = request.sampling.max_tokens
     limit = likely_limit(int(exc.context["status"]), exc.message)
     exc.context = {
         **exc.context,
         "body_bytes": body_bytes,
         "images": images,
+        "videos": videos,
         "max_tokens": max_tokens,
         "limit": limit,
     }
+    shown = f"{images} image(s)" + (f", {videos} video(s)" if videos else "")
     exc.message += (
-        f" [the request: {body_bytes} bytes, {images} image(s), max_tokens {max_tokens}; "
-        f"likely limit: {limit}]"
+        f" [the request: {body_bytes} bytes, {shown}, max_tokens {max_tokens}; likely limit: {limit}]"
     )
     exc.args = (exc.message,)
     return exc
@@ -89,6 +97,8 @@ def request_body(request: ChatRequest, *, send_sample_idx: bool = True) -> dict[
     body.update(request.sampling.model_dump(mode="json", exclude_none=True))
     if send_sample_idx and request.sample_idx > 0:
         body[SAMPLE_IDX_KEY] = request.sample_idx  # the convention of skillharness.llm.roles
+    if request.media_io_kwargs is not None:
+        body[MEDIA_IO_KWARGS] = request.media_io_kwargs
     if request.extra_body:
         body.update(request.extra_body)
     body["stream"] = True

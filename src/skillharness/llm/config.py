@@ -10,10 +10,11 @@ from __future__ import annotations
 from enum import StrEnum
 from urllib.parse import urlsplit
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from skillharness.errors import ConfigError
 from skillharness.llm.cache.ttl import parse_ttl
+from skillharness.llm.media import MediaConfig
 from skillharness.llm.roles import Role
 from skillharness.util.model import StrictModel
 
@@ -50,6 +51,11 @@ class EndpointConfig(StrictModel):
         description="Send a request's sample index > 0 as top-level body key 'sample_idx' (the simulator "
         "draws a fresh sample per index when the request samples; vLLM, SGLang and llama.cpp ignore it; "
         "set false for a hosted API that rejects unknown keys).",
+    )
+    media: MediaConfig = Field(
+        default_factory=MediaConfig,
+        description="How the first message's frames reach this server (transport images, video_frames or "
+        "video_url; docs/agent.md, 'How frames reach the model').",
     )
 
     @property
@@ -166,6 +172,28 @@ class LLMConfig(StrictModel):
         False,
         description="Accept a tool call written as bare JSON in 'content' (small llama.cpp models do).",
     )
+
+    @model_validator(mode="after")
+    def _one_media(self) -> LLMConfig:
+        # A request is built (frames and all) before the router picks its replica, so every replica
+        # must take the same shape; a mixed list would send some requests to a server that cannot
+        # read them.
+        kinds = {endpoint.media for endpoint in self.endpoints}
+        if len(kinds) > 1:
+            named = "; ".join(
+                f"{e.label}: {e.media.model_dump(mode='json', exclude_defaults=True) or 'images'}"
+                for e in self.endpoints
+            )
+            raise ValueError(
+                f"the endpoints disagree on media ({named}); replicas of one model must take frames the "
+                "same way: give every endpoint the same llm.endpoints[].media"
+            )
+        return self
+
+    @property
+    def media(self) -> MediaConfig:
+        """How frames reach the model: the one media setting every endpoint shares."""
+        return self.endpoints[0].media
 
 
 class CacheConfig(StrictModel):

@@ -13,6 +13,7 @@ from typing import Any
 
 __all__ = [
     "AGENT_TOOL_NAMES",
+    "FRAME_LABEL",
     "RESPONSE_SCHEMAS",
     "SCHEMA_NAMES",
     "TOOL_GET_FRAMES",
@@ -150,6 +151,9 @@ def role_of_request(body: dict[str, Any]) -> Role | None:
 
 
 # --- Text conventions inside prompts -------------------------------------------------------
+# The agent labels each frame it shows with its time (seconds, one decimal), as a text part before
+# the frame; a server that decodes a video itself (the simulator) shows its frames the same way.
+FRAME_LABEL = "[frame at {seconds:.1f}s]"
 # Templates wrap the document an evolve/momentum/consolidate call works on in these tags, so a
 # server (the simulator, or a human reading a trace) can find it without guessing.
 DOCUMENT_OPEN = "<current_document>"

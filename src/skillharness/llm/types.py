@@ -11,6 +11,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import ConfigDict, Field, model_validator
 
+from skillharness.llm.media import MEDIA_IO_KWARGS
 from skillharness.llm.roles import Role
 from skillharness.util.model import StrictModel
 
@@ -82,6 +83,12 @@ class ChatRequest(StrictModel):
     response_format: dict[str, Any] | None = None
     sampling: SamplingParams = Field(default_factory=SamplingParams)
     extra_body: dict[str, Any] | None = None
+    # The media loaders' per-request settings by modality (``{"video": {...}}``), sent as the
+    # top-level ``media_io_kwargs``: what a video part's frames are (their indices and the source
+    # fps) or how many the server samples. Its own field, not ``extra_body``: it is part of what the
+    # model sees, and the cache key names it only when set, so a request without it (every
+    # ``images`` request) keeps the key it had before the field existed.
+    media_io_kwargs: dict[str, dict[str, Any]] | None = None
     # Which independent draw this is. Distinct draws must never share a cache entry (audit P1-1).
     sample_idx: int = 0
     # Routing only: requests with one key go to one replica while it is healthy (both arms of a
@@ -92,6 +99,8 @@ class ChatRequest(StrictModel):
     def _seed_resolved(self) -> ChatRequest:
         if self.sampling.per_draw:
             raise ValueError("sampling.seed 'per_draw' must be resolved per draw before a request is built")
+        if self.extra_body and MEDIA_IO_KWARGS in self.extra_body:
+            raise ValueError(f"{MEDIA_IO_KWARGS} has its own field; do not send it through extra_body too")
         return self
 
 

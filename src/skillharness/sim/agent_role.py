@@ -15,7 +15,6 @@ instruction text asked with that seed (:meth:`World.seed_coupled`, ``world.seed_
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +28,7 @@ from skillharness.sim.prompt import (
     instruction_text,
     prompt_tokens,
     sampling_seed,
+    stated_duration,
 )
 from skillharness.sim.wire import Reply, ReplyToolCall, estimate_tokens
 from skillharness.sim.world import World
@@ -37,7 +37,6 @@ __all__ = ["DURATION_SECONDS", "AgentDecision", "AgentRole", "render_answer"]
 
 # Nominal video length per Video-MME duration label, for plausible tool arguments.
 DURATION_SECONDS = {"short": 90.0, "medium": 600.0, "long": 2400.0}
-_DURATION = re.compile(r"video duration:\s*([0-9]+(?:\.[0-9]+)?)\s*s", re.IGNORECASE)
 NO_ANSWER_TEXT = "I cannot tell which option is right from what I have seen."
 
 
@@ -186,9 +185,9 @@ def _forced_tool(body: dict[str, Any]) -> str | None:
 
 def _video_duration(user_text: str, question: Question | None) -> float:
     """Seconds of video: the prompt's "Video duration: 123.4s" if present, else from the label."""
-    match = _DURATION.search(user_text)
-    if match and float(match.group(1)) > 0:
-        return float(match.group(1))
+    stated = stated_duration(user_text)
+    if stated:
+        return stated
     return DURATION_SECONDS.get(question.duration, 600.0) if question else 600.0
 
 

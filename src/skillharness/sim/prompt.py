@@ -27,10 +27,13 @@ __all__ = [
     "instruction_text",
     "message_text",
     "prompt_tokens",
+    "stated_duration",
     "tool_descriptions",
 ]
 
 _JSON_BLOCK = re.compile(r"```json\n(.*?)\n```", re.S)
+# The agent's first message states the video's length: "Video duration: 123.4s."
+_DURATION = re.compile(r"video duration:\s*([0-9]+(?:\.[0-9]+)?)\s*s", re.IGNORECASE)
 
 IMAGE_TOKENS = 256  # prompt tokens charged per image part (order of a small VL model's cost)
 
@@ -47,6 +50,12 @@ def message_text(message: dict[str, Any]) -> str:
             if isinstance(part, dict) and part.get("type") == "text"
         )
     return ""
+
+
+def stated_duration(text: str) -> float | None:
+    """The video length ``text`` states ("Video duration: 123.4s"), or None."""
+    match = _DURATION.search(text)
+    return float(match.group(1)) if match else None
 
 
 def all_text(body: dict[str, Any]) -> str:

@@ -25,6 +25,7 @@ from skillharness.sim.admin import admin_routes
 from skillharness.sim.config import FaultKind
 from skillharness.sim.draw import uniform
 from skillharness.sim.faults import GATEWAY_PAGES, GatewayPage, limit_refusal, unparseable
+from skillharness.sim.media import seen_request
 from skillharness.sim.requests import HTTPProblem, parse_chat_request, read_body
 from skillharness.sim.state import SimState
 from skillharness.sim.streaming import send_reply
@@ -102,6 +103,7 @@ class ChatCompletions:
                 raise HTTPProblem(405, error_body("use POST", "invalid_request_error", "method_not_allowed"))
             raw = await read_body(receive, scope["headers"], state.config.max_body_bytes)
             body = parse_chat_request(raw, state.config.model_names)
+            seen = seen_request(body)  # video parts checked, and shown to the roles as images
         except HTTPProblem as problem:
             state.stats.status(problem.status)
             await _send_json(send, problem.status, problem.body)
@@ -116,7 +118,7 @@ class ChatCompletions:
             state.stats.status(refusal.status)
             await _send_page(send, refusal)
             return
-        unknown = state.responder.refusal(body, role)
+        unknown = state.responder.refusal(seen, role)
         if unknown is not None:  # before any fault: a forced fault is meant for a request it answers
             state.stats.status(unknown.status)
             await _send_json(send, unknown.status, unknown.body)
@@ -133,7 +135,7 @@ class ChatCompletions:
             state.stats.status(GATEWAY_PAGES[fault].status)
             await _send_page(send, GATEWAY_PAGES[fault])
             return
-        await self._queued(body, role, request_no, fault, send)
+        await self._queued(seen, role, request_no, fault, send)
 
     async def _queued(
         self, body: dict[str, Any], role: Role | None, request_no: int, fault: FaultKind | None, send: Send

@@ -3,17 +3,24 @@
 A non-default ``agent.protocol`` replaces the whole agent conversation by this turn: one user
 message, no tools, no system message (unless ``agent.protocol_bundle_slot`` is ``system``), the
 reference's text, frame rule, image encoding, subtitle rule and ``max_tokens``.
+
+lmms-eval's ``pass_video_url`` mode (its chat OpenAI wrapper at v0.7.2, chosen here by the
+endpoints' ``media.transport: video_url``) sends the video file's URL instead of frames:
+``{"type": "video_url", "video_url": {"url": "file://" + abspath}}`` before the same text, and
+``media_io_kwargs: {"video": {"num_frames": <frames>}}``; the server samples the frames.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from skillharness.agent.ports import VideoFiles
 from skillharness.agent.protocols.frames import qwen_vl_indices, segment_middle_indices, vlmevalkit_indices
 from skillharness.agent.protocols.images import jpeg_data_url, qwen_vl_png_data_url, vlmevalkit_jpeg_data_url
 from skillharness.agent.protocols.names import ProtocolName
@@ -21,6 +28,7 @@ from skillharness.agent.protocols.prompts import lmms_eval_text, official_text, 
 from skillharness.agent.protocols.subtitles import first_cue_subtitles, lmms_eval_subtitles
 from skillharness.agent.protocols.tasks import LmmsEvalTask, lmms_eval_task
 from skillharness.data.questions import Question
+from skillharness.errors import ConfigError
 from skillharness.llm.types import SamplingParams
 from skillharness.video import FrameLayout, FramesConfig
 
@@ -71,6 +79,8 @@ class ReferenceOptions:
     # Under lmms_eval, a benchmark whose adapter describes lmms-eval's own task for it is asked
     # with that task's request; None (or an adapter without one) sends the Video-MME request.
     benchmark: str | None = None
+    # lmms-eval's pass_video_url: the video's file:// URL for the server to decode (lmms_eval only).
+    pass_video_url: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,10 +94,23 @@ class ReferenceTurn:
     frame_times: tuple[float, ...]
     subtitles: tuple[str, ...]
     duration_s: float
+    media_io_kwargs: dict[str, dict[str, Any]] | None = None  # pass_video_url's frame count
+    server_frames: int = 0  # frames the server is asked to sample (pass_video_url)
 
 
 def _text(value: str) -> dict[str, Any]:
     return {"type": "text", "text": value}
+
+
+def _video_url(question: Question, media: ReferenceMedia) -> dict[str, Any]:
+    """lmms-eval's ``to_openai_messages`` with ``pass_video_url``: a local path becomes
+    ``file://`` + its absolute path, as is (no percent-encoding)."""
+    if not isinstance(media, VideoFiles):
+        raise ConfigError("lmms-eval's pass_video_url needs the questions' video files on this machine")
+    return {
+        "type": "video_url",
+        "video_url": {"url": f"file://{os.path.abspath(media.video_path(question))}"},
+    }
 
 
 def _image(url: str, detail: str | None = None) -> dict[str, Any]:
@@ -105,6 +128,11 @@ async def build_turn(question: Question, media: ReferenceMedia, options: Referen
     layout = await media.layout(question)
     count, max_tokens = REFERENCE_DEFAULTS[options.protocol]
     count = options.frames or count
+    if options.pass_video_url:  # lmms-eval's subtitle rule reads the frame count, not the indices
+        subtitles = _subtitles(question, media, options, layout, ())
+        text = lmms_eval_text(question, subtitles)
+        content = [_video_url(question, media), _text(text)] if options.vision else [_text(text)]
+        return _url_turn(content, text, options, max_tokens, layout, count, subtitles)
     indices: tuple[int, ...]
     if options.protocol is ProtocolName.LMMS_EVAL:
         indices = qwen_vl_indices(layout.total_frames, count)
@@ -126,10 +154,13 @@ async def _task_turn(
     asked = task.asked(question)  # MVBench's task reads the whole video, never the clip window
     layout = await media.layout(asked)
     count = options.frames or REFERENCE_DEFAULTS[options.protocol][0]  # the chat wrapper's, per task
-    indices = task.frame_indices(layout.total_frames, count)
-    pixels = await media.frames_at(asked, indices, layout) if options.vision else []
     subtitles = task.subtitle_text(media.subtitle_file(asked)) if options.subtitles else None
     text = task.text(asked, subtitles)
+    if options.pass_video_url:
+        content = [_video_url(asked, media), _text(text)] if options.vision else [_text(text)]
+        return _url_turn(content, text, options, task.spec.max_new_tokens, layout, count, subtitles)
+    indices = task.frame_indices(layout.total_frames, count)
+    pixels = await media.frames_at(asked, indices, layout) if options.vision else []
     content = [*(_image(qwen_vl_png_data_url(p, len(pixels))) for p in pixels), _text(text)]
     return _turn(content, text, options, task.spec.max_new_tokens, layout, indices, subtitles)
 
@@ -156,6 +187,22 @@ def _turn(
         subtitles=tuple(subtitles.split("\n")) if subtitles else (),
         duration_s=layout.total_frames / layout.fps,
     )
+
+
+def _url_turn(
+    content: list[dict[str, Any]],
+    text: str,
+    options: ReferenceOptions,
+    max_tokens: int,
+    layout: FrameLayout,
+    count: int,
+    subtitles: str | None,
+) -> ReferenceTurn:
+    """The pass_video_url turn: the URL and the text, the frame count in ``media_io_kwargs`` (sent
+    whenever the mode is on, as upstream does, even with no video in the message)."""
+    turn = _turn(content, text, options, max_tokens, layout, (), subtitles)
+    kwargs = {"video": {"num_frames": int(count)}}
+    return replace(turn, media_io_kwargs=kwargs, server_frames=count if options.vision else 0)
 
 
 def _subtitles(

@@ -3,8 +3,12 @@
 In the key: a key version, the model, the full messages (tool calls and tool results included),
 tools, tool_choice, response_format, *every* :class:`SamplingParams` field (unset ones as explicit
 nulls, so adding a field changes every key rather than silently aliasing), extra_body, the sample
-index and the salt. Out of the key: the API key, timeouts, retry settings and the stream flag,
-which change how we ask, not what is answered. The role is out too: it is derived from the
+index and the salt, and ``media_io_kwargs`` when the request carries it. That one is named only
+when set: it came after the key's first version, and a request without it (every ``images``
+request) must keep the key it always had, or every stored response would be asked again.
+
+Out of the key: the API key, timeouts, retry settings and the stream flag, which change how we
+ask, not what is answered. The role is out too: it is derived from the
 request content (tools or schema name), so it would add nothing.
 
 Values are hashed as sent, without normalisation: ``1`` and ``1.0`` in ``extra_body``, or NFC and
@@ -33,7 +37,7 @@ def _sampling_material(sampling: SamplingParams) -> dict[str, Any]:
 
 def key_material(request: ChatRequest, salt: str | None) -> dict[str, Any]:
     """The exact object that is hashed (exposed so tests and docs can show it)."""
-    return {
+    material: dict[str, Any] = {
         "v": KEY_VERSION,
         "model": request.model,
         "messages": list(request.messages),
@@ -45,6 +49,9 @@ def key_material(request: ChatRequest, salt: str | None) -> dict[str, Any]:
         "sample_idx": request.sample_idx,
         "salt": salt,
     }
+    if request.media_io_kwargs is not None:
+        material["media_io_kwargs"] = request.media_io_kwargs
+    return material
 
 
 def cache_key(request: ChatRequest, salt: str | None) -> str:

@@ -173,6 +173,7 @@ async def _largest_request(
         subtitles=sources if config.agent.subtitles else None,
         config=config.agent,
         benchmark=config.data.benchmark,
+        media=config.llm.media,
     )
     return question, await largest_request(agent, question)
 
