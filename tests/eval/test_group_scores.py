@@ -5,14 +5,21 @@ report page: tests/report/test_report_group_scores.py)."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
+from eval_support import improved
 from rich.console import Console
+from train_support import write_train_config
 
+from bench_support import Bench, StartSim, v2_questions_file
 from skillharness.commands.eval_table import print_holdout
-from skillharness.data import Question
-from skillharness.eval import HoldoutReport, compare_group_scores, compare_groups
-from skillharness.store import Prediction, PredictionStatus
+from skillharness.config import load_config
+from skillharness.data import Question, SplitParams, load_adapter, load_benchmark, make_split, write_split
+from skillharness.eval import HOLDOUT, HoldoutReport, compare_group_scores, compare_groups, run_holdout
+from skillharness.sim import SimConfig
+from skillharness.skills import Bundle
+from skillharness.store import Prediction, PredictionStatus, RunMetric, RunReader
 
 OK, INFRA = PredictionStatus.OK, PredictionStatus.INFRA_ERROR
 
@@ -134,3 +141,32 @@ def test_the_stored_report_round_trips_and_an_older_one_still_reads() -> None:
     assert HoldoutReport.model_validate(stored).group_scores == _report().group_scores
     old = {k: v for k, v in stored.items() if k != "group_scores"}  # a report stored before groups
     assert HoldoutReport.model_validate(old).group_scores is None
+
+
+@pytest.mark.slow
+async def test_run_holdout_stores_the_group_score_of_grouped_questions(
+    tmp_path: Path, holdout_bench: Bench, sim_factory: StartSim
+) -> None:
+    """The whole holdout on a Video-MME-v2 file split by video against the simulator: the stored
+    report carries the group score of the test pool's groups, beside its accuracy rows."""
+    path = v2_questions_file(holdout_bench, tmp_path / "test.parquet", videos=6)
+    questions = load_benchmark(path, load_adapter("videomme_v2")).questions
+    split = make_split(list(questions), SplitParams(sizes=(2, 2, 2), unit="video", seed=3))
+    written = write_split(split, list(questions), path, tmp_path / "split", force=False, version="test")
+    sim = sim_factory(SimConfig(seed=3), questions)
+    data = {"questions": str(path), "pools": str(written.pools_path), "benchmark": "videomme_v2"}
+    config = load_config(write_train_config(tmp_path, holdout_bench, sim, data=data))
+    base = Bundle.load(holdout_bench.bundle)
+    report = await run_holdout(config, improved(base, sim), base, train_run_id=None, purpose="test: groups")
+    groups = report.group_scores
+    assert groups is not None
+    assert report.overall.paired.n_pairs == 8  # two test videos, four questions each
+    assert (groups.final.n_groups, groups.baseline.n_groups, groups.n_pairs) == (2, 2, 2)
+    for arm in (groups.final, groups.baseline):
+        assert arm.score is not None
+        assert arm.low is not None
+        assert arm.high is not None
+        assert arm.low <= arm.score <= arm.high
+    with RunReader(config.store) as reader:
+        [stored] = reader.ledger(RunMetric, run_id=report.final_run_id, name=HOLDOUT)
+    assert HoldoutReport.model_validate(stored.value).group_scores == groups

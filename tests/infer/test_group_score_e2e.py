@@ -8,50 +8,24 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 import yaml
 from infer_support import Bench, experiment_doc
 
-from bench_support import StartSim
+from bench_support import StartSim, v2_questions_file
 from cli_support import run_cli as cli
 from skillharness.agent import lmms_eval_task
-from skillharness.data import load_adapter, load_benchmark, load_questions
+from skillharness.data import load_adapter, load_benchmark
 from skillharness.infer.scoring import Parser, score_run
 from skillharness.sim import LatencyConfig, SimConfig
 from upstream_oracles import videomme_v2_overall_score
 
 WORLD = SimConfig(seed=3, latency=LatencyConfig(ttft_s=0.0, per_token_s=0.0, jitter_s=0.0))
-GROUPS = [("relevance", "[1, 2, 3, 4]"), ("logic", "[1, [2, 3], 4]"), ("logic", "[[1, 2], 3, 4]")]
-
-
-def _v2_file(bench: Bench, path: Path) -> Path:
-    """Three of the bench's videos, four questions each, in test.parquet's columns."""
-    videos = sorted({q.videoID for q in load_questions(bench.questions)})[: len(GROUPS)]
-    rows = [
-        {
-            "video_id": video,
-            "question_id": f"{video}-{k}",
-            "question": f"In clip {video}, which scene comes {['first', 'second', 'third', 'last'][k - 1]}?",
-            "options": "\n".join(f"{x}. scene {x.lower()}{k}" for x in "ABCDEFGH"),
-            "answer": "ABCDEFGH"[(3 * k + i) % 8],
-            "group_type": kind,
-            "group_structure": structure,
-            "level": 1 + i,
-            "second_head": "Temporal Reasoning" if k < 4 else "Spatial Reasoning",
-            "third_head": "Order",
-        }
-        for i, (video, (kind, structure)) in enumerate(zip(videos, GROUPS, strict=True))
-        for k in (1, 2, 3, 4)
-    ]
-    pq.write_table(pa.Table.from_pylist(rows), path)
-    return path
 
 
 @pytest.mark.slow
 def test_infer_prints_videomme_v2s_group_score(tmp_path: Path, bench: Bench, sim_factory: StartSim) -> None:
-    questions_path = _v2_file(bench, tmp_path / "test.parquet")
+    questions_path = v2_questions_file(bench, tmp_path / "test.parquet")
     questions = load_benchmark(questions_path, load_adapter("videomme_v2")).questions
     sim = sim_factory(WORLD, questions)
     doc = experiment_doc(tmp_path, bench, model=sim.model_name, base_url=sim.base_url, subtitles=False)
