@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import write_split
 from skillharness.data.questions import Question
@@ -63,3 +66,32 @@ def experiment_doc(folder: Path, bench: Bench, *, model: str, base_url: str, **a
         "store": {"url": f"sqlite:///{folder / 'runs.sqlite'}"},
         "agent": {"bundle": str(bench.bundle), "frames": {"cache_dir": str(folder / "frames")}, **agent},
     }
+
+
+V2_GROUPS = (("relevance", "[1, 2, 3, 4]"), ("logic", "[1, [2, 3], 4]"), ("logic", "[[1, 2], 3, 4]"))
+_PLACES = ("first", "second", "third", "last")
+
+
+def v2_questions_file(bench: Bench, path: Path, videos: int = 3) -> Path:
+    """A questions file in Video-MME-v2's ``test.parquet`` columns over ``videos`` of the bench's
+    videos, four questions each (one group per video, the group types in turn); the task types
+    are Video-MME's, so the bench's bundle has a skill for each."""
+    names = sorted({q.videoID for q in load_questions(bench.questions)})[:videos]
+    rows = [
+        {
+            "video_id": video,
+            "question_id": f"{video}-{k}",
+            "question": f"In clip {video}, which scene comes {_PLACES[k - 1]}?",
+            "options": "\n".join(f"{x}. scene {x.lower()}{k}" for x in "ABCDEFGH"),
+            "answer": "ABCDEFGH"[(3 * k + i) % 8],
+            "group_type": V2_GROUPS[i % len(V2_GROUPS)][0],
+            "group_structure": V2_GROUPS[i % len(V2_GROUPS)][1],
+            "level": 1 + i % 3,
+            "second_head": "Temporal Reasoning" if k < 4 else "Spatial Reasoning",
+            "third_head": "Order",
+        }
+        for i, video in enumerate(names)
+        for k in (1, 2, 3, 4)
+    ]
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    return path

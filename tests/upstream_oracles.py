@@ -9,11 +9,17 @@ docs/protocols.md), so a test can check our implementation against it on many in
   ``extract_characters_regex``, and when that is empty ``can_infer`` with no choices, else "Z".
 - ``official_extract`` / ``official_read``: ``eval_your_results.py`` of ``thanku-all/parse_answer``
   (the script the Video-MME README links): its extractor, and its reading of a results file.
+- ``mvbench_aggregate``, ``mlvu_dev_aggregate``, ``videomme_v2_overall_score``: lmms-eval
+  v0.7.2's ``mvbench_aggregate_results``, ``mlvu_aggregate_results_dev`` and the
+  ``overall_score`` of ``_compute_all_subscores`` with ``cal_relevance`` / ``cal_logic``, on the
+  dictionaries their ``process_results`` return.
 """
 
 from __future__ import annotations
 
+import ast
 import re
+from collections import defaultdict
 from typing import Any
 
 _PREFIXES_VLM = [
@@ -170,3 +176,77 @@ def lmms_eval_overall(rows: list[tuple[str, str]]) -> float:
     rows: every reply counts, its extracted letter compared with the answer, in percent."""
     correct = sum(lmms_eval_extract(reply) == answer for reply, answer in rows)
     return 100 * correct / len(rows) if rows else 0
+
+
+def mvbench_aggregate(results: list[dict[str, Any]]) -> float:
+    """``{"pred_answer": <reply>, "score": 0|1}`` rows: 100 · right / non-empty replies."""
+    answered = correct = 0
+    for result in results:
+        if result["pred_answer"] != "":
+            answered += 1
+            correct += result["score"]
+    return 100 * correct / answered if answered > 0 else 0
+
+
+def mlvu_dev_aggregate(results: list[dict[str, Any]]) -> float:
+    """``{"task_type", "pred_answer", "answer"}`` rows: the mean of the seven types' accuracies
+    (× 100), a type matched by substring of the keys, as upstream loops."""
+    types = {"anomaly_reco", "count", "ego", "needle", "order", "plotQA", "topic_reasoning"}
+    counts = {t: {"correct": 0, "answered": 0} for t in types}
+    for result in results:
+        counts[result["task_type"]]["answered"] += 1
+        counts[result["task_type"]]["correct"] += result["pred_answer"] == result["answer"]
+    scores = {}
+    for wanted in types:
+        right = sum(v["correct"] for k, v in counts.items() if wanted in k)
+        total = sum(v["answered"] for k, v in counts.items() if wanted in k)
+        scores[wanted] = 100 * right / total if total > 0 else 0
+    return sum(scores.values()) / len(types)
+
+
+def _relevance(scores: list[int]) -> float:
+    table = {0: 0.0, 1: 100.0 / 16, 2: 100.0 * 4 / 16, 3: 100.0 * 9 / 16, 4: 100.0}
+    return table.get(sum(scores), 0.0)
+
+
+def _logic(scores: list[int], structure: str) -> float:
+    shape = ast.literal_eval(structure)
+    last = -1
+    for idx, val in enumerate(scores):
+        if val:
+            last = idx
+        else:
+            break
+    if shape == [1, 2, 3, 4]:
+        table = {0: 0.0, 1: 100.0 / 16, 2: 100.0 * 4 / 16, 3: 100.0 * 9 / 16, 4: 100.0}
+    elif shape == [1, [2, 3], 4]:
+        table = {0: 0.0, 1: 100.0 / 12, 2: 100.0 * 4 / 12, 3: 100.0 * 7 / 12, 4: 100.0}
+        if last == 0 and scores[2]:
+            last += 1
+    elif shape == [[1, 2], 3, 4]:
+        table = {0: 0.0, 1: 100.0 / 10, 2: 100.0 * 2 / 10, 3: 100.0 * 5 / 10, 4: 100.0}
+        if last == -1 and scores[1]:
+            last += 1
+    else:
+        raise ValueError(f"Unknown group_structure_list: {shape}")
+    return table.get(last + 1, 0.0)
+
+
+def videomme_v2_overall_score(results: list[dict[str, Any]]) -> float:
+    """``{"video_id", "question_id", "group_type", "group_structure", "score"}`` rows: groups by
+    video, each sorted by the number after the id's last ``-``, typed by its first question."""
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in results:
+        groups[r["video_id"]].append(r)
+    scores = []
+    for items in groups.values():
+        items.sort(key=lambda x: int(x["question_id"].split("-")[-1]))
+        bits = [item["score"] for item in items]
+        kind, structure = items[0]["group_type"], items[0]["group_structure"]
+        if kind == "relevance":
+            scores.append(_relevance(bits))
+        elif kind == "logic":
+            scores.append(_logic(bits, structure))
+        else:
+            raise ValueError(f"Unknown group_type: {kind}")
+    return sum(scores) / len(scores) if scores else 0.0

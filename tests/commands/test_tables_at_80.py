@@ -18,8 +18,18 @@ from rich.console import Console
 from skillharness.commands.eval_table import print_holdout
 from skillharness.commands.fit_table import Col, FitTable
 from skillharness.commands.gate_tables import plan_table
+from skillharness.commands.scores_table import print_reference
 from skillharness.commands.summary_table import print_summary
-from skillharness.eval import ArmCell, GroupRow, HoldoutReport, PairedCell, TruthCell
+from skillharness.eval import (
+    ArmCell,
+    GroupRow,
+    GroupScoreArm,
+    GroupScores,
+    HoldoutReport,
+    PairedCell,
+    TruthCell,
+)
+from skillharness.infer import ReferenceRow, ReferenceScore
 from skillharness.infer.summary import Scored, summarize
 
 _WIDTHS = (80, 200)
@@ -105,6 +115,39 @@ def test_holdout_tables_keep_every_number_whole(width: int) -> None:
         assert text.count("Temporal Perception") >= 2
     else:
         assert "(continued)" not in text
+
+
+@pytest.mark.parametrize("width", _WIDTHS)
+def test_group_score_table_keeps_every_number_whole(width: int) -> None:
+    groups = GroupScores(
+        final=GroupScoreArm(score=0.4213, low=0.3377, high=0.5102, n_groups=75, left_out=2),
+        baseline=GroupScoreArm(score=0.3865, low=0.3031, high=0.4718, n_groups=75, left_out=1),
+        n_pairs=74, gain=0.0348, low=-0.0411, high=0.1129,
+    )  # fmt: skip
+    report = _report().model_copy(update={"group_scores": groups})
+    text = _rendered(lambda console: print_holdout(console, report), width)
+    numbers = ["42.1 [33.8, 51.0]", "38.6 [30.3, 47.2]", "+3.5 [-4.1, +11.3]", "74 groups"]
+    _assert_readable(text, width, numbers + _holdout_numbers(report))
+
+
+@pytest.mark.parametrize("width", _WIDTHS)
+def test_reference_score_table_keeps_every_number_whole(width: int) -> None:
+    rows = [ReferenceRow("all", 0.4213, 0.3377, 0.5102, 800)]
+    rows += [
+        ReferenceRow(task, 0.3 + k / 20, 0.21 + k / 20, 0.41 + k / 20, 60 + k)
+        for k, task in enumerate(_TASKS)
+    ]
+    reference = ReferenceScore(
+        task="videomme_v2", metric="videomme_v2_overall_score", rule="group_score", scale=100, digits=None,
+        unit="groups", method="video bootstrap", reported="overall", rows=tuple(rows), left_out=3,
+    )  # fmt: skip
+    accuracy = summarize(_scored(), 0.95)
+    text = _rendered(lambda console: print_reference(console, reference, accuracy, "95% CI"), width)
+    numbers = [
+        f"{reference.shown(r.value)} ({reference.shown(r.low)}–{reference.shown(r.high)})" for r in rows
+    ]
+    numbers += [f"{100 * c.ci_low:.1f}–{100 * c.ci_high:.1f}" for c in accuracy["task_type"]]
+    _assert_readable(text, width, numbers + list(_TASKS))
 
 
 def _scored() -> list[Scored]:

@@ -21,6 +21,7 @@ from skillharness.data import (
     load_benchmark,
     load_questions,
 )
+from skillharness.errors import DataError
 
 BUILT_IN = ("egoschema", "longvideobench", "mlvu", "mvbench", "nextqa", "videomme", "videomme_v2")
 
@@ -68,30 +69,68 @@ def test_real_videomme_through_its_adapter(videomme_questions_path: Path) -> Non
     assert list(loaded.questions) == load_questions(videomme_questions_path)
 
 
-def test_videomme_v2_options_come_one_per_line(tmp_path: Path) -> None:
-    options = "\n".join(f"{x}. choice {x.lower()}" for x in "ABCDEFGH")
-    rows = [
-        {
-            "video": "001",
-            "question": f"Which {k}?",
-            "options": options,
-            "answer": "F",
-            "level": 2,
-            "group_type": "relevance",
-            "group_structure": "[1, 2, 3, 4]",
-            "second_head": "Temporal Reasoning",
-            "third_head": "Order",
-        }
-        for k in (1, 2)
-    ]
-    path = tmp_path / "test.parquet"
+def _v2_row(
+    video: str, k: int, group_type: str = "relevance", structure: str = "[1, 2, 3, 4]"
+) -> dict[str, Any]:
+    """A row of Video-MME-v2's test.parquet (the columns its readers use)."""
+    return {
+        "video_id": video,
+        "question_id": f"{video}-{k}",
+        "question": f"Which {k}?",
+        "options": "\n".join(f"{x}. choice {x.lower()}" for x in "ABCDEFGH"),
+        "answer": "F",
+        "level": 2,
+        "group_type": group_type,
+        "group_structure": structure,
+        "second_head": "Temporal Reasoning",
+        "third_head": "Order",
+    }
+
+
+def _parquet(path: Path, rows: list[dict[str, Any]]) -> Path:
     pq.write_table(pa.Table.from_pylist(rows), path)
-    first, second = load_benchmark(path, load_adapter("videomme_v2")).questions
+    return path
+
+
+def test_videomme_v2_options_come_one_per_line_with_the_group(tmp_path: Path) -> None:
+    rows = [_v2_row("001", k, "logic", "[1, [2, 3], 4]") for k in (2, 1, 3, 4)]
+    first, second, *_ = load_benchmark(
+        _parquet(tmp_path / "test.parquet", rows), load_adapter("videomme_v2")
+    ).questions
     assert first.options[7] == "H. choice h"
     assert first.answer == "F"
     assert first.task_type == "Temporal Reasoning"
     assert first.subtitle_path == "subtitle/001.jsonl"
-    assert (first.question_id, second.question_id) == ("test-1", "test-2"), "numbered by position"
+    assert (first.question_id, second.question_id) == ("001-2", "001-1"), "the file's own ids"
+    assert (first.group_type, first.group_structure) == ("logic", "[1, [2, 3], 4]")
+
+
+@pytest.mark.parametrize(
+    ("kind", "structure", "needle"),
+    [
+        ("consistency", "[1, 2, 3, 4]", "group_type"),
+        ("logic", "[1, 2, [3, 4]]", "none of the known logic structures"),
+        ("logic", "", "not a literal list"),
+    ],
+)
+def test_a_bad_group_names_the_row_and_field(tmp_path: Path, kind: str, structure: str, needle: str) -> None:
+    rows = [_v2_row("007", k) for k in (1, 2, 3)] + [_v2_row("007", 4, kind, structure)]
+    with pytest.raises(DataError, match=needle) as caught:
+        load_benchmark(_parquet(tmp_path / "test.parquet", rows), load_adapter("videomme_v2"))
+    assert "row 4" in str(caught.value)
+    assert "007-4" in str(caught.value)
+
+
+def test_a_video_whose_questions_disagree_on_their_group_is_refused(tmp_path: Path) -> None:
+    rows = [_v2_row("003", k) for k in (1, 2, 3)] + [_v2_row("003", 4, "logic", "[1, 2, 3, 4]")]
+    with pytest.raises(DataError, match="video '003': its questions disagree on their group"):
+        load_benchmark(_parquet(tmp_path / "test.parquet", rows), load_adapter("videomme_v2"))
+
+
+def test_a_grouped_question_needs_its_place_in_the_question_id(tmp_path: Path) -> None:
+    rows = [{**_v2_row("004", k), "question_id": f"q{k}"} for k in (1, 2)]
+    with pytest.raises(DataError, match="must end in '-<number>'"):
+        load_benchmark(_parquet(tmp_path / "test.parquet", rows), load_adapter("videomme_v2"))
 
 
 def test_mvbench_reads_one_file_per_task_with_its_clip_windows(tmp_path: Path) -> None:

@@ -7,8 +7,10 @@ from skillharness.agent.loop import Agent
 from skillharness.agent.normalize import Normalized, normalize_answer
 from skillharness.agent.ports import BundleView, FrameSource, InvalidatingChatModel, SubtitleSource, TraceSink
 from skillharness.agent.protocols import (
+    LmmsEvalTask,
     ProtocolName,
     lmms_eval_letter,
+    lmms_eval_task,
     official_letter,
     vlmevalkit_letter,
 )
@@ -23,6 +25,7 @@ __all__ = [
     "BundleView",
     "FrameSource",
     "InvalidatingChatModel",
+    "LmmsEvalTask",
     "LocalVideos",
     "Normalized",
     "Prediction",
@@ -37,6 +40,7 @@ __all__ = [
     "check_questions",
     "largest_request",
     "lmms_eval_letter",
+    "lmms_eval_task",
     "normalize_answer",
     "official_letter",
     "question_window",

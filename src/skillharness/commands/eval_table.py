@@ -6,7 +6,7 @@ from rich.console import Console
 
 from skillharness.commands.cells import ci, deff, p_value, pct, signed, with_ci
 from skillharness.commands.fit_table import Col, FitTable
-from skillharness.eval import GroupRow, HoldoutReport, ValHoldout
+from skillharness.eval import GroupRow, GroupScores, HoldoutReport, ValHoldout
 
 __all__ = ["print_holdout"]
 
@@ -45,6 +45,42 @@ def _table(report: HoldoutReport, grouping: str, rows: list[GroupRow]) -> FitTab
     return table
 
 
+def _group_table(report: HoldoutReport, groups: GroupScores) -> FitTable:
+    """Video-MME-v2's group score under the per-question accuracy it is read beside."""
+    level = f"{100 * report.confidence:g}% CI by video"
+    columns = [Col("score", justify="left", wrap=True), Col("n"), Col(f"final % [{level}]")]
+    columns += [Col(f"baseline % [{level}]"), Col(f"gain pts [{level}]")]
+    table = FitTable("Group score (Video-MME-v2)", columns, title_justify="left")
+    row = report.overall
+    f, b, d = row.final, row.baseline, row.paired
+    table.add_row(
+        "per-question accuracy",
+        f"{d.n_pairs} questions",
+        with_ci(pct(f.accuracy), f.low, f.high),
+        with_ci(pct(b.accuracy), b.low, b.high),
+        with_ci(signed(d.gain), d.low, d.high, True),
+    )
+    gf, gb = groups.final, groups.baseline
+    table.add_row(
+        "group score",
+        f"{groups.n_pairs} groups",
+        with_ci(pct(gf.score), gf.low, gf.high),
+        with_ci(pct(gb.score), gb.low, gb.high),
+        with_ci(signed(groups.gain), groups.low, groups.high, True),
+    )
+    return table
+
+
+def _group_note(groups: GroupScores) -> str:
+    left = max(groups.final.left_out, groups.baseline.left_out)
+    note = (
+        "group score: a video's four questions scored together (relevance: (right/4)²; logic: by the "
+        "run of right answers from the first, per its structure), averaged over groups; intervals "
+        "resample videos"
+    )
+    return note + (f"; {left} group(s) missing an answer or a question left out" if left else "")
+
+
 def _val_line(val: ValHoldout) -> str:
     line = (
         f"val gain ({val.selection}) {signed(val.val_gain)} pts {ci(val.val_low, val.val_high, True)}, "
@@ -70,6 +106,9 @@ def print_holdout(console: Console, report: HoldoutReport) -> None:
         rows = report.rows_of(grouping)  # type: ignore[arg-type]
         if rows:
             _table(report, grouping, rows).print(console)
+        if grouping == "overall" and report.group_scores is not None:
+            _group_table(report, report.group_scores).print(console)
+            console.print(_group_note(report.group_scores))
     method = "question bootstrap" if report.samples > 1 else "Wilson; gain: Newcombe paired"
     console.print(
         "intervals by video (a video's questions are correlated): video bootstrap, never narrower than "

@@ -152,7 +152,9 @@ def _where(job: InferJob) -> str:
 
 
 def _report(console: Console, job: InferJob, result: InferResult, export_official: Path | None) -> None:
-    scores = score_run(job.store, result.run_id, job.questions, job.confidence)
+    scores = score_run(
+        job.store, result.run_id, job.questions, job.confidence, job.data.benchmark, job.agent.subtitles
+    )
     print_scores(console, scores, result.status_counts, f"run {result.run_id}", job.confidence)
     if export_official is not None:
         write_official_results(export_official, scores.answers)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from skillharness.commands.fit_table import Col, FitTable
-from skillharness.infer import Parser, RunScores, parser_gap
+from skillharness.infer import Parser, ReferenceScore, RunScores, parser_gap
 from skillharness.infer.summary import Cell
 
 __all__ = ["print_scores"]
@@ -69,3 +69,30 @@ def print_scores(
     )
     if (gap := parser_gap(scores)) is not None:
         console.print(f"[yellow]note:[/] {gap}")
+    if scores.reference is not None:
+        print_reference(console, scores.reference, scores.tables[Parser.LMMS_EVAL], level)
+
+
+def print_reference(
+    console: Console, reference: ReferenceScore, accuracy: dict[str, list[Cell]], level: str
+) -> None:
+    """The benchmark's own lmms-eval metric by its rule, beside lmms-eval's per-question accuracy."""
+    r = reference
+    columns = [Col("task type", justify="left", wrap=True), Col(f"n {r.unit}")]
+    columns += [Col(f"{r.metric} ({level}, {r.method})"), Col(f"lmms-eval accuracy % ({level})")]
+    table = FitTable(f"lmms-eval {r.task}: {r.metric} (rule {r.rule})", columns, title_justify="left")
+    cells = {c.label: c for grouping in ("overall", "task_type") for c in accuracy.get(grouping, [])}
+    for row in r.rows:
+        value = f"{r.shown(row.value)} ({r.shown(row.low)}–{r.shown(row.high)})"
+        beside = cells.get(row.label)
+        table.add_row(row.label, str(row.n), value, _score(beside) if beside else "-")
+    table.print(console)
+    notes = [f"{r.metric} on lmms-eval's scale (×{r.scale:g}), read by the task's own extractor"]
+    if r.reported == "task_type":
+        notes.append(
+            f"lmms-eval reports each task type's {r.metric} alone (one task per type, no aggregate): "
+            "the 'all' row pools them, a number it does not print"
+        )
+    if r.left_out:
+        notes.append(f"{r.left_out} group(s) missing a question left out (a group is scored whole)")
+    console.print("; ".join(notes) + ".")

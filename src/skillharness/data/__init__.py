@@ -4,6 +4,7 @@ from skillharness.data.adapter import Adapter, builtin_adapters, load_adapter
 from skillharness.data.config import DEFAULT_BENCHMARK, DataConfig
 from skillharness.data.convert import DEFAULT_DURATION, LoadedBenchmark, load_benchmark
 from skillharness.data.loader import load_questions
+from skillharness.data.metric_rules import METRIC_RULES, Part, RuleInput, ScoredGroup, scored_groups
 from skillharness.data.pools import (
     MANIFEST_FILE,
     POOLS_FILE,
@@ -30,6 +31,7 @@ __all__ = [
     "DEFAULT_SEED",
     "DEFAULT_VIDEOS",
     "MANIFEST_FILE",
+    "METRIC_RULES",
     "OPTION_LETTERS",
     "POOLS_FILE",
     "VIDEO_MME",
@@ -38,8 +40,11 @@ __all__ = [
     "DataConfig",
     "FrozenPools",
     "LoadedBenchmark",
+    "Part",
     "Pool",
     "Question",
+    "RuleInput",
+    "ScoredGroup",
     "Split",
     "SplitParams",
     "TaskType",
@@ -58,6 +63,7 @@ __all__ = [
     "make_split",
     "pools_bytes",
     "read_questions",
+    "scored_groups",
     "select_pool",
     "slugify",
     "verify_split",

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from skillharness.data.metric_rules import METRIC_RULES
 from skillharness.errors import DataError
 from skillharness.util.model import StrictModel, describe_validation
 
@@ -26,6 +27,7 @@ __all__ = [
     "AnswerSpec",
     "AnswersFile",
     "ClipSpec",
+    "GroupSpec",
     "OptionsSpec",
     "ReferenceMetric",
     "ReferencePrompt",
@@ -155,6 +157,16 @@ class ClipSpec(StrictModel):
     end: str
 
 
+class GroupSpec(StrictModel):
+    """Fields holding a question's group (Video-MME-v2): its scoring type (``relevance`` or
+    ``logic``) and a logic group's structure (``"[1, [2, 3], 4]"``). A group is the questions of
+    one video, ordered by the number after their question id's last ``-``
+    (:mod:`skillharness.data.groups`)."""
+
+    type: str = Field(min_length=1)
+    structure: str = Field(min_length=1)
+
+
 class SubtitleSpec(StrictModel):
     """The subtitle file of a row (a field or a template) and, optionally, the field holding the
     offset of its timestamps in seconds."""
@@ -197,14 +209,30 @@ class ReferenceSubtitles(StrictModel):
 
 
 class ReferenceMetric(StrictModel):
-    """How the reference task aggregates its per-question scores: ``rule`` by name, the scale
-    it reports on (1 or 100), its rounding, and the task types a macro average runs over."""
+    """How the reference task aggregates its per-question scores: ``rule`` by name (one of
+    ``data.metric_rules.METRIC_RULES``), the scale it reports on (1 or 100), its rounding, the
+    task types a macro average runs over, and whether upstream reports one number (``overall``)
+    or one per task type (``task_type``: MVBench's sub-tasks, with no group aggregate)."""
 
     name: str = Field(min_length=1)
-    rule: Literal["accuracy", "answered_accuracy", "macro_task_accuracy"]
-    scale: float = 1.0
-    digits: int | None = None
+    rule: str = Field(min_length=1)
+    scale: float = Field(1.0, gt=0)
+    digits: int | None = Field(None, ge=0)
     task_types: tuple[str, ...] = ()
+    reported: Literal["overall", "task_type"] = "overall"
+
+    @field_validator("rule")
+    @classmethod
+    def _known_rule(cls, value: str) -> str:
+        if value not in METRIC_RULES:
+            raise ValueError(f"rule {value!r} is not one of {', '.join(sorted(METRIC_RULES))}")
+        return value
+
+    @model_validator(mode="after")
+    def _task_types_when_needed(self) -> ReferenceMetric:
+        if METRIC_RULES[self.rule].needs_task_types and not self.task_types:
+            raise ValueError(f"rule {self.rule!r} averages over task types: list them in 'task_types'")
+        return self
 
 
 class ReferencePrompt(StrictModel):
@@ -275,6 +303,7 @@ class Adapter(StrictModel):
     answers: AnswersFile | None = None
     clip: ClipSpec | None = None
     subtitle: SubtitleSpec | None = None
+    group: GroupSpec | None = None
     duplicate_options: Literal["error", "allow"] = "error"
     # lmms-eval's own task for this benchmark (docs/protocols.md); absent: its Video-MME request.
     lmms_eval: ReferencePrompt | None = None
@@ -321,6 +350,8 @@ class Adapter(StrictModel):
         names += self.options.fields
         if self.answer is not None:
             names.append(self.answer.field)
+        if self.group is not None:
+            names += [self.group.type, self.group.structure]
         return tuple(dict.fromkeys(names))
 
 

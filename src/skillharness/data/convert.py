@@ -14,6 +14,7 @@ from pathlib import Path
 from skillharness.data.adapter import Adapter
 from skillharness.data.convert_read import check_fit, read_all_rows, read_answers
 from skillharness.data.convert_rows import DEFAULT_DURATION, Problems, convert_row
+from skillharness.data.groups import group_problems
 from skillharness.data.loader import MAX_REPORTED_PROBLEMS
 from skillharness.data.questions import Benchmark, Question
 from skillharness.errors import DataError
@@ -59,6 +60,7 @@ def load_benchmark(
         first_row_of[question.question_id] = row.where
         questions.append(question)
     benchmark = _vocabulary(adapter, questions, problems, first_row_of)
+    problems.items += [f"{source}: {problem}" for problem in group_problems(questions)]
     if not questions and not problems.items:
         why = f" with an answer ({len(dropped)} left out without one)" if dropped else ""
         problems.items.append(f"{source}: the file holds no questions{why}")

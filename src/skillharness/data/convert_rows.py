@@ -215,6 +215,15 @@ def _clip(row: Row, adapter: Adapter, where: str, problems: Problems) -> tuple[f
     return low, high
 
 
+def _group(row: Row, adapter: Adapter) -> dict[str, str | None]:
+    # An empty cell is no value: a relevance group may leave its structure empty.
+    if adapter.group is None:
+        return {}
+    kind = cell_text(row.data.get(adapter.group.type)).strip()
+    structure = cell_text(row.data.get(adapter.group.structure)).strip()
+    return {"group_type": kind or None, "group_structure": structure or None}
+
+
 def _build(
     row: Row,
     adapter: Adapter,
@@ -254,6 +263,7 @@ def _build(
         "clip_end": clip[1],
         "subtitle_path": (_value(subtitle.path, row) or None) if subtitle is not None else None,
         "subtitle_offset": offset,
+        **_group(row, adapter),
     }
     try:
         return Question.model_validate(fields)

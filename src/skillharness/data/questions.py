@@ -14,6 +14,7 @@ from enum import StrEnum
 
 from pydantic import Field, field_validator, model_validator
 
+from skillharness.data.groups import GroupType, check_group
 from skillharness.util.model import StrictModel
 
 __all__ = ["OPTION_LETTERS", "VIDEO_MME", "Benchmark", "Question", "TaskType", "slugify"]
@@ -59,8 +60,9 @@ class Question(StrictModel):
     """One multiple-choice question about one video (the official Video-MME columns, plus a clip).
 
     The fields after ``answer`` are optional and absent from Video-MME, so its questions are
-    unchanged: a clip window (seconds into the video; the question is about that stretch only)
-    and a subtitle file with the offset of its timestamps relative to the video.
+    unchanged: a clip window (seconds into the video; the question is about that stretch only),
+    a subtitle file with the offset of its timestamps relative to the video, and Video-MME-v2's
+    group: how the questions of one video are scored together (:mod:`skillharness.data.groups`).
     """
 
     video_id: str = Field(min_length=1)
@@ -78,6 +80,8 @@ class Question(StrictModel):
     clip_end: float | None = None
     subtitle_path: str | None = None
     subtitle_offset: float = 0.0
+    group_type: GroupType | None = None
+    group_structure: str | None = None  # a logic group's, e.g. "[1, [2, 3], 4]"
 
     @field_validator("answer", mode="before")
     @classmethod
@@ -102,6 +106,7 @@ class Question(StrictModel):
         if self.answer not in letters:
             raise ValueError(f"answer {self.answer!r} is not among the option letters {letters}")
         _check_clip(self.clip_start, self.clip_end)
+        check_group(self.group_type, self.group_structure, self.question_id)
         return self
 
     @property

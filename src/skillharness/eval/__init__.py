@@ -28,9 +28,12 @@ __all__, __getattr__ = lazy_surface(
             "load_test_pool",
             "run_holdout",
         ),
+        "skillharness.eval.group_scores": ("compare_group_scores",),
         "skillharness.eval.holdout_report": (
             "ArmCell",
             "GroupRow",
+            "GroupScoreArm",
+            "GroupScores",
             "HoldoutReport",
             "PairedCell",
             "TruthCell",

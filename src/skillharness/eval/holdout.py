@@ -22,7 +22,8 @@ from pydantic import ValidationError
 from skillharness.data import Pool, Question, load_pool_questions
 from skillharness.errors import ConfigError
 from skillharness.eval.config import EvalConfig
-from skillharness.eval.holdout_report import GroupRow, HoldoutReport
+from skillharness.eval.group_scores import compare_group_scores
+from skillharness.eval.holdout_report import GroupRow, GroupScores, HoldoutReport
 from skillharness.eval.ledger import (
     EVAL_PURPOSE,
     HOLDOUT,
@@ -253,7 +254,14 @@ async def run_holdout(
             samples=config.eval.samples,
             confidence=config.eval.confidence,
         )
-        report = await _report(config, session.store, plan, rows)
+        groups = compare_group_scores(
+            plan.pool.questions,
+            final_preds,
+            base_preds,
+            samples=config.eval.samples,
+            confidence=config.eval.confidence,
+        )
+        report = await _report(config, session.store, plan, rows, groups)
         value = report.model_dump(mode="json")
         stored_under = dict.fromkeys(filter(None, (plan.runs[0].run_id, train_run_id)))
         await session.store.aupsert([RunMetric(run_id=r, name=HOLDOUT, value=value) for r in stored_under])
@@ -261,7 +269,7 @@ async def run_holdout(
 
 
 async def _report(
-    config: HoldoutSettings, store: RunStore, plan: _Plan, rows: list[GroupRow]
+    config: HoldoutSettings, store: RunStore, plan: _Plan, rows: list[GroupRow], groups: GroupScores | None
 ) -> HoldoutReport:
     recorded = None
     if plan.train_run_id is not None:
@@ -308,4 +316,5 @@ async def _report(
         test_pool_other_runs=others,
         val=val,
         simulator=truth is not None,
+        group_scores=groups,
     )

@@ -14,7 +14,16 @@ from pydantic import Field
 from skillharness.train import VAL_GAIN_LABEL
 from skillharness.util.model import StrictModel
 
-__all__ = ["ArmCell", "GroupRow", "HoldoutReport", "PairedCell", "TruthCell", "ValHoldout"]
+__all__ = [
+    "ArmCell",
+    "GroupRow",
+    "GroupScoreArm",
+    "GroupScores",
+    "HoldoutReport",
+    "PairedCell",
+    "TruthCell",
+    "ValHoldout",
+]
 
 Grouping = Literal["overall", "task_type", "duration"]
 
@@ -91,6 +100,30 @@ class GroupRow(StrictModel):
     truth: TruthCell | None = None
 
 
+class GroupScoreArm(StrictModel):
+    """One bundle's mean group score (Video-MME-v2: a video's four questions scored together)."""
+
+    score: float | None = Field(description="Mean group score, 0-1 (None: no complete group).")
+    low: float | None = Field(description="Interval by video: groups resampled (cluster bootstrap).")
+    high: float | None
+    n_groups: int = Field(description="Complete groups scored: (video, sample) with every question answered.")
+    left_out: int = Field(description="Groups missing an answer (an infra error) or a question (the pool).")
+
+
+class GroupScores(StrictModel):
+    """The group score of both bundles and its paired gain, beside the per-question accuracy."""
+
+    final: GroupScoreArm
+    baseline: GroupScoreArm
+    n_pairs: int = Field(description="Groups complete in both bundles.")
+    gain: float | None = Field(description="Final minus baseline mean group score on the paired groups.")
+    low: float | None = Field(
+        description="Interval by video (cluster bootstrap of the per-group differences)."
+    )
+    high: float | None
+    method: Literal["cluster_bootstrap"] = "cluster_bootstrap"
+
+
 class ValHoldout(StrictModel):
     """The val gain measured at the end of training against the holdout gain (the headline)."""
 
@@ -136,6 +169,9 @@ class HoldoutReport(StrictModel):
     test_pool_other_runs: int = Field(0, description="Other runs (infer --pool test) that read it too.")
     val: ValHoldout | None = None
     simulator: bool = Field(False, description="The endpoint is the simulator (truth columns present).")
+    group_scores: GroupScores | None = Field(
+        None, description="Video-MME-v2's group score, when the test questions carry groups."
+    )
 
     def rows_of(self, grouping: Grouping) -> list[GroupRow]:
         return [row for row in self.rows if row.grouping == grouping]

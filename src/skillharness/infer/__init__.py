@@ -21,6 +21,7 @@ from skillharness.infer.export import write_official_results
 from skillharness.infer.outcome import single_error
 from skillharness.infer.progress import InferProgress, RichProgress, short_name
 from skillharness.infer.provenance import inputs_hash, run_provenance
+from skillharness.infer.reference_score import ReferenceRow, ReferenceScore, reference_score
 from skillharness.infer.runner import (
     InferJob,
     InferResult,
@@ -59,6 +60,8 @@ __all__ = [
     "InferSettings",
     "PairedTable",
     "Parser",
+    "ReferenceRow",
+    "ReferenceScore",
     "RichProgress",
     "RunScores",
     "RunSession",
@@ -82,6 +85,7 @@ __all__ = [
     "open_session",
     "parser_gap",
     "probe_endpoints",
+    "reference_score",
     "reuse_salt",
     "run_inference",
     "run_provenance",

@@ -4,9 +4,12 @@ They read the same stored answers four ways (versions in docs/protocols.md):
 
 - **ours**: the strict normalizer's letter (``Prediction.answer``); unparsed counts as wrong; an
   infra error is no answer and is left out.
-- **lmms_eval**: lmms-eval's extractor (:func:`lmms_eval_letter`); "" counts as wrong and every
-  answer stays in the denominator. A failed request stays too: lmms-eval scores its failure text
-  (``[LMMS_EVAL_REQUEST_FAILED after 5 retries] <error>``), and so do we, with our error message.
+- **lmms_eval**: lmms-eval's extractor: the benchmark's own task's (``LmmsEvalTask.read``, the
+  adapter's ``lmms_eval`` section) or, without one, Video-MME's (:func:`lmms_eval_letter`); ""
+  counts as wrong and every answer stays in the denominator. A failed request stays too:
+  lmms-eval scores its failure text (``[LMMS_EVAL_REQUEST_FAILED after 5 retries] <error>``), and
+  so do we, with our error message. A benchmark with its own task also gets that task's metric
+  by its aggregation rule (:mod:`skillharness.infer.reference_score`): ``RunScores.reference``.
 - **vlmevalkit**: VLMEvalKit's extractor under its default ``exact_matching`` (unread counts as
   wrong). A failed request is its ``fail_msg`` ("Failed to obtain answer via API."), which its
   extractor reads as ``A`` (from "API"); we score it the same way.
@@ -27,14 +30,18 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from skillharness.agent import (
+    LmmsEvalTask,
     PredictionStatus,
     StepRole,
     TraceStep,
     lmms_eval_letter,
+    lmms_eval_task,
     official_letter,
     vlmevalkit_letter,
 )
+from skillharness.data.metric_rules import RuleInput
 from skillharness.data.questions import Question
+from skillharness.infer.reference_score import ReferenceScore, reference_score
 from skillharness.infer.summary import Cell, Scored, summarize
 from skillharness.llm.roles import TOOL_SUBMIT_ANSWER
 from skillharness.store import RunReader, StoreConfig
@@ -66,16 +73,19 @@ class ScoredAnswer:
     raw: str  # the model's answer text ("" for none)
     error: str = ""  # the infra error's message, for lmms-eval's failure text
 
-    def reference_letter(self, parser: Parser) -> str:
-        """What ``parser``'s extractor reads, on the text that reference scores ("" when nothing)."""
+    def reference_letter(self, parser: Parser, task: LmmsEvalTask | None = None) -> str:
+        """What ``parser``'s extractor reads, on the text that reference scores ("" when nothing);
+        under lmms-eval, ``task`` is the benchmark's own task (None: the Video-MME one)."""
         letters = self.question.letters  # A-D for Video-MME, as the references read it
         if parser is Parser.LMMS_EVAL:
-            return lmms_eval_letter(self._scored_text(parser), letters)
+            text = self.scored_text(parser)
+            return task.read(text, self.question) if task is not None else lmms_eval_letter(text, letters)
         if parser is Parser.VLMEVALKIT:
-            return vlmevalkit_letter(self._scored_text(parser), letters)
-        return official_letter(self._scored_text(parser), letters)
+            return vlmevalkit_letter(self.scored_text(parser), letters)
+        return official_letter(self.scored_text(parser), letters)
 
-    def _scored_text(self, parser: Parser) -> str:
+    def scored_text(self, parser: Parser) -> str:
+        """The text ``parser``'s reference scores: the reply, or what it puts in place of none."""
         if self.status is not PredictionStatus.INFRA_ERROR:
             if parser is Parser.VLMEVALKIT:
                 # VLMEvalKit's API wrapper strips the reply and turns an empty one (a reply of only
@@ -90,10 +100,12 @@ class ScoredAnswer:
 
 @dataclass(frozen=True)
 class RunScores:
-    """Per parser, the summary tables (``overall``, ``duration``, ``task_type``, ...)."""
+    """Per parser, the summary tables (``overall``, ``duration``, ``task_type``, ...), and the
+    benchmark's own lmms-eval metric when its adapter describes a task (``reference``)."""
 
     tables: dict[Parser, dict[str, list[Cell]]]
     answers: tuple[ScoredAnswer, ...]
+    reference: ReferenceScore | None = None
 
     def overall(self, parser: Parser) -> Cell:
         return self.tables[parser]["overall"][0]
@@ -121,27 +133,68 @@ def raw_answers(steps: Iterable[TraceStep]) -> dict[tuple[str, int], str]:
     return found
 
 
-def _scored(answer: ScoredAnswer, parser: Parser) -> Scored:
+def _scored(answer: ScoredAnswer, parser: Parser, task: LmmsEvalTask | None) -> Scored:
     q = answer.question
     status = answer.status.value
     if parser is Parser.OURS:
         correct = answer.status is PredictionStatus.OK and answer.ours == q.answer
     else:
-        letter = answer.reference_letter(parser)
+        letter = answer.reference_letter(parser, task)
         correct = letter == q.answer
         unparsed = "dropped" if parser is Parser.OFFICIAL else "parse_error"
         status = "ok" if letter else unparsed
     return Scored(q.task_type, q.duration, status, correct, q.domain, q.sub_category)
 
 
-def score_answers(answers: Sequence[ScoredAnswer], confidence: float = 0.95) -> RunScores:
-    """Every parser's tables over ``answers``."""
-    tables = {parser: summarize([_scored(a, parser) for a in answers], confidence) for parser in Parser}
-    return RunScores(tables, tuple(answers))
+def _reference(
+    answers: Sequence[ScoredAnswer],
+    scored: Sequence[Scored],
+    task: LmmsEvalTask,
+    confidence: float,
+    subtitles: bool,
+) -> ReferenceScore:
+    """The task's metric over the answers as lmms-eval reads them (every answer in, as there)."""
+    spec = task.spec
+    items = [
+        RuleInput(a.question, a.sample_idx, s.correct, task.replied(a.scored_text(Parser.LMMS_EVAL)))
+        for a, s in zip(answers, scored, strict=True)
+    ]
+    return reference_score(
+        items,
+        task=task.name(subtitles),
+        metric=spec.metric.name,
+        rule=spec.metric.rule,
+        scale=spec.metric.scale,
+        digits=spec.metric.digits,
+        task_types=spec.metric.task_types,
+        reported=spec.metric.reported,
+        confidence=confidence,
+    )
+
+
+def score_answers(
+    answers: Sequence[ScoredAnswer],
+    confidence: float = 0.95,
+    benchmark: str | None = None,
+    subtitles: bool = False,
+) -> RunScores:
+    """Every parser's tables over ``answers``; ``benchmark`` (``data.benchmark``) chooses
+    lmms-eval's task, its reading and its metric (None, or no task in its adapter: Video-MME's),
+    ``subtitles`` (``agent.subtitles``) the variant the metric is named after."""
+    task = lmms_eval_task(benchmark)
+    scored = {parser: [_scored(a, parser, task) for a in answers] for parser in Parser}
+    tables = {parser: summarize(rows, confidence) for parser, rows in scored.items()}
+    reference = _reference(answers, scored[Parser.LMMS_EVAL], task, confidence, subtitles) if task else None
+    return RunScores(tables, tuple(answers), reference)
 
 
 def score_run(
-    store: StoreConfig | str, run_id: str, questions: Sequence[Question], confidence: float = 0.95
+    store: StoreConfig | str,
+    run_id: str,
+    questions: Sequence[Question],
+    confidence: float = 0.95,
+    benchmark: str | None = None,
+    subtitles: bool = False,
 ) -> RunScores:
     """Read a stored run's predictions and traces and score them every way (read-only)."""
     by_id = {q.question_id: q for q in questions}
@@ -160,7 +213,7 @@ def score_run(
         for p in predictions
         if p.question_id in by_id
     ]
-    return score_answers(answers, confidence)
+    return score_answers(answers, confidence, benchmark, subtitles)
 
 
 def parser_gap(scores: RunScores) -> str | None:

@@ -104,6 +104,11 @@ class LmmsEvalTask:
         asked = question.question.strip() if spec.strip_question else question.question
         return spec.prompt.format(question=asked, options=options, subtitles=block)
 
+    def replied(self, reply: str) -> bool:
+        """Whether the reply, after the evaluator's reasoning-tag stripping, is not empty (the
+        denominator of MVBench's answered-only accuracy)."""
+        return strip_reasoning(reply) != ""
+
     def read(self, reply: str, question: Question) -> str:
         """The letter the task's own extractor reads from ``reply`` (``""``: none)."""
         spec = self.spec

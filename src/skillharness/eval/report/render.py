@@ -16,6 +16,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from skillharness.eval.report.group_scores import holdout_group_scores
 from skillharness.eval.report.model import Headline, ReportData
 from skillharness.eval.report.plots import MAX_GATE_PANELS, cost_svg, gates_svg, learning_curves_svg
 from skillharness.skills import EditTarget
@@ -175,6 +176,7 @@ def _context(data: ReportData) -> dict[str, Any]:
         "verdicts": verdicts,
         "holdout_groups": _holdout_groups(data),
         "holdout_typed": any(isinstance(r.cells.get("gain"), dict) for r in data.holdout_rows),
+        "group_scores": holdout_group_scores(data.holdout_raw),
         "detail_chars": DETAIL_CHARS,
         "draws_by_step": dict(draws_by_step),
         "total_draws": sum(g.draws for g in data.gates),
