@@ -21,9 +21,8 @@ from skillharness.data.questions import Question
 from skillharness.data.selection import read_questions
 from skillharness.data.split import Pool, Split, SplitParams, count_table, make_split
 from skillharness.errors import ConfigError, SplitError
-from skillharness.train import class_coverage
+from skillharness.train import class_coverage, include_hint
 from skillharness.train.config import GateConfig
-from skillharness.train.validate.coverage import include_hint
 from skillharness.util.model import describe_validation
 
 split_app = typer.Typer(help="Freeze train/val/test pools (split) or check frozen ones (split verify).")

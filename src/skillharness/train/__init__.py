@@ -74,7 +74,7 @@ __all__, __getattr__ = lazy_surface(
         "skillharness.train.state.checkpoint": ("Checkpoint",),
         "skillharness.train.state.draws": ("gate_budget",),
         "skillharness.train.state.records": ("UNTESTED_LABELS", "decision_label", "untested_calls"),
-        "skillharness.train.validate.coverage": ("class_coverage",),
+        "skillharness.train.validate.coverage": ("class_coverage", "include_hint"),
         "skillharness.train.validate.final_score": ("VAL_GAIN_LABEL",),
     },
 )
