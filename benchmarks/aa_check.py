@@ -8,12 +8,13 @@ null edits of that class's skill document are gated by the training loop's own f
 (``benchmarks/aa_gates.py`` says which). Conditions: the null edit (``same_text``,
 ``same_request``, ``whitespace``), the arms (one seed per draw, ``agent.sampling.seed:
 per_draw``; or independent, ``seed: null``) and the response cache (on, as a user's run has it;
-or off). Gates run round-robin over the conditions, and no new round starts after
-``--max-minutes``, so every condition gets about the same number of gates whatever the machine's
-speed. Reported per condition: gates, accepts, the false-accept rate with a 95 % Wilson interval
-against alpha, draws per gate, discordance and calls; beside them the GEPA-style rule (strictly
-better on the first 3 draws) on the same draws. ``--write`` puts the section in
-``docs/benchmarks.md`` under ``## aa_check``; the raw results go to
+or off). Every gate key is the default but ``n_max``, 32 (``--n-max 0``: the default; a null test
+then takes up to a few hundred draws, see the section). Gates run round-robin over the
+conditions, and none starts after ``--max-minutes``, so every condition gets about the same number
+of gates whatever the machine's speed. Reported per condition: gates, accepts, the false-accept
+rate with a 95 % Wilson interval against alpha, draws per gate, discordance and calls; beside
+them the GEPA-style rule (strictly better on the first 3 draws) on the same draws. ``--write``
+puts the section in ``docs/benchmarks.md`` under ``## aa_check``; the raw results go to
 ``benchmarks/results/aa-check.json``.
 """
 

@@ -118,8 +118,9 @@ def _intro(meta: dict[str, Any]) -> list[str]:
         f"default (α = {ALPHA:g} per test, no alpha spending, bet cap ½, stages 8, 16, 32, `futility_z`",
         f"1.5) except `n_max` = {meta['n_max']} (1024 by default, which `min_effect` 0.1 sizes down to",
         "about 120 to 600 draws at discordances of 0.1 to 0.5): at its default size a null test takes about",
-        "30 to 150 draws before futility stops it (the same ladder, simulated), minutes of this machine",
-        "each, and a 35-minute run would hold a handful of gates.",
+        "30 to 150 draws before futility stops it (the same ladder, simulated; `--n-max 0 --gates 1` took",
+        "8 to 128 draws per gate here), so 35 minutes would hold a few dozen gates, too few for an",
+        "interval that says anything at α. Every other gate key is the default; agent.concurrency is 2.",
         "",
     ]
 
