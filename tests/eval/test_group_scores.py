@@ -13,10 +13,11 @@ from rich.console import Console
 from train_support import write_train_config
 
 from bench_support import Bench, StartSim, v2_questions_file
+from group_support import group_report
 from skillharness.commands.eval_table import print_holdout
 from skillharness.config import load_config
 from skillharness.data import Question, SplitParams, load_adapter, load_benchmark, make_split, write_split
-from skillharness.eval import HOLDOUT, HoldoutReport, compare_group_scores, compare_groups, run_holdout
+from skillharness.eval import HOLDOUT, HoldoutReport, compare_group_scores, run_holdout
 from skillharness.sim import SimConfig
 from skillharness.skills import Bundle
 from skillharness.store import Prediction, PredictionStatus, RunMetric, RunReader
@@ -101,25 +102,7 @@ def test_no_group_score_without_groups() -> None:
 def _report() -> HoldoutReport:
     final = _preds("f", QUESTIONS, "1111" + "1101")
     baseline = _preds("b", QUESTIONS, "1000" + "0111")
-    return HoldoutReport(
-        eval_id="e",
-        purpose="test",
-        train_run_id=None,
-        final_run_id="e.final",
-        baseline_run_id="e.baseline",
-        final_bundle_hash="f" * 64,
-        baseline_bundle_hash="b" * 64,
-        final_label="final",
-        baseline_label="baseline",
-        pools_sha256="0" * 64,
-        confidence=0.95,
-        samples=1,
-        temperature=0.0,
-        test_questions=len(QUESTIONS),
-        rows=tuple(compare_groups(QUESTIONS, final, baseline, samples=1)),
-        test_pool_runs=1,
-        group_scores=compare_group_scores(QUESTIONS, final, baseline, samples=1),
-    )
+    return group_report(QUESTIONS, final, baseline)
 
 
 def test_eval_prints_the_group_score_beside_the_accuracy() -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from report_html import parse_page
 from report_support import minimal_report_data
 
+from group_support import group_report
 from skillharness.data import Question
-from skillharness.eval import HoldoutReport, compare_group_scores, compare_groups
 from skillharness.eval.report.holdout import holdout_rows
 from skillharness.eval.report.render import render_html
 from skillharness.store import Prediction, PredictionStatus
@@ -48,26 +48,7 @@ def _preds(run: str, rights: str) -> list[Prediction]:
 def _stored(with_groups: bool) -> dict[str, object]:
     """Final 001 all right (1), 002 k = 2 (4/16); baseline 001 one right (1/16), 002 k = 0."""
     final, baseline = _preds("f", "1111" + "1101"), _preds("b", "1000" + "0111")
-    groups = compare_group_scores(QUESTIONS, final, baseline, samples=1) if with_groups else None
-    report = HoldoutReport(
-        eval_id="e",
-        purpose="test",
-        train_run_id=None,
-        final_run_id="e.final",
-        baseline_run_id="e.baseline",
-        final_bundle_hash="f" * 64,
-        baseline_bundle_hash="b" * 64,
-        final_label="final",
-        baseline_label="baseline",
-        pools_sha256="0" * 64,
-        confidence=0.95,
-        samples=1,
-        temperature=0.0,
-        test_questions=len(QUESTIONS),
-        rows=tuple(compare_groups(QUESTIONS, final, baseline, samples=1)),
-        test_pool_runs=1,
-        group_scores=groups,
-    )
+    report = group_report(QUESTIONS, final, baseline, with_groups=with_groups)
     return report.model_dump(mode="json")
 
 

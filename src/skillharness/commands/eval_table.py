@@ -51,23 +51,21 @@ def _group_table(report: HoldoutReport, groups: GroupScores) -> FitTable:
     columns = [Col("score", justify="left", wrap=True), Col("n"), Col(f"final % [{level}]")]
     columns += [Col(f"baseline % [{level}]"), Col(f"gain pts [{level}]")]
     table = FitTable("Group score (Video-MME-v2)", columns, title_justify="left")
-    row = report.overall
-    f, b, d = row.final, row.baseline, row.paired
-    table.add_row(
-        "per-question accuracy",
-        f"{d.n_pairs} questions",
-        with_ci(pct(f.accuracy), f.low, f.high),
-        with_ci(pct(b.accuracy), b.low, b.high),
-        with_ci(signed(d.gain), d.low, d.high, True),
-    )
+    f, b, d = report.overall.final, report.overall.baseline, report.overall.paired
     gf, gb = groups.final, groups.baseline
-    table.add_row(
-        "group score",
-        f"{groups.n_pairs} groups",
-        with_ci(pct(gf.score), gf.low, gf.high),
-        with_ci(pct(gb.score), gb.low, gb.high),
-        with_ci(signed(groups.gain), groups.low, groups.high, True),
-    )
+    for label, n, final, baseline, gain in (
+        ("per-question accuracy", f"{d.n_pairs} questions", (f.accuracy, f.low, f.high),
+         (b.accuracy, b.low, b.high), (d.gain, d.low, d.high)),
+        ("group score", f"{groups.n_pairs} groups", (gf.score, gf.low, gf.high),
+         (gb.score, gb.low, gb.high), (groups.gain, groups.low, groups.high)),
+    ):  # fmt: skip
+        table.add_row(
+            label,
+            n,
+            with_ci(pct(final[0]), final[1], final[2]),
+            with_ci(pct(baseline[0]), baseline[1], baseline[2]),
+            with_ci(signed(gain[0]), gain[1], gain[2], True),
+        )
     return table
 
 
