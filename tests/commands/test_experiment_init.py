@@ -191,7 +191,10 @@ def test_experiment_init_prints_the_micro_classes_preflight_leaves_out(
     assert report.ok, report.problems
     gate = {r.check: r.message for r in report.passed}["gate"]
     left_out = "; ".join(f"{name}: {reason}" for name, reason in sorted(printed.items()))
-    assert f"micro classes left out: {left_out}; " in gate
+    # The list ends where the hint naming the settings that include them begins, in both places.
+    hint = "(to train them anyway, set train.gate.min_distinct"
+    assert f"micro classes left out: {left_out} {hint}" in gate
+    assert "to train them anyway, set train.gate.min_distinct" in " ".join(result.output.split())
     # The loop's plan, from the train and val pools, trains what preflight names and none of them.
     chosen, frozen = load_pool_questions(config.data, (Pool.TRAIN, Pool.VAL), purpose="training")
     loop = trained_task_types(config, (*chosen[Pool.TRAIN], *chosen[Pool.VAL]), frozen)
