@@ -17,6 +17,7 @@ from cli_support import command_app, run_cli
 from skillharness.commands import experiment
 from skillharness.errors import ConfigError
 from skillharness.sim import SimConfig, SimServer
+from skillharness.train.config import GateConfig
 from skillharness.train.loop.training import run_folder
 from skillharness.train.state.checkpoint import Checkpoint, RunState
 
@@ -135,13 +136,16 @@ def test_a_first_experiment_on_data_synth_runs_init_train_and_eval_with_the_defa
     assert init.returncode == 0, init.stderr[-3000:] + init.stdout[-3000:]
     said = " ".join(init.stdout.split())
     assert "sizes (no --sizes given): train 9, val 18, test 9 of the 36 video units" in said
-    assert "train.gate.min_distinct: 5 in experiment.yaml (lowered from 20)" in said
+    default = GateConfig().min_distinct
+    assert f"train.gate.min_distinct: 5 in experiment.yaml (lowered from {default})" in said
     assert "preflight passed" in said
     train_line = next(line for line in init.stdout.splitlines() if line.startswith("skillharness train "))
     eval_line = next(line for line in init.stdout.splitlines() if line.startswith("skillharness eval "))
     doc = yaml.safe_load((tmp_path / "exp1" / "experiment.yaml").read_text())
     assert doc["train"]["gate"]["min_distinct"] == 5
-    assert "Lowered from 20 by `experiment init`" in (tmp_path / "exp1" / "experiment.yaml").read_text()
+    assert (
+        f"Lowered from {default} by `experiment init`" in (tmp_path / "exp1" / "experiment.yaml").read_text()
+    )
 
     trained = _cli(*train_line.partition("#")[0].split()[1:], cwd=tmp_path, **frames)
     assert trained.returncode == 0, trained.stderr[-3000:] + trained.stdout[-3000:]

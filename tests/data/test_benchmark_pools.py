@@ -120,16 +120,18 @@ def test_one_task_type_splits_and_its_coverage_is_judged(tmp_path: Path) -> None
     assert split.unmet_min_val == ()
     result = _split_cli(
         "--questions", str(source), "--benchmark", "egoschema", "--out", str(tmp_path / "s"),
-        "--sizes", "20,19,21", "--unit", "question",
+        "--sizes", "20,7,33", "--unit", "question",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "Egocentric Reasoning" in result.output
     data = DataConfig(questions=source, pools=tmp_path / "s" / "pools.json", benchmark="egoschema")
     chosen, frozen = load_pool_questions(data, (Pool.TRAIN, Pool.VAL), purpose="test")
-    assert (len(chosen[Pool.TRAIN]), len(chosen[Pool.VAL])) == (20, 19)
-    coverage = class_coverage([*chosen[Pool.TRAIN], *chosen[Pool.VAL]], frozen, GateConfig(), 0.7)
+    assert (len(chosen[Pool.TRAIN]), len(chosen[Pool.VAL])) == (20, 7)
+    gate = GateConfig()
+    coverage = class_coverage([*chosen[Pool.TRAIN], *chosen[Pool.VAL]], frozen, gate, 0.7)
     assert list(coverage) == ["Egocentric Reasoning"]
-    assert coverage["Egocentric Reasoning"].micro, "19 distinct val questions < min_distinct 20"
+    assert gate.min_distinct > 7
+    assert coverage["Egocentric Reasoning"].micro, "7 distinct val questions < the default min_distinct"
 
 
 def test_a_users_adapter_file_is_recorded_by_its_absolute_path(

@@ -17,6 +17,7 @@ from skillharness.errors import ConfigError, SplitError
 from skillharness.llm import SamplingParams
 from skillharness.sim import SimConfig
 from skillharness.store import GateObservationRow, RunKind, RunProvenance, RunStore
+from skillharness.train.config import GateConfig
 from skillharness.train.gate.power import coupled_discordance, independent_discordance, sized_draws
 
 APP = command_app(register)
@@ -161,7 +162,7 @@ def test_plan_models_both_temperature_modes_and_warns_about_few_questions() -> N
     assert rows(greedy)["Object Reasoning"][1:4] == ["30", "30", "yes"]
     assert float(rows(sampled)["OCR Problems"][5]) > 0.2  # a +20-point edit has power once sampled
     for out in (greedy, sampled):
-        assert "fewer than 20 distinct val questions" in out
+        assert f"fewer than {GateConfig().min_distinct} distinct val questions" in out
         assert "OCR Problems (6)" in out
         assert "Object Reasoning (30)" not in out
 

@@ -329,7 +329,7 @@ def test_p1_1_sampling_draws_with_replacement_and_warns_about_few_questions(
 def test_7e_evolve_candidates_at_temperature_0_are_warned_about(
     tmp_path: Path, bench: Bench, shared_sim: SimServer
 ) -> None:
-    for name in ("default", "trusting", "t0", "seeded", "t07", "one"):
+    for name in ("default", "ranked", "trusting", "t0", "seeded", "t07", "one"):
         (tmp_path / name).mkdir()
 
     def roles_row(folder: str, **train: object) -> str:
@@ -340,13 +340,15 @@ def test_7e_evolve_candidates_at_temperature_0_are_warned_about(
         assert rows["roles"].status in (CheckStatus.PASS, CheckStatus.WARN)
         return ("WARN: " if rows["roles"].status is CheckStatus.WARN else "") + rows["roles"].message
 
+    # The defaults are greedy: one proposal, no rank role.
+    assert roles_row("default") == "evolve: 1 candidate(s) per target (temperature 0.7)"
     # The evolve role samples by default: three distinct candidates, nothing to warn about.
-    default = roles_row("default", evolve={"candidates": 3})
+    ranked = roles_row("ranked", evolve={"candidates": 3, "rank": True})
     assert (
-        "evolve: 3 candidate(s) per target (temperature 0.7); the rank role picks one or declines" in default
+        "evolve: 3 candidate(s) per target (temperature 0.7); the rank role picks one or declines" in ranked
     )
-    assert not default.startswith("WARN")
-    trusting = roles_row("trusting", evolve={"candidates": 3, "rank_may_decline": False})
+    assert not ranked.startswith("WARN")
+    trusting = roles_row("trusting", evolve={"candidates": 3, "rank": True, "rank_may_decline": False})
     assert "the rank role picks one;" not in trusting
     assert trusting.endswith("the rank role picks one")
     # At temperature 0 three calls of one prompt would be three copies.
@@ -358,7 +360,10 @@ def test_7e_evolve_candidates_at_temperature_0_are_warned_about(
     assert seeded.startswith("WARN: ")
     assert "fixed seed" in seeded
     sampled = roles_row("t07", evolve={"candidates": 3}, roles={"evolve": {"temperature": 0.7}})
-    assert "evolve: 3 candidate(s) per target (temperature 0.7)" in sampled
+    assert (
+        sampled
+        == "evolve: 3 candidate(s) per target (temperature 0.7); the first valid one is tested (train.evolve.rank is off)"
+    )
     assert not sampled.startswith("WARN")
     assert not roles_row("one", evolve={"candidates": 1}).startswith("WARN")
 

@@ -168,8 +168,12 @@ def evolve_env(base: Path) -> Iterator[Env]:
     )
     with SimServer(sim_config, questions=bench.questions) as sim:
         runner = LoopThread()
-        # The evolve role samples: at temperature 0 its candidates would be one (a server answers alike).
-        sampling = {"roles": {"evolve": {"temperature": 0.7}}}
+        # The ranked design under test: three sampled candidates (at temperature 0 they would be one,
+        # a server answers alike) and the rank role choosing among them; the defaults are greedy.
+        sampling = {
+            "roles": {"evolve": {"temperature": 0.7}},
+            "evolve": {"candidates": 3, "rank": True},
+        }
         config = write_train_config(base / "exp", bench, sim, train=sampling)
         manager = train_context(config, run_id="evolve-test")
         ctx = runner.run(manager.__aenter__())

@@ -26,7 +26,9 @@ def loop_config(folder: Path, bench: Bench, sim: SimServer, **train: Any) -> Pat
         "early_stop_patience": 3,
         "task_types": list(TRAINED),
         "gate": {"n_max": 48, "first_stage": 8, "guard_draws": 8},
-        "evolve": {"candidates": 2},
+        # The ranked design (the defaults are greedy): these runs exercise the rank role's calls,
+        # its records and their resume as well.
+        "evolve": {"candidates": 2, "rank": True},
         "roles": {"evolve": {"temperature": 0.7}},  # two candidates that can differ
         **train,
     }

@@ -2,7 +2,7 @@
 
 The pools here are built by hand: one class per size of val pool, three train questions each,
 so each verdict can be read off the counts. With the gate's defaults (alpha 0.05, bet cap 1/2)
-acceptance needs 8 wins; ``train.gate.min_distinct`` is 20.
+acceptance needs 8 wins; ``train.gate.min_distinct`` is 8 by default.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_few_distinct_val_questions_are_micro_at_temperature_0_7() -> None:
     assert few.reachable, "at 0.7 the gate's budget is n_max: it can accept"
     assert few.micro
     assert few.reason() == (
-        "6 distinct val question(s) < train.gate.min_distinct=20: too few for a claim about the class"
+        f"6 distinct val question(s) < train.gate.min_distinct={GATE.min_distinct}: too few for a claim about the class"
     )
 
 
@@ -70,7 +70,7 @@ def test_few_distinct_val_questions_at_temperature_0_give_both_reasons() -> None
     assert few.micro
     assert not few.reachable
     assert few.reason() == (
-        "6 distinct val question(s) < train.gate.min_distinct=20: too few for a claim about the class; "
+        f"6 distinct val question(s) < train.gate.min_distinct={GATE.min_distinct}: too few for a claim about the class; "
         "6 val question(s) < 8 needed for its gate to accept"
     )
 
@@ -119,7 +119,11 @@ def test_explicit_task_types_train_a_micro_class_and_set_it_apart() -> None:
     assert plan.excluded_micro == ()
     assert plan.micro_trained == (FEW,)  # its accepts are reported apart
     # The override trains the class; it does not change the verdict or its reason.
-    assert plan.trained[0].reason().startswith("6 distinct val question(s) < train.gate.min_distinct=20")
+    assert (
+        plan.trained[0]
+        .reason()
+        .startswith(f"6 distinct val question(s) < train.gate.min_distinct={GATE.min_distinct}")
+    )
 
 
 def test_trained_classes_reads_the_same_verdicts_it_is_given() -> None:
@@ -141,7 +145,7 @@ def test_the_real_split_and_the_training_plan_agree_on_micro(videomme_questions_
     plan = plan_trained_classes(questions, frozen, TrainConfig(), temperature=0.7)
     assert {c.task_type: c.reason() for c in plan.excluded_micro} == printed
     assert printed[FEW] == (
-        "6 distinct val question(s) < train.gate.min_distinct=20: too few for a claim about the class"
+        f"6 distinct val question(s) < train.gate.min_distinct={GATE.min_distinct}: too few for a claim about the class"
     )
     assert all(c.reachable for c in plan.excluded_micro)
     assert FEW not in plan.names

@@ -75,9 +75,6 @@ def write_experiment(
             "batch_size": 8,
             "early_stop_patience": 2,
             "gate": DEMO_GATE.model_dump(include={"n_max", "first_stage", "guard_draws", "min_distinct"}),
-            "evolve": {"candidates": 2},
-            # Two candidates differ only when the evolve role samples (at temperature 0 they are one).
-            "roles": {"evolve": {"temperature": DEMO_TEMPERATURE}},
         },
         "eval": {"run_holdout_eval": True},
     }

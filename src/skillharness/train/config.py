@@ -132,8 +132,11 @@ class GateConfig(StrictModel):
             "`gate plan` shows the power left when it binds."
         ),
     )
+    # 8: on 90 val questions (2-15 per class) it trains about half the classes, each claim resting on
+    # at least 8 questions; 5 and naming every class measured no better (docs/benchmarks.md). On the
+    # audit's 270 it leaves out the three micro classes, as 20 did.
     min_distinct: int = Field(
-        20,
+        8,
         ge=1,
         description="A class with fewer distinct val questions is micro: its accepts would be claims about "
         "too few questions, so training leaves it out unless train.task_types names it.",
@@ -158,9 +161,9 @@ class GateConfig(StrictModel):
         return self
 
 
-# The evolve role samples by default: its train.evolve.candidates then differ and the rank role
-# picks one (docs/benchmarks.md, "Each lever alone": the strongest measured lever). Every other
-# role answers greedily, so one prompt has one answer and a resume asks nothing again.
+# The evolve role samples by default, so raising train.evolve.candidates gives distinct candidates
+# (at temperature 0 a server answers one prompt alike). Every other role answers greedily, so one
+# prompt has one answer and a resume asks nothing again.
 DEFAULT_ROLE_TEMPERATURE: dict[str, float] = {"evolve": 0.7}
 
 
@@ -172,7 +175,7 @@ class RoleSettings(StrictModel):
         None,
         ge=0,
         description=f"Sampling temperature (default {DEFAULT_ROLE_TEMPERATURE['evolve']:g} for evolve, whose "
-        "train.evolve.candidates then differ and the rank role picks one; 0.0 for the others). evolve at "
+        "train.evolve.candidates, when more than one, then differ; 0.0 for the others). evolve at "
         "0, or with a seed, asks one candidate.",
     )
     top_p: float | None = Field(None, gt=0, le=1)
@@ -213,8 +216,11 @@ class CasePackConfig(StrictModel):
 
 
 class EvolveConfig(StrictModel):
+    # Greedy by default: one proposal, tested as proposed. Several ranked candidates were worse than
+    # one when the ranker reads the text no better than chance, and no better beyond the seeds'
+    # spread when it was perfect (docs/benchmarks.md, "The honest world at the current code").
     candidates: int = Field(
-        3,
+        1,
         ge=1,
         description="Edit sets proposed per target and step when the evolve role samples "
         "(train.roles.evolve.temperature above 0, no seed); at temperature 0 one is asked (they would be "
@@ -229,7 +235,9 @@ class EvolveConfig(StrictModel):
         "repeat them.",
     )
     rank: bool = Field(
-        True, description="Let evolve_rank choose among several valid candidates (else the first)."
+        False,
+        description="Let evolve_rank choose among several valid candidates (else the first); it pays "
+        "only when the rank role tells a useful edit from a useless one better than chance.",
     )
     rank_may_decline: bool = Field(
         True,

@@ -218,6 +218,8 @@ def _roles(train: TrainConfig, out: Collector) -> str:
         summary += "; the rank role " + (
             "picks one or declines them all" if train.evolve.rank_may_decline else "picks one"
         )
+    elif calls > 1:
+        summary += "; the first valid one is tested (train.evolve.rank is off)"
     if calls < wanted:
         why = "has a fixed seed" if sampling.seed is not None else "samples at temperature 0"
         out.warn(
