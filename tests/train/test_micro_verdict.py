@@ -21,6 +21,10 @@ from skillharness.train.config import GateConfig, TrainConfig
 from skillharness.train.validate.coverage import class_coverage, plan_trained_classes, trained_classes
 
 GATE = GateConfig()
+FEW_REASON = (
+    f"6 distinct val question(s) < train.gate.min_distinct={GATE.min_distinct}: "
+    "too few for a claim about the class"
+)
 FEW = "Spatial Perception"  # 6 val questions: the case of the issue
 ENOUGH = "Object Reasoning"  # 24 val questions
 UNTRAINED = "Temporal Perception"  # 24 val questions, no train question
@@ -60,19 +64,14 @@ def test_few_distinct_val_questions_are_micro_at_temperature_0_7() -> None:
     few = class_coverage(QUESTIONS, POOLS, GATE, temperature=0.7)[FEW]
     assert few.reachable, "at 0.7 the gate's budget is n_max: it can accept"
     assert few.micro
-    assert few.reason() == (
-        f"6 distinct val question(s) < train.gate.min_distinct={GATE.min_distinct}: too few for a claim about the class"
-    )
+    assert few.reason() == FEW_REASON
 
 
 def test_few_distinct_val_questions_at_temperature_0_give_both_reasons() -> None:
     few = class_coverage(QUESTIONS, POOLS, GATE, temperature=0.0)[FEW]
     assert few.micro
     assert not few.reachable
-    assert few.reason() == (
-        f"6 distinct val question(s) < train.gate.min_distinct={GATE.min_distinct}: too few for a claim about the class; "
-        "6 val question(s) < 8 needed for its gate to accept"
-    )
+    assert few.reason() == f"{FEW_REASON}; 6 val question(s) < 8 needed for its gate to accept"
 
 
 @pytest.mark.parametrize("temperature", [0.0, 0.7])
@@ -144,9 +143,7 @@ def test_the_real_split_and_the_training_plan_agree_on_micro(videomme_questions_
     frozen = FrozenPools("video", {p: tuple(u.id for u in us) for p, us in split.pools.items()}, pools, "")
     plan = plan_trained_classes(questions, frozen, TrainConfig(), temperature=0.7)
     assert {c.task_type: c.reason() for c in plan.excluded_micro} == printed
-    assert printed[FEW] == (
-        f"6 distinct val question(s) < train.gate.min_distinct={GATE.min_distinct}: too few for a claim about the class"
-    )
+    assert printed[FEW] == FEW_REASON
     assert all(c.reachable for c in plan.excluded_micro)
     assert FEW not in plan.names
     # docs/data.md shows this report: it must be the report, word for word.
