@@ -14,7 +14,7 @@ from skillharness.agent.protocols import (
     official_letter,
     vlmevalkit_letter,
 )
-from skillharness.agent.protocols.slots import check_bundle_slot
+from skillharness.agent.protocols.slots import BundleSlot, check_bundle_slot
 from skillharness.agent.records import Prediction, PredictionStatus, StepRole, TraceStep
 from skillharness.agent.refusal import Refusal, refusal_of
 from skillharness.agent.transport import check_questions
@@ -23,6 +23,7 @@ from skillharness.agent.video import LocalVideos, question_window
 __all__ = [
     "Agent",
     "AgentConfig",
+    "BundleSlot",
     "BundleView",
     "FrameSource",
     "InvalidatingChatModel",

@@ -38,12 +38,13 @@ from skillharness.eval.truth import SimTruth, agent_path, simulator_truth
 from skillharness.infer import (
     InferProgress,
     RunSession,
+    check_agent_slot,
     inputs_hash,
     open_session,
     probe_endpoints,
     run_provenance,
 )
-from skillharness.infer.runner import InferSettings, check_agent_slot, check_media
+from skillharness.infer.runner import InferSettings, check_media
 from skillharness.skills import Bundle
 from skillharness.store import (
     Prediction,
@@ -137,6 +138,8 @@ def _plan(
         raise ConfigError("an eval needs a purpose: say why the test pool is read")
     arms = (_as_arm(final), _as_arm(baseline))
     pool = load_test_pool(config)
+    check_media(config.data, pool.questions, subtitles=config.agent.subtitles)
+    check_agent_slot(config.agent, config.data.benchmark)
     eval_id = eval_id or default_eval_id()
     try:
         runs = (
@@ -232,12 +235,9 @@ async def run_holdout(
             one is resumed. Default: a new id.
         store: an open store to reuse (the training loop's); default: opened from ``config.store``.
         progress: told the totals once, then each new prediction.
-        metric: the name the report is stored under (a protocol's transfer: eval/transfer.py,
-            which has no val comparison: the val gain was measured in our agent).
+        metric: the report's name in the store (``transfer.<protocol>``: no val comparison).
     """
     plan = _plan(config, final, baseline, train_run_id, purpose, eval_id)
-    check_media(config.data, plan.pool.questions, subtitles=config.agent.subtitles)
-    check_agent_slot(config.agent, config.data.benchmark)
     # A dead endpoint or a model it does not serve stops us before either arm asks a question.
     await probe_endpoints(config.llm, {config.llm.model: "llm.model"})
     draws = [(q, s) for q in plan.pool.questions for s in range(config.eval.samples)]

@@ -15,14 +15,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from skillharness.agent.protocols.names import ProtocolName
-from skillharness.agent.protocols.slots import BundleSlot
+from skillharness.agent import BundleSlot, ProtocolName
 from skillharness.errors import ConfigError
 from skillharness.eval.holdout import Arm, HoldoutSettings, run_holdout
 from skillharness.eval.holdout_report import HoldoutReport
 from skillharness.eval.ledger import transfer_metric
-from skillharness.infer import InferProgress
-from skillharness.infer.runner import check_agent_slot
+from skillharness.infer import InferProgress, check_agent_slot
 from skillharness.skills import Bundle
 from skillharness.store import RunStore
 
