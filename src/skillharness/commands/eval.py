@@ -158,6 +158,31 @@ def holdout_for_run(
     )
 
 
+def transfer_for_run(
+    settings: Config,
+    run_id: str,
+    protocols: tuple[ProtocolName, ...],
+    *,
+    purpose: str,
+    progress: InferProgress | None = None,
+) -> list[HoldoutReport]:
+    """A training run's final bundle against its v0000 under each of ``protocols`` (the demo)."""
+    final, baseline = _run_arms(settings, run_id)
+    reports = asyncio.run(
+        run_transfers(
+            settings,
+            final,
+            baseline,
+            protocols,
+            eval_id=default_eval_id(),
+            train_run_id=run_id,
+            purpose=purpose,
+            progress=progress,
+        )
+    )
+    return list(reports.values())
+
+
 def _metrics(settings: Config, run_id: str) -> list[RunMetric]:
     """The run's metrics, once it is known to be trained on this config's split."""
     with contextlib.closing(RunReader(settings.store)) as reader:
