@@ -192,6 +192,7 @@ CLASSIFICATION: Mapping[str, Scope] = types.MappingProxyType(
         "eval.run_holdout_eval": _O,
         "eval.confidence": _O,
         "eval.samples": _O,  # eval runs record their own draws; no infer or train answer depends on it
+        "eval.protocols": _O,  # transfer runs record their own protocol; no other answer depends on it
         "infer.max_infra_share": _O,
         "infer.max_refused_share": _O,
         "report.mlflow_uri": _O,

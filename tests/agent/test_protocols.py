@@ -28,6 +28,7 @@ from skillharness.agent.protocols.frames import (
 )
 from skillharness.agent.protocols.images import qwen_vl_video_size
 from skillharness.agent.protocols.prompts import lmms_eval_text, official_text, vlmevalkit_texts
+from skillharness.agent.protocols.slots import BundleSlot
 from skillharness.agent.protocols.subtitles import (
     LMMS_EVAL_NO_SUBTITLES,
     first_cue_subtitles,
@@ -232,7 +233,9 @@ def cook_media(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _options(
     protocol: ProtocolName, *, subtitles: bool = True, system: str | None = None
 ) -> ReferenceOptions:
-    return ReferenceOptions(protocol, None, True, subtitles, FramesConfig(longest_side=48), system)
+    slot = BundleSlot.SYSTEM if system is not None else BundleSlot.NONE
+    frames = FramesConfig(longest_side=48)
+    return ReferenceOptions(protocol, None, True, subtitles, frames, bundle_text=system, bundle_slot=slot)
 
 
 def _source(root: Path, tmp_path: Path) -> LocalVideos:

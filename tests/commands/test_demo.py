@@ -52,8 +52,13 @@ def test_demo_trains_evaluates_reports_and_reruns_identically(tmp_path: Path) ->
     ):
         assert (tmp_path / "out" / name).exists(), name
     page = (tmp_path / "out" / "report.html").read_text()
-    for section in ('id="overview"', 'id="gates"', 'id="diagnosis"', 'id="holdout"', 'id="judge-truth"'):
+    sections = ('id="overview"', 'id="gates"', 'id="diagnosis"', 'id="holdout"', 'id="judge-truth"')
+    for section in (*sections, 'id="transfer"'):
         assert section in page, section  # the judge's confusion against the simulator's truth too
+    # The Transfer section: our agent's gain beside the gain under lmms-eval's request.
+    assert "skillharness (our agent)" in page
+    assert "<td>lmms_eval</td>" in page
+    assert "under protocol lmms_eval (bundle slot auto)" in first.stdout
     second = demo(tmp_path / "out", tmp_path / "bench")
     assert second.returncode == 0, second.stderr[-3000:]
     assert "reusing the frozen split" in second.stdout

@@ -149,6 +149,7 @@ def _eval(path: Path, **options: Any) -> None:
         "against": None,
         "purpose": None,
         "eval_id": None,
+        "protocols": None,
         "as_json": True,
     }
     eval_command(config=path, **{**defaults, **options})

@@ -14,6 +14,7 @@ from skillharness.agent.protocols import (
     official_letter,
     vlmevalkit_letter,
 )
+from skillharness.agent.protocols.slots import BundleSlot, check_bundle_slot
 from skillharness.agent.records import Prediction, PredictionStatus, StepRole, TraceStep
 from skillharness.agent.refusal import Refusal, refusal_of
 from skillharness.agent.transport import check_questions
@@ -22,6 +23,7 @@ from skillharness.agent.video import LocalVideos, question_window
 __all__ = [
     "Agent",
     "AgentConfig",
+    "BundleSlot",
     "BundleView",
     "FrameSource",
     "InvalidatingChatModel",
@@ -37,6 +39,7 @@ __all__ = [
     "TraceSink",
     "TraceStep",
     "answer_all",
+    "check_bundle_slot",
     "check_questions",
     "largest_request",
     "lmms_eval_letter",

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field, model_validator
 
+from skillharness.agent.protocols.slots import BundleSlot
 from skillharness.agent.protocols.turn import ProtocolName
 from skillharness.llm.types import PER_DRAW, SamplingParams
 from skillharness.util.model import StrictModel
@@ -60,10 +61,13 @@ class AgentConfig(StrictModel):
     protocol_frames: int | None = Field(
         None, ge=1, description="Frames a reference protocol sends; unset: that reference's default."
     )
-    protocol_bundle_slot: Literal["none", "system"] = Field(
-        "none",
-        description="Under a reference protocol: 'system' sends the bundle's system prompt and skill "
-        "as a system message (what training evolves); 'none' sends no bundle text.",
+    protocol_bundle_slot: BundleSlot = Field(
+        BundleSlot.NONE,
+        description="Under a reference protocol, where the bundle's system prompt and skill go: 'none' "
+        "sends no bundle text (the upstream request, byte for byte); 'auto' the place that protocol "
+        "lets its user put instructions (lmms-eval: videomme's post_prompt; VLMEvalKit: its system "
+        "prompt; official: none, refused); 'system' a system message under any protocol (what "
+        "training evolves). docs/protocols.md.",
     )
 
     @model_validator(mode="before")

@@ -182,16 +182,15 @@ class Agent:
             raise ConfigError(
                 f"agent.protocol {self.config.protocol} needs frames by index from local videos"
             )
-        system = None
-        if self.config.protocol_bundle_slot == "system":
-            system = system_message(self.bundle.system_prompt, self.bundle.skill(question.task_type).render())
+        bundle = system_message(self.bundle.system_prompt, self.bundle.skill(question.task_type).render())
         options = ReferenceOptions(
             protocol=self.config.protocol,
             frames=self.config.protocol_frames,
             vision=self.config.vision,
             subtitles=self.config.subtitles and self.subtitles is not None,
             frames_config=self.config.frames,
-            system=system["content"] if system else None,
+            bundle_text=bundle["content"],
+            bundle_slot=self.config.protocol_bundle_slot,
             benchmark=self.benchmark,
             pass_video_url=self.media.transport is FrameTransport.VIDEO_URL,
         )

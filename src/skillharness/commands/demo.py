@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 
 from skillharness import __version__
+from skillharness.agent import ProtocolName
 from skillharness.commands.demo_report import print_demo_truth
 from skillharness.commands.demo_setup import (
     DEMO_GATE,
@@ -24,7 +25,7 @@ from skillharness.commands.demo_setup import (
     size_explanation,
     write_experiment,
 )
-from skillharness.commands.eval import holdout_for_run
+from skillharness.commands.eval import holdout_for_run, transfer_for_run
 from skillharness.commands.eval_table import print_holdout
 from skillharness.commands.folders import ensure_folder
 from skillharness.commands.split import micro_verdicts, print_split
@@ -89,6 +90,20 @@ def _fresh_run(out: Path, experiment: Path) -> None:
         shutil.rmtree(previous, ignore_errors=True)
 
 
+def _transfer(console: Console, settings: Config) -> None:
+    """The same two bundles under lmms-eval's videomme request, the bundle in its post_prompt (the
+    report's Transfer section). videomme_w_subtitle has no instruction slot: asked without subtitles."""
+    console.rule("5b. transfer: the same bundles under lmms-eval's request")
+    agent = settings.agent.model_copy(update={"subtitles": False})
+    plain = settings.model_copy(update={"agent": agent})
+    with RichProgress(console, label="transfer") as progress:
+        reports = transfer_for_run(
+            plain, _RUN_ID, (ProtocolName.LMMS_EVAL,), purpose="demo", progress=progress
+        )
+    for report in reports:
+        print_holdout(console, report)
+
+
 def _write_report(console: Console, settings: Config, out: Path, folder: Path, oracle_url: str) -> None:
     files = build_report(
         settings.store.url,
@@ -148,6 +163,7 @@ def demo(
         with RichProgress(console, label="holdout") as progress:
             report = holdout_for_run(settings, _RUN_ID, purpose="demo", progress=progress)
         print_holdout(console, report)
+        _transfer(console, settings)
         console.rule("6. what training achieved, by the simulator's scored truth")
         print_demo_truth(console, sim, outcome, frozen.questions, settings)
         console.rule("7. the report")

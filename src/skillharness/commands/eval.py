@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from pathlib import Path
 
 import typer
 from rich.console import Console
 
+from skillharness.agent.protocols.names import ProtocolName
 from skillharness.config import Config, load_config
 from skillharness.data.pools import load_pools
 from skillharness.errors import ConfigError, SkillError
-from skillharness.eval import Arm, HoldoutReport, final_ref, run_holdout
+from skillharness.eval import (
+    Arm,
+    HoldoutReport,
+    check_transfers,
+    default_eval_id,
+    final_ref,
+    run_holdout,
+    run_transfers,
+)
 from skillharness.infer import InferProgress, RichProgress
 from skillharness.infer.runner import load_bundle
 from skillharness.skills import Workspace
@@ -37,6 +47,12 @@ def eval_command(
     eval_id: str | None = typer.Option(
         None, "--eval-id", help="Name the evaluation (resumes an existing one)."
     ),
+    protocols: list[str] | None = typer.Option(
+        None,
+        "--protocol",
+        help="Compare the two bundles under this reference protocol instead (repeatable: lmms_eval | "
+        "vlmevalkit), the bundle in its own instruction slot. Default: our agent, then eval.protocols.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON only."),
 ) -> None:
     """Run two bundles on the test pool and compare them: intervals, paired gain, exact McNemar."""
@@ -53,9 +69,47 @@ def eval_command(
         raise ConfigError("name what to evaluate: either --run TRAIN_RUN or --bundle DIR")
     console = Console(stderr=as_json)
     progress: InferProgress = InferProgress() if as_json else RichProgress(console, label="eval")
+    chosen = _protocols(protocols)
+    eval_id = eval_id or default_eval_id()
     with progress:
-        report = asyncio.run(
-            run_holdout(
+        reports = asyncio.run(_evaluate(settings, (final, baseline), run, purpose, eval_id, chosen, progress))
+    if as_json:
+        doc = [json.loads(report.model_dump_json()) for report in reports]
+        typer.echo(json.dumps(doc[0] if len(doc) == 1 else doc, indent=2))
+        return
+    from skillharness.commands.eval_table import print_holdout
+
+    for report in reports:
+        print_holdout(console, report)
+
+
+def _protocols(given: list[str] | None) -> tuple[ProtocolName, ...] | None:
+    """``--protocol`` values as protocol names (None: not given)."""
+    if not given:
+        return None
+    try:
+        return tuple(ProtocolName(value) for value in given)
+    except ValueError as exc:
+        names = " | ".join(p.value for p in ProtocolName if p is not ProtocolName.SKILLHARNESS)
+        raise ConfigError(f"--protocol: {exc}; choose one of {names}", key="--protocol") from None
+
+
+async def _evaluate(
+    settings: Config,
+    arms: tuple[Arm, Arm],
+    run: str | None,
+    purpose: str,
+    eval_id: str,
+    protocols: tuple[ProtocolName, ...] | None,
+    progress: InferProgress,
+) -> list[HoldoutReport]:
+    """Our agent's comparison then ``eval.protocols``'s transfers, or only the given protocols'."""
+    final, baseline = arms
+    check_transfers(settings, settings.eval.protocols if protocols is None else protocols)
+    reports = []
+    if protocols is None:
+        reports.append(
+            await run_holdout(
                 settings,
                 final,
                 baseline,
@@ -65,12 +119,17 @@ def eval_command(
                 progress=progress,
             )
         )
-    if as_json:
-        typer.echo(report.model_dump_json(indent=2))
-        return
-    from skillharness.commands.eval_table import print_holdout
-
-    print_holdout(console, report)
+    transfers = await run_transfers(
+        settings,
+        final,
+        baseline,
+        settings.eval.protocols if protocols is None else protocols,
+        eval_id=eval_id,
+        train_run_id=run,
+        purpose=purpose,
+        progress=progress,
+    )
+    return [*reports, *transfers.values()]
 
 
 def holdout_for_run(
@@ -97,6 +156,31 @@ def holdout_for_run(
             progress=progress,
         )
     )
+
+
+def transfer_for_run(
+    settings: Config,
+    run_id: str,
+    protocols: tuple[ProtocolName, ...],
+    *,
+    purpose: str,
+    progress: InferProgress | None = None,
+) -> list[HoldoutReport]:
+    """A training run's final bundle against its v0000 under each of ``protocols`` (the demo)."""
+    final, baseline = _run_arms(settings, run_id)
+    reports = asyncio.run(
+        run_transfers(
+            settings,
+            final,
+            baseline,
+            protocols,
+            eval_id=default_eval_id(),
+            train_run_id=run_id,
+            purpose=purpose,
+            progress=progress,
+        )
+    )
+    return list(reports.values())
 
 
 def _metrics(settings: Config, run_id: str) -> list[RunMetric]:

@@ -93,12 +93,20 @@ def _val_line(val: ValHoldout) -> str:
     return f"{line}: the holdout gain lies inside the val gain's interval"
 
 
+def _asked_with(report: HoldoutReport) -> str:
+    """Under a reference protocol: whose request, and where it carried the bundle."""
+    if report.protocol == "skillharness":
+        return ""
+    return f", under protocol {report.protocol} (bundle slot {report.bundle_slot})"
+
+
 def print_holdout(console: Console, report: HoldoutReport) -> None:
     """Final against baseline on the test pool: one table per grouping, then the notes."""
     console.print(
         f"[bold]holdout {report.eval_id}[/] ({report.purpose}): final {report.final_label} against "
         f"baseline {report.baseline_label} on {report.test_questions} test questions × {report.samples} "
         f"sample(s), temperature {report.temperature if report.temperature is not None else 'default'}"
+        + _asked_with(report)
     )
     for grouping in ("overall", "task_type", "duration"):
         rows = report.rows_of(grouping)  # type: ignore[arg-type]

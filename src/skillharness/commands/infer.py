@@ -51,6 +51,12 @@ def infer(
     protocol: str | None = typer.Option(
         None, "--protocol", help="Override agent.protocol: skillharness | lmms_eval | vlmevalkit | official."
     ),
+    bundle_slot: str | None = typer.Option(
+        None,
+        "--bundle-slot",
+        help="Override agent.protocol_bundle_slot: none | auto | system (where a reference "
+        "protocol's request carries the bundle; docs/protocols.md).",
+    ),
     export_official: Path | None = typer.Option(
         None, "--export-official", help="Also write the answers in the official Video-MME results format."
     ),
@@ -70,6 +76,7 @@ def infer(
         "agent.samples": samples,
         "agent.vision": vision,
         "agent.protocol": protocol,
+        "agent.protocol_bundle_slot": bundle_slot,
         "store.url": store,
         "cache.url": cache,
     }
@@ -77,12 +84,20 @@ def infer(
     console = Console()
     console.print(
         f"run [bold]{job.run_id}[/]: {len(job.questions)} questions × {job.agent.samples} sample(s), "
-        f"pool {job.pool or 'all'}, model {job.llm.model}, protocol {job.agent.protocol}"
+        f"pool {job.pool or 'all'}, model {job.llm.model}, protocol {job.agent.protocol}" + _slot(job)
     )
     console.print(_where(job))
     result = _execute(console, job)
     _report(console, job, result, export_official)
     _exit_for(job, result)
+
+
+def _slot(job: InferJob) -> str:
+    """Where the bundle goes, when a reference protocol's request carries it."""
+    slot = job.agent.protocol_bundle_slot
+    if job.agent.protocol == "skillharness" or slot == "none":
+        return ""
+    return f" (bundle slot {slot})"
 
 
 def _job(

@@ -29,6 +29,7 @@ __all__, __getattr__ = lazy_surface(
             "run_holdout",
         ),
         "skillharness.eval.group_scores": ("compare_group_scores",),
+        "skillharness.eval.transfer": ("check_transfers", "run_transfers", "under_protocol"),
         "skillharness.eval.holdout_report": (
             "ArmCell",
             "GroupRow",
@@ -43,6 +44,7 @@ __all__, __getattr__ = lazy_surface(
             "EVAL_PURPOSE",
             "FINAL",
             "HOLDOUT",
+            "TRANSFER",
             "VAL_GAIN",
             "EvalArm",
             "FinalBundleRef",
@@ -52,6 +54,7 @@ __all__, __getattr__ = lazy_surface(
             "count_test_pool_runs",
             "evaluation_of",
             "final_ref",
+            "transfer_metric",
             "val_gain",
         ),
         "skillharness.eval.report": ("build_report",),

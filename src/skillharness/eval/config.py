@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from skillharness.agent.protocols.names import ProtocolName
 from skillharness.util.model import StrictModel
 
 
@@ -22,6 +23,12 @@ class EvalConfig(StrictModel):
         ge=1,
         description="Samples per test question at the configured temperature. Above 1, accuracy is the mean "
         "of per-question means and intervals come from a bootstrap over questions.",
+    )
+    protocols: list[ProtocolName] = Field(
+        default_factory=list,
+        description="Reference protocols the two bundles are also compared under on the test pool, each "
+        "with the bundle in that protocol's own instruction slot (agent.protocol_bundle_slot: auto): "
+        "the transfer of the gain (docs/eval.md). Empty: our agent only.",
     )
 
 

@@ -38,6 +38,7 @@ from skillharness.eval.truth import SimTruth, agent_path, simulator_truth
 from skillharness.infer import (
     InferProgress,
     RunSession,
+    check_agent_slot,
     inputs_hash,
     open_session,
     probe_endpoints,
@@ -137,6 +138,8 @@ def _plan(
         raise ConfigError("an eval needs a purpose: say why the test pool is read")
     arms = (_as_arm(final), _as_arm(baseline))
     pool = load_test_pool(config)
+    check_media(config.data, pool.questions, subtitles=config.agent.subtitles)
+    check_agent_slot(config.agent, config.data.benchmark)
     eval_id = eval_id or default_eval_id()
     try:
         runs = (
@@ -218,6 +221,7 @@ async def run_holdout(
     eval_id: str | None = None,
     store: RunStore | None = None,
     progress: InferProgress | None = None,
+    metric: str = HOLDOUT,
 ) -> HoldoutReport:
     """Roll ``final`` and ``baseline`` on the test pool as two eval runs and report the comparison.
 
@@ -231,9 +235,9 @@ async def run_holdout(
             one is resumed. Default: a new id.
         store: an open store to reuse (the training loop's); default: opened from ``config.store``.
         progress: told the totals once, then each new prediction.
+        metric: the report's name in the store (``transfer.<protocol>``: no val comparison).
     """
     plan = _plan(config, final, baseline, train_run_id, purpose, eval_id)
-    check_media(config.data, plan.pool.questions, subtitles=config.agent.subtitles)
     # A dead endpoint or a model it does not serve stops us before either arm asks a question.
     await probe_endpoints(config.llm, {config.llm.model: "llm.model"})
     draws = [(q, s) for q in plan.pool.questions for s in range(config.eval.samples)]
@@ -261,18 +265,24 @@ async def run_holdout(
             samples=config.eval.samples,
             confidence=config.eval.confidence,
         )
-        report = await _report(config, session.store, plan, rows, groups)
+        report = await _report(config, session.store, plan, rows, groups, with_val=metric == HOLDOUT)
         value = report.model_dump(mode="json")
         stored_under = dict.fromkeys(filter(None, (plan.runs[0].run_id, train_run_id)))
-        await session.store.aupsert([RunMetric(run_id=r, name=HOLDOUT, value=value) for r in stored_under])
+        await session.store.aupsert([RunMetric(run_id=r, name=metric, value=value) for r in stored_under])
     return report
 
 
 async def _report(
-    config: HoldoutSettings, store: RunStore, plan: _Plan, rows: list[GroupRow], groups: GroupScores | None
+    config: HoldoutSettings,
+    store: RunStore,
+    plan: _Plan,
+    rows: list[GroupRow],
+    groups: GroupScores | None,
+    *,
+    with_val: bool,
 ) -> HoldoutReport:
     recorded = None
-    if plan.train_run_id is not None:
+    if plan.train_run_id is not None and with_val:
         metrics = await asyncio.to_thread(store.select, RunMetric, run_id=plan.train_run_id)
         recorded = val_gain(metrics, plan.train_run_id)
     final, baseline = (arm.bundle for arm in plan.arms)
@@ -317,4 +327,6 @@ async def _report(
         val=val,
         simulator=truth is not None,
         group_scores=groups,
+        protocol=config.agent.protocol.value,
+        bundle_slot=config.agent.protocol_bundle_slot.value,
     )

@@ -172,6 +172,13 @@ class HoldoutReport(StrictModel):
     group_scores: GroupScores | None = Field(
         None, description="Video-MME-v2's group score, when the test questions carry groups."
     )
+    protocol: str = Field(
+        "skillharness", description="Whose request both bundles were asked with (agent.protocol)."
+    )
+    bundle_slot: str = Field(
+        "none",
+        description="Where a reference protocol's request carried the bundle (agent.protocol_bundle_slot).",
+    )
 
     def rows_of(self, grouping: Grouping) -> list[GroupRow]:
         return [row for row in self.rows if row.grouping == grouping]

@@ -11,6 +11,9 @@ Written:
 - ``holdout`` (under the training run and under the final arm's eval run): the
   :class:`~skillharness.eval.holdout_report.HoldoutReport`.
 - ``eval_purpose`` (under each eval run): why the test pool was read, which arm, for which run.
+- ``transfer.<protocol>`` (under the training run, when there is one, and the protocol's final
+  arm run): the same report for both bundles asked under a reference protocol with the bundle in
+  its slot (:mod:`skillharness.eval.transfer`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ __all__ = [
     "EVAL_PURPOSE",
     "FINAL",
     "HOLDOUT",
+    "TRANSFER",
     "VAL_GAIN",
     "EvalArm",
     "FinalBundleRef",
@@ -39,6 +43,7 @@ __all__ = [
     "count_test_pool_runs",
     "evaluation_of",
     "final_ref",
+    "transfer_metric",
     "val_gain",
 ]
 
@@ -46,6 +51,12 @@ FINAL = "final"
 VAL_GAIN = "val_gain"
 HOLDOUT = "holdout"
 EVAL_PURPOSE = "eval_purpose"
+TRANSFER = "transfer"
+
+
+def transfer_metric(protocol: str) -> str:
+    """The metric a protocol's transfer report is stored under: ``transfer.<protocol>``."""
+    return f"{TRANSFER}.{protocol}"
 
 
 class EvalArm(StrEnum):

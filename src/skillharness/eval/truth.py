@@ -41,7 +41,8 @@ def agent_path(agent: AgentConfig) -> dict[str, Any]:
 
     The scored truth depends on it: the tools offered set how long the simulated agent's plan can
     be against ``max_steps``, and a reference protocol asks one plain request, with the bundle
-    only when it goes in the system slot. ``get_subtitles`` is offered whenever
+    only when ``agent.protocol_bundle_slot`` places it (a system message or lmms-eval's
+    post_prompt: the simulator reads both). ``get_subtitles`` is offered whenever
     ``agent.subtitles`` is on (a video without subtitle lines answers with none).
     """
     tools = agent.protocol is ProtocolName.SKILLHARNESS
@@ -50,7 +51,7 @@ def agent_path(agent: AgentConfig) -> dict[str, Any]:
         "frames": agent.vision,
         "subtitles": agent.subtitles,
         "max_steps": agent.max_steps,
-        "bundle_in_prompt": tools or agent.protocol_bundle_slot == "system",
+        "bundle_in_prompt": tools or agent.protocol_bundle_slot != "none",
     }
 
 

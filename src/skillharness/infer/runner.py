@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from skillharness.agent import check_questions
+from skillharness.agent import check_bundle_slot, check_questions
 from skillharness.agent.config import AgentConfig
 from skillharness.agent.records import Prediction
 from skillharness.data.config import DataConfig
@@ -43,6 +43,7 @@ __all__ = [
     "InferJob",
     "InferResult",
     "InferSettings",
+    "check_agent_slot",
     "check_media",
     "default_run_id",
     "load_bundle",
@@ -149,6 +150,7 @@ def load_job(config: InferSettings, *, pool: Pool | None, run_id: str | None, re
         questions, pools_sha = chosen[pool], frozen.sha256
     check_media(data, questions, subtitles=config.agent.subtitles)
     check_questions(questions, config.llm.media, config.agent.protocol, data.benchmark)
+    check_agent_slot(config.agent, data.benchmark)
     run_id = run_id or default_run_id(pool)
     config = config.for_run(run_id)  # the per-draw seed salt: the run's id unless pinned
     return InferJob(
@@ -190,6 +192,13 @@ def _media_problems(videos_dir: Path, subtitles_dir: Path | None, video_id: str)
         except DataError as exc:
             broken = str(exc)
     return False, unreadable, broken
+
+
+def check_agent_slot(agent: AgentConfig, benchmark: str | None) -> None:
+    """A bundle slot the run's protocol lacks is refused before any question is asked."""
+    check_bundle_slot(
+        agent.protocol, agent.protocol_bundle_slot, subtitles=agent.subtitles, benchmark=benchmark
+    )
 
 
 def check_media(data: DataConfig, questions: Sequence[Question], *, subtitles: bool = True) -> None:

@@ -120,7 +120,7 @@ class AgentPath:
     whether ``get_frames`` (``agent.vision``) and ``get_subtitles`` (``agent.subtitles`` with
     subtitle files) are offered, which sets how long the role's tool plan can be. ``max_steps``:
     the run's model turns per question. ``bundle_in_prompt``: on the plain path, whether the bundle
-    is sent (``agent.protocol_bundle_slot: system``); the tool-using agent always sends it.
+    is sent (``agent.protocol_bundle_slot`` other than ``none``); the tool-using agent always sends it.
     """
 
     tools: bool = True

@@ -23,6 +23,7 @@ from skillharness.data.questions import Question
 
 __all__ = [
     "LMMS_EVAL_INSTRUCTION",
+    "LMMS_EVAL_POST_PROMPT",
     "OFFICIAL_INSTRUCTION",
     "lmms_eval_text",
     "official_text",
@@ -33,7 +34,7 @@ LMMS_EVAL_INSTRUCTION = (
     "Select the best answer to the following multiple-choice question based on the video and the "
     "subtitles. Respond with only the letter (A, B, C, or D) of the correct option."
 )
-_LMMS_EVAL_POST = "\nAnswer with the option's letter from the given choices directly."
+LMMS_EVAL_POST_PROMPT = "\nAnswer with the option's letter from the given choices directly."
 _LMMS_EVAL_SUBTITLE_HEAD = "This video's subtitles are listed below: \n"  # the space is the reference's
 OFFICIAL_INSTRUCTION = (
     "Select the best answer to the following multiple-choice question based on the video. "
@@ -65,12 +66,16 @@ def _question_block(question: Question) -> str:
     return question.question + "\n" + "\n".join(question.options)
 
 
-def lmms_eval_text(question: Question, subtitles: str | None) -> str:
-    """lmms-eval's prompt; ``subtitles=None`` is the ``videomme`` task, a string ``videomme_w_subtitle``."""
+def lmms_eval_text(
+    question: Question, subtitles: str | None, post_prompt: str = LMMS_EVAL_POST_PROMPT
+) -> str:
+    """lmms-eval's prompt; ``subtitles=None`` is the ``videomme`` task, a string ``videomme_w_subtitle``
+    (whose text has no ``post_prompt``). ``post_prompt``: the task yaml's, the default unless the
+    bundle is placed there (:mod:`.slots`)."""
     block = _question_block(question)
     instruction = _instruction(LMMS_EVAL_INSTRUCTION, question)
     if subtitles is None:
-        return instruction + "\n" + block + "\n" + _LMMS_EVAL_POST
+        return instruction + "\n" + block + "\n" + post_prompt
     return (
         _LMMS_EVAL_SUBTITLE_HEAD
         + subtitles

@@ -1,8 +1,9 @@
 """One reference turn: the single request a reference evaluation would send for a question.
 
 A non-default ``agent.protocol`` replaces the whole agent conversation by this turn: one user
-message, no tools, no system message (unless ``agent.protocol_bundle_slot`` is ``system``), the
-reference's text, frame rule, image encoding, subtitle rule and ``max_tokens``.
+message, no tools, no system message, the reference's text, frame rule, image encoding, subtitle
+rule and ``max_tokens``; with ``agent.protocol_bundle_slot`` set, the bundle's text in the slot
+:mod:`.slots` resolves (lmms-eval's ``post_prompt``, VLMEvalKit's system prompt, or ours).
 
 lmms-eval's ``pass_video_url`` mode (its chat OpenAI wrapper at v0.7.2, chosen here by the
 endpoints' ``media.transport: video_url``) sends the video file's URL instead of frames:
@@ -24,7 +25,13 @@ from skillharness.agent.ports import VideoFiles
 from skillharness.agent.protocols.frames import qwen_vl_indices, segment_middle_indices, vlmevalkit_indices
 from skillharness.agent.protocols.images import jpeg_data_url, qwen_vl_png_data_url, vlmevalkit_jpeg_data_url
 from skillharness.agent.protocols.names import ProtocolName
-from skillharness.agent.protocols.prompts import lmms_eval_text, official_text, vlmevalkit_texts
+from skillharness.agent.protocols.prompts import (
+    LMMS_EVAL_POST_PROMPT,
+    lmms_eval_text,
+    official_text,
+    vlmevalkit_texts,
+)
+from skillharness.agent.protocols.slots import BundleSlot, UpstreamSlot, lmms_eval_post_prompt, resolve_slot
 from skillharness.agent.protocols.subtitles import first_cue_subtitles, lmms_eval_subtitles
 from skillharness.agent.protocols.tasks import LmmsEvalTask, lmms_eval_task
 from skillharness.data.questions import Question
@@ -74,13 +81,33 @@ class ReferenceOptions:
     vision: bool
     subtitles: bool
     frames_config: FramesConfig
-    system: str | None = None  # the bundle text, when it is given the system slot
+    bundle_text: str | None = None  # the bundle's system prompt and the question's skill
+    bundle_slot: BundleSlot = BundleSlot.NONE  # where it goes (.slots); none: not sent
     # The questions' benchmark (data.benchmark: a built-in adapter's name or an adapter file).
     # Under lmms_eval, a benchmark whose adapter describes lmms-eval's own task for it is asked
     # with that task's request; None (or an adapter without one) sends the Video-MME request.
     benchmark: str | None = None
     # lmms-eval's pass_video_url: the video's file:// URL for the server to decode (lmms_eval only).
     pass_video_url: bool = False
+
+
+@dataclass(frozen=True)
+class _Placed:
+    """The bundle's text where the slot puts it: a system message, or lmms-eval's post_prompt."""
+
+    system: str | None = None
+    post_prompt: str = LMMS_EVAL_POST_PROMPT
+
+
+def _placed(options: ReferenceOptions) -> _Placed:
+    if options.bundle_text is None:
+        return _Placed()
+    slot = resolve_slot(
+        options.protocol, options.bundle_slot, subtitles=options.subtitles, benchmark=options.benchmark
+    )
+    if slot is UpstreamSlot.POST_PROMPT:
+        return _Placed(post_prompt=lmms_eval_post_prompt(options.bundle_text))
+    return _Placed(system=options.bundle_text if slot is not None else None)
 
 
 @dataclass(frozen=True)
@@ -123,16 +150,17 @@ def _image(url: str, detail: str | None = None) -> dict[str, Any]:
 async def build_turn(question: Question, media: ReferenceMedia, options: ReferenceOptions) -> ReferenceTurn:
     """The reference request for ``question`` under ``options.protocol`` (not ``skillharness``)."""
     task = lmms_eval_task(options.benchmark) if options.protocol is ProtocolName.LMMS_EVAL else None
+    placed = _placed(options)  # a slot the protocol lacks fails here, before any frame is read
     if task is not None:
-        return await _task_turn(question, media, options, task)
+        return await _task_turn(question, media, options, task, placed)
     layout = await media.layout(question)
     count, max_tokens = REFERENCE_DEFAULTS[options.protocol]
     count = options.frames or count
     if options.pass_video_url:  # lmms-eval's subtitle rule reads the frame count, not the indices
         subtitles = _subtitles(question, media, options, layout, ())
-        text = lmms_eval_text(question, subtitles)
+        text = lmms_eval_text(question, subtitles, placed.post_prompt)
         content = [_video_url(question, media), _text(text)] if options.vision else [_text(text)]
-        return _url_turn(content, text, options, max_tokens, layout, count, subtitles)
+        return _url_turn(content, text, options, placed, max_tokens, layout, count, subtitles)
     indices: tuple[int, ...]
     if options.protocol is ProtocolName.LMMS_EVAL:
         indices = qwen_vl_indices(layout.total_frames, count)
@@ -142,12 +170,12 @@ async def build_turn(question: Question, media: ReferenceMedia, options: Referen
         indices = segment_middle_indices(layout.total_frames, count)
     pixels = await media.frames_at(question, indices, layout) if options.vision else []
     subtitles = _subtitles(question, media, options, layout, indices)
-    content, text = _content(question, options, pixels, subtitles)
-    return _turn(content, text, options, max_tokens, layout, indices, subtitles)
+    content, text = _content(question, options, pixels, subtitles, placed)
+    return _turn(content, text, options, placed, max_tokens, layout, indices, subtitles)
 
 
 async def _task_turn(
-    question: Question, media: ReferenceMedia, options: ReferenceOptions, task: LmmsEvalTask
+    question: Question, media: ReferenceMedia, options: ReferenceOptions, task: LmmsEvalTask, placed: _Placed
 ) -> ReferenceTurn:
     """lmms-eval's own task for the benchmark: its frame rule, text and max_new_tokens, sent
     through the same chat wrapper (frames as qwen-vl-utils PNGs, then the text)."""
@@ -158,25 +186,26 @@ async def _task_turn(
     text = task.text(asked, subtitles)
     if options.pass_video_url:
         content = [_video_url(asked, media), _text(text)] if options.vision else [_text(text)]
-        return _url_turn(content, text, options, task.spec.max_new_tokens, layout, count, subtitles)
+        return _url_turn(content, text, options, placed, task.spec.max_new_tokens, layout, count, subtitles)
     indices = task.frame_indices(layout.total_frames, count)
     pixels = await media.frames_at(asked, indices, layout) if options.vision else []
     content = [*(_image(qwen_vl_png_data_url(p, len(pixels))) for p in pixels), _text(text)]
-    return _turn(content, text, options, task.spec.max_new_tokens, layout, indices, subtitles)
+    return _turn(content, text, options, placed, task.spec.max_new_tokens, layout, indices, subtitles)
 
 
 def _turn(
     content: list[dict[str, Any]],
     text: str,
     options: ReferenceOptions,
+    placed: _Placed,
     max_tokens: int,
     layout: FrameLayout,
     indices: tuple[int, ...],
     subtitles: str | None,
 ) -> ReferenceTurn:
     messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
-    if options.system:
-        messages.insert(0, {"role": "system", "content": options.system})
+    if placed.system:  # VLMEvalKit's prepare_inputs: {"role": "system", "content": system_prompt} first
+        messages.insert(0, {"role": "system", "content": placed.system})
     times = tuple(round((i + 0.5) / layout.fps, 6) for i in indices)
     return ReferenceTurn(
         messages=tuple(messages),
@@ -193,6 +222,7 @@ def _url_turn(
     content: list[dict[str, Any]],
     text: str,
     options: ReferenceOptions,
+    placed: _Placed,
     max_tokens: int,
     layout: FrameLayout,
     count: int,
@@ -200,7 +230,7 @@ def _url_turn(
 ) -> ReferenceTurn:
     """The pass_video_url turn: the URL and the text, the frame count in ``media_io_kwargs`` (sent
     whenever the mode is on, as upstream does, even with no video in the message)."""
-    turn = _turn(content, text, options, max_tokens, layout, (), subtitles)
+    turn = _turn(content, text, options, placed, max_tokens, layout, (), subtitles)
     kwargs = {"video": {"num_frames": int(count)}}
     return replace(turn, media_io_kwargs=kwargs, server_frames=count if options.vision else 0)
 
@@ -227,12 +257,16 @@ def _subtitles(
 
 
 def _content(
-    question: Question, options: ReferenceOptions, pixels: list[np.ndarray], subtitles: str | None
+    question: Question,
+    options: ReferenceOptions,
+    pixels: list[np.ndarray],
+    subtitles: str | None,
+    placed: _Placed,
 ) -> tuple[list[dict[str, Any]], str]:
     """The user message's parts in the reference's order, and its text for the trace."""
     if options.protocol is ProtocolName.LMMS_EVAL:
         # v0.7.2's chat wrapper: the video's frames (resized for their count), then the text.
-        text = lmms_eval_text(question, subtitles)
+        text = lmms_eval_text(question, subtitles, placed.post_prompt)
         return [*(_image(qwen_vl_png_data_url(p, len(pixels))) for p in pixels), _text(text)], text
     if options.protocol is ProtocolName.VLMEVALKIT:
         # VLMEvalKit main's wrapper skips empty text parts: its empty SYS part is not sent.

@@ -27,6 +27,7 @@ from skillharness.eval.report.model import (
 )
 from skillharness.eval.report.outages import collect_outages
 from skillharness.eval.report.scores import val_by_class, val_headline
+from skillharness.eval.report.transfer import transfer_rows
 from skillharness.store import (
     DiagnosisRow,
     DualMetricRow,
@@ -327,6 +328,7 @@ def collect_report(
         diagnoses=_diagnoses(reader, run_id),
         holdout_raw=_finite(metrics.get("holdout")),
         holdout_rows=holdout_rows(metrics.get("holdout"), confidence=confidence),
+        transfer=transfer_rows(metrics),
         rollouts_by_purpose=dict(sorted(rollouts.items())),
         task_types=task_types,
     )

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import Field
 
 from skillharness.eval.report.outages import OutageView
+from skillharness.eval.report.transfer import TransferRow
 from skillharness.util.model import StrictModel
 
 __all__ = [
@@ -251,6 +252,7 @@ class ReportData(StrictModel):
     diagnoses: list[DiagnosisCount]
     holdout_raw: Any = None
     holdout_rows: list[HoldoutRow] = Field(default_factory=list)
+    transfer: list[TransferRow] = Field(default_factory=list)  # empty: no protocol was run
     rollouts_by_purpose: dict[str, int]
     simulator_truth: bool = False
     judge_truth: dict[str, float | None] | None = None  # the judge's defect verdicts against the oracle
