@@ -152,3 +152,19 @@ def test_the_real_split_and_the_training_plan_agree_on_micro(videomme_questions_
         assert f"    - {name}: {reason}\n" in documented, name
     assert f"    ({verdicts.hint})\n" in documented
     assert verdicts.hint.startswith("to train them anyway, set train.gate.min_distinct to ")
+
+
+def test_a_90_question_val_pool_trains_with_the_defaults(videomme_questions_path: Path) -> None:
+    """GEPA's setup (210/90/600 Video-MME questions): the defaults train some classes, each on at
+    least min_distinct distinct val questions, and name the setting for the ones they leave out."""
+    questions = load_questions(videomme_questions_path)
+    split = make_split(questions, SplitParams(sizes=(210, 90, 600), unit="question", seed=0))
+    pools = {pool: tuple(q for u in units for q in u.question_ids) for pool, units in split.pools.items()}
+    frozen = FrozenPools("question", pools, pools, "")
+    plan = plan_trained_classes(questions, frozen, TrainConfig(), temperature=0.7)
+    assert plan.names, "a 90-question val pool must train with the defaults"
+    assert all(c.val >= GATE.min_distinct for c in plan.trained)
+    assert plan.excluded_micro
+    verdicts = micro_verdicts(split, questions, GATE, 0.7)
+    assert "set train.gate.min_distinct to" in verdicts.hint
+    assert "name them in train.task_types" in verdicts.hint
