@@ -11,7 +11,7 @@ from rich.console import Console
 
 from skillharness.infer.progress import RichProgress, short_name
 from skillharness.train.config import BudgetConfig
-from skillharness.train.loop.progress import TrainProgress
+from skillharness.train.loop.progress import TrainProgress, fit_parts
 from skillharness.train.state.checkpoint import Checkpoint, Spent
 
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
@@ -94,22 +94,45 @@ def test_the_training_panel_never_passes_its_totals_nor_cuts_a_class_mid_word() 
     assert all(len(line) <= 80 for line in _lines(out.getvalue()))
 
 
-def test_away_from_a_terminal_each_step_and_decision_prints_one_plain_line_at_once() -> None:
-    """Issue item 1: under nohup or tee the live panel drew nothing until the run ended."""
+def test_away_from_a_terminal_each_step_and_decision_prints_one_plain_entry_at_once() -> None:
+    """Issue item 1: under nohup or tee the live panel drew nothing until the run ended. Item 7: an
+    entry longer than 80 columns continues on an indented line, broken between its parts."""
     console, out = _console(terminal=False)
     with TrainProgress(console, run_id="r1", epochs=2) as progress:
         progress.budget = BudgetConfig(max_calls=1000)
         progress.on_step(_ckpt(1, 0), 3)
-        assert out.getvalue().count("\n") == 1  # written already, not when the run ends
+        assert out.getvalue().count("\n") == 2  # written already, not when the run ends
         progress.on_checkpoint(_ckpt(1, 0))  # nothing moved: nothing said
         progress.on_checkpoint(_ckpt(1, 0, gates_run=1))  # a decision
         progress.on_checkpoint(_ckpt(1, 1))
     lines = out.getvalue().splitlines()
-    assert len(lines) == 3, lines
-    assert lines[0] == (
+    assert all(len(line) <= 80 for line in lines), lines
+    entries = [e.replace("\n  ", " · ") for e in re.split(r"\n(?! )", out.getvalue().strip())]
+    assert len(entries) == 3, lines
+    assert entries[0] == (
         "train r1 · epoch 1/2 step 1/3 · v0000 · 0 tests, 0 accepted · 100 / 1,000 calls (10%) · ETA unknown"
     )
-    assert "1 tests" in lines[1]
-    assert lines[2].startswith("train r1 · epoch 1/2 step 2/3 · ")
-    assert re.search(r"ETA (\d+|< 1) s$", lines[2])  # known after one step, and not 0
+    assert "1 tests" in entries[1]
+    assert entries[2].startswith("train r1 · epoch 1/2 step 2/3 · ")
+    assert re.search(r"ETA (\d+|< 1) s$", entries[2])  # known after one step, and not 0
     assert "┌" not in out.getvalue()  # no panel drawn at the end either
+
+
+def test_a_step_never_shows_fewer_calls_than_the_last_saved_checkpoint() -> None:
+    """The loop hands on_step its own copy, whose spending is that of its last load: the display
+    read 882 calls, then 297, then 882 again."""
+    console, out = _console(terminal=False)
+    progress = TrainProgress(console, run_id="r1", epochs=2)
+    progress.on_checkpoint(_ckpt(1, 0, spent=Spent(calls=882, cost=0.0, wall_s=9.0)))
+    progress.on_step(_ckpt(1, 1, spent=Spent(calls=297, cost=0.0, wall_s=3.0)), 3)
+    said = [int(n.replace(",", "")) for n in re.findall(r"([\d,]+) calls", out.getvalue())]
+    assert said == [882, 882]
+
+
+def test_parts_break_between_parts_within_the_width() -> None:
+    parts = ["train a-long-run-id", "epoch 1/2 step 1/3", "v0000", "11 tests, 0 accepted", "882 calls"]
+    for width in (24, 40, 80, 200):
+        text = fit_parts(parts, width)
+        assert text.replace("\n  ", " · ") == " · ".join(parts)
+        assert all(len(line) <= width for line in text.splitlines())
+    assert fit_parts(["a-part-wider-than-the-width"], 10) == "a-part-wider-than-the-width"

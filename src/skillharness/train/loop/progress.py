@@ -21,7 +21,7 @@ from skillharness.train.state.checkpoint import Checkpoint, Spent
 from skillharness.train.state.context import TrainContext
 from skillharness.train.state.records import decision_label, untested_calls
 
-__all__ = ["TrainProgress", "decision_counts", "spent_of_budget"]
+__all__ = ["TrainProgress", "decision_counts", "fit_parts", "spent_of_budget"]
 
 
 def decision_counts(rows: Iterable[GateDecisionRow]) -> str:
@@ -57,6 +57,21 @@ def spent_of_budget(spent: Spent, budget: BudgetConfig | None) -> str:
     return ", ".join(parts)
 
 
+def fit_parts(parts: list[str], width: int) -> str:
+    """``parts`` joined by `` · `` in lines of at most ``width`` characters, broken only between
+    parts (continuation lines indented), so a log read at 80 columns never wraps mid-word."""
+    lines: list[str] = []
+    line = ""
+    for part in parts:
+        joined = f"{line} · {part}" if line else part
+        if len(joined) <= width or not line.strip():
+            line = joined
+        else:
+            lines.append(line)
+            line = f"  {part}"
+    return "\n".join([*lines, line])
+
+
 class TrainProgress:
     """A rich live table: epoch and step, decisions, open candidates, val EMA, calls by role, ETA."""
 
@@ -70,7 +85,7 @@ class TrainProgress:
         # Not a terminal: a live display would draw once, at its end, so plain lines instead.
         self._plain = not console.is_terminal
         self._live = Live(console=console, refresh_per_second=4, transient=False)
-        self._said = ""
+        self._said: list[str] | None = None
         self._ckpt: Checkpoint | None = None
         self._steps = 0
         self._started = time.monotonic()
@@ -80,6 +95,10 @@ class TrainProgress:
         self.session, self.store, self.budget = ctx.session, ctx.store, ctx.config.budget
 
     def on_step(self, ckpt: Checkpoint, steps_in_epoch: int) -> None:
+        # The loop's own copy of the checkpoint carries the spending of its last load; the saved
+        # one (on_checkpoint) carries the run's, so a step never shows the calls going back.
+        if self._ckpt is not None:
+            ckpt = ckpt.model_copy(update={"spent": self._ckpt.spent})
         self._ckpt, self._steps = ckpt, steps_in_epoch
         self._show()
 
@@ -93,22 +112,26 @@ class TrainProgress:
         if not self._plain:
             self._live.update(self._render())
             return
-        line = self._line()
-        if line is None or line == self._said:  # a checkpoint that moved nothing shown says nothing
+        parts = self._parts()
+        if parts is None or parts == self._said:  # a checkpoint that moved nothing shown says nothing
             return
-        self._said = line
-        self.console.print(f"{line} · ETA {self._eta()}", soft_wrap=True, markup=False, highlight=False)
+        self._said = parts
+        text = fit_parts([*parts, f"ETA {self._eta()}"], self.console.width)
+        self.console.print(text, soft_wrap=True, markup=False, highlight=False)
         self.console.file.flush()  # a file or pipe is block-buffered: the line is for now
 
-    def _line(self) -> str | None:
-        """Where the run is, its decisions and its spending on one line (ETA apart: it always moves)."""
+    def _parts(self) -> list[str] | None:
+        """Where the run is, its decisions and its spending (ETA apart: it always moves)."""
         ckpt = self._ckpt
         if ckpt is None:
             return None
-        return (
-            f"train {self.run_id} · {self._position(ckpt)} · {ckpt.version} · "
-            f"{ckpt.gates_run} tests, {ckpt.accepts} accepted · {spent_of_budget(ckpt.spent, self.budget)}"
-        )
+        return [
+            f"train {self.run_id}",
+            self._position(ckpt),
+            ckpt.version,
+            f"{ckpt.gates_run} tests, {ckpt.accepts} accepted",
+            spent_of_budget(ckpt.spent, self.budget),
+        ]
 
     def _position(self, ckpt: Checkpoint) -> str:
         """Epoch and step, never past their totals: the cursor names the *next* step, so it passes
