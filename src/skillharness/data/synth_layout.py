@@ -30,7 +30,14 @@ from skillharness.data.questions import OPTION_LETTERS
 from skillharness.data.synth_distractors import SynthShape
 from skillharness.util.atomic import atomic_write_bytes, atomic_write_text
 
-__all__ = ["BASE_LAYOUT", "WrittenLayout", "layout_shape", "questions_path", "write_layout"]
+__all__ = [
+    "BASE_LAYOUT",
+    "WrittenLayout",
+    "layout_shape",
+    "questions_path",
+    "synthetic_questions",
+    "write_layout",
+]
 
 # The generator's own form: the synthetic benchmark in this layout is written as it always was.
 BASE_LAYOUT = "videomme"
@@ -69,6 +76,12 @@ def questions_path(folder: Path, adapter: Adapter) -> Path:
     if adapter.format == "folder":
         return folder / _QUESTIONS_DIR
     return folder / f"questions.{adapter.format}"
+
+
+def synthetic_questions(folder: Path) -> tuple[Path, str]:
+    """The questions path and the layout (adapter name) of a synthetic benchmark in ``folder``."""
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    return folder / manifest.get("questions_path", "questions.json"), manifest.get("benchmark", BASE_LAYOUT)
 
 
 def _vocabulary(adapter: Adapter) -> tuple[str, ...]:
