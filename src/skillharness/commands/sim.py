@@ -140,7 +140,8 @@ def oracle(
         unknown = [i for i in ids if i not in the_world.questions]
         if unknown:
             raise ConfigError(f"{question_ids}: unknown question ids {unknown[:5]}", file=str(question_ids))
-    before = Bundle.load(bundle) if bundle is not None else initial_bundle()
+    task_types = {q.task_type for q in the_world.questions.values()}
+    before = Bundle.load(bundle) if bundle is not None else initial_bundle(sorted(task_types))
     result: dict[str, Any] = {
         "simulator": True,
         "seed": config.seed,

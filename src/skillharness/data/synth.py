@@ -236,19 +236,21 @@ def generate_benchmark(
 
 
 def ensure_synthetic_benchmark(
-    cache_dir: Path, seed: int = DEFAULT_SEED, videos: int = DEFAULT_VIDEOS
+    cache_dir: Path, seed: int = DEFAULT_SEED, videos: int = DEFAULT_VIDEOS, layout: str = BASE_LAYOUT
 ) -> Path:
-    """The benchmark for (seed, videos) under ``cache_dir``, generated on first use.
+    """The benchmark for (seed, videos, layout) under ``cache_dir``, generated on first use.
 
     Safe under concurrency: each caller builds in its own temp folder and the first rename wins.
     """
-    target = Path(cache_dir) / f"synth-v{SYNTH_VERSION}-seed{seed}-n{videos}"
+    adapter = load_adapter(layout)
+    suffix = "" if adapter.name == BASE_LAYOUT else f"-{adapter.name}"
+    target = Path(cache_dir) / f"synth-v{SYNTH_VERSION}-seed{seed}-n{videos}{suffix}"
     if (target / "manifest.json").is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
     try:
-        _generate_into(tmp, videos, seed, _default_workers())
+        _generate_into(tmp, videos, seed, _default_workers(), adapter if suffix else None)
         try:
             tmp.rename(target)
         except OSError:
