@@ -30,12 +30,11 @@ from skillharness.commands.folders import ensure_folder
 from skillharness.commands.split import micro_verdicts, print_split
 from skillharness.commands.train import print_outcome
 from skillharness.config import Config, load_config
-from skillharness.data import DEFAULT_BENCHMARK, read_questions
+from skillharness.data import DEFAULT_BENCHMARK, read_questions, synthetic_questions
 from skillharness.data.pools import existing_artifacts, load_pools, verify_split, write_split
 from skillharness.data.questions import Question
 from skillharness.data.split import SplitParams, make_split
 from skillharness.data.synth import ensure_synthetic_benchmark
-from skillharness.data.synth_layout import synthetic_questions
 from skillharness.errors import SplitError
 from skillharness.eval import agent_path, build_report
 from skillharness.infer.progress import RichProgress

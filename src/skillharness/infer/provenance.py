@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from skillharness.agent.config import AgentConfig
-from skillharness.data.pools import source_sha256
+from skillharness.data import source_sha256
 from skillharness.data.split import Pool
 from skillharness.llm.config import LLMConfig
 from skillharness.store import RunKind, RunProvenance, content_hash
