@@ -35,7 +35,10 @@ class StartSim(Protocol):
     """The ``sim_factory`` fixture: start a simulator that stops when the test ends."""
 
     def __call__(
-        self, config: SimConfig, questions: Sequence[Question] | Path | None = None
+        self,
+        config: SimConfig,
+        questions: Sequence[Question] | Path | None = None,
+        benchmark: str = "videomme",
     ) -> SimServer: ...
 
 

@@ -139,8 +139,11 @@ def sim_factory() -> Iterator[StartSim]:
     """Start simulators in this test (function scope); each one stops when the test ends."""
     with ExitStack() as stack:
 
-        def start(config: SimConfig, questions: SimQuestions = None) -> SimServer:
-            return stack.enter_context(SimServer(config, questions=questions))
+        def start(
+            config: SimConfig, questions: SimQuestions = None, benchmark: str = "videomme"
+        ) -> SimServer:
+            # A path is read through the adapter ``benchmark`` names, as `sim serve --benchmark` does.
+            return stack.enter_context(SimServer(config, questions=questions, benchmark=benchmark))
 
         yield start
 

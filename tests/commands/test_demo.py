@@ -83,3 +83,23 @@ def test_demo_folders_that_are_files_are_one_clear_error(tmp_path: Path) -> None
         assert f"error: {flag} {tmp_path / 'taken'}: exists and is not a folder" in result.stderr
         assert "Traceback" not in result.stderr
     assert (tmp_path / "taken").read_text() == "keep me"
+
+
+@pytest.mark.slow
+def test_demo_runs_on_another_layout(tmp_path: Path) -> None:
+    """``demo --layout egoschema``: five options, one task type, answers in a separate file."""
+    args = (
+        "demo",
+        "--layout",
+        "egoschema",
+        "--out",
+        str(tmp_path / "out"),
+        "--bench-cache",
+        str(tmp_path / "b"),
+    )
+    done = run_cli(*args, "--latency", "0", env={"COLUMNS": "160", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "layout egoschema" in done.stdout
+    assert "Egocentric Reasoning" in done.stdout
+    assert (tmp_path / "out" / "report.html").is_file()
+    assert (tmp_path / "b" / "synth-v1-seed0-n96-egoschema" / "subset_answers.json").is_file()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Annotated
 import typer
 
 from skillharness.data import (
+    DEFAULT_BENCHMARK,
     DEFAULT_SEED,
     DEFAULT_VIDEOS,
     LoadedBenchmark,
@@ -31,16 +33,30 @@ def synth(
     ] = DEFAULT_VIDEOS,
     seed: Annotated[int, typer.Option("--seed", help="The same seed gives the same files.")] = DEFAULT_SEED,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing non-empty folder.")] = False,
+    layout: Annotated[
+        str,
+        typer.Option(
+            "--layout", help="Write it in this benchmark's layout: a built-in adapter or an adapter .yaml."
+        ),
+    ] = DEFAULT_BENCHMARK,
 ) -> None:
-    """Generate mp4 videos, .srt subtitles and a Video-MME-layout questions.json with known answers."""
+    """Generate mp4 videos, subtitles and questions with known answers, in a benchmark's file layout.
+
+    The default is Video-MME's (questions.json); --layout egoschema, mvbench, longvideobench, mlvu,
+    nextqa or videomme_v2 writes the same kind of questions as that benchmark ships them.
+    """
     started = time.perf_counter()
-    path = generate_benchmark(out, videos=videos, seed=seed, force=force)
+    path = generate_benchmark(out, videos=videos, seed=seed, force=force, layout=layout)
     elapsed = time.perf_counter() - started
     first_video = sorted((path / "videos").iterdir())[0]
-    typer.echo(f"wrote {videos} videos and {videos * 3} questions to {path} in {elapsed:.1f} s")
-    typer.echo(f"  questions: {path / 'questions.json'}  (answers explained in truth.json)")
+    manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+    questions = path / manifest.get("questions_path", "questions.json")
+    typer.echo(f"wrote {videos} videos and {manifest['questions']} questions to {path} in {elapsed:.1f} s")
+    typer.echo(f"  questions: {questions}  (answers explained in truth.json)")
     typer.echo(f"  videos:    {path / 'videos'}")
     typer.echo(f"  subtitles: {path / 'subtitles'}")
+    if "benchmark" in manifest:
+        typer.echo(f"  check:     skillharness data check --benchmark {manifest['benchmark']} {questions}")
     typer.echo(f"  look:      skillharness frames {first_video} --count 8 --out frames/")
 
 

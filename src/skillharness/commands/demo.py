@@ -31,7 +31,7 @@ from skillharness.commands.folders import ensure_folder
 from skillharness.commands.split import micro_verdicts, print_split
 from skillharness.commands.train import print_outcome
 from skillharness.config import Config, load_config
-from skillharness.data.loader import load_questions
+from skillharness.data import DEFAULT_BENCHMARK, read_questions, synthetic_questions
 from skillharness.data.pools import existing_artifacts, load_pools, verify_split, write_split
 from skillharness.data.questions import Question
 from skillharness.data.split import SplitParams, make_split
@@ -71,9 +71,9 @@ def _split(
     return written.pools_path
 
 
-def _bundle(console: Console, folder: Path) -> Path:
+def _bundle(console: Console, folder: Path, questions: list[Question]) -> Path:
     if not (folder / "system.md").is_file():
-        initial_bundle().save(folder)
+        initial_bundle(q.task_type for q in questions).save(folder)  # a skill per task type the data holds
         console.print(f"wrote the initial bundle to {folder}")
     else:
         console.print(f"reusing the bundle in {folder} (hash {Bundle.load(folder).bundle_hash[:12]})")
@@ -124,29 +124,36 @@ def demo(
     videos: int = typer.Option(DEMO_VIDEOS, "--videos", min=12, help="Synthetic videos (3 questions each)."),
     bench_cache: Path = typer.Option(_BENCH_CACHE, "--bench-cache", help="Where the benchmark is cached."),
     latency: float = typer.Option(0.01, "--latency", min=0.0, help="Simulated seconds to first token."),
+    layout: str = typer.Option(
+        DEFAULT_BENCHMARK, "--layout", help="The benchmark's file layout: a built-in adapter (docs/data.md)."
+    ),
 ) -> None:
     """Train a bundle end to end on a synthetic benchmark against the built-in simulator."""
     console = Console()
     out = ensure_folder(out.resolve(), "--out")
     ensure_folder(bench_cache, "--bench-cache")
     console.rule("1. synthetic benchmark")
-    bench = ensure_synthetic_benchmark(bench_cache, seed, videos)
-    questions = load_questions(bench / "questions.json")
-    console.print(f"benchmark: {bench} ({len(questions)} questions)")
+    bench = ensure_synthetic_benchmark(bench_cache, seed, videos, layout)
+    questions_path, layout = synthetic_questions(bench)
+    questions = list(read_questions(questions_path, layout))
+    console.print(f"benchmark: {questions_path} ({len(questions)} questions, layout {layout})")
     console.rule("2. frozen split")
-    pools = _split(console, questions, bench / "questions.json", out / "split", seed, videos)
+    pools = _split(console, questions, questions_path, out / "split", seed, videos)
     frozen = load_pools(pools)
     classes = {q.task_type for q in questions}
     console.print(size_explanation(videos, len(frozen.questions["val"]), len(classes)))
     console.rule("3. initial bundle")
-    bundle = _bundle(console, out / "bundle")
+    bundle = _bundle(console, out / "bundle", questions)
     console.rule("4. simulator, baseline and training (the simulator stands in for a real model)")
     experiment = out / "experiment"
     _fresh_run(out, experiment)
-    with SimServer(decisive_world(seed, latency_s=latency), questions=bench / "questions.json") as sim:
+    world = decisive_world(seed, latency_s=latency)
+    with SimServer(world, questions=questions_path, benchmark=layout) as sim:
         config_path = write_experiment(
             experiment,
             bench=bench,
+            questions=questions_path,
+            benchmark=layout,
             pools=pools,
             bundle=bundle,
             sim=sim,

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from skillharness.data import DEFAULT_BENCHMARK
 from skillharness.sim import SimServer
 from skillharness.train.config import GateConfig
 
@@ -48,12 +49,21 @@ def size_explanation(videos: int, val_questions: int, classes: int) -> str:
 
 
 def write_experiment(
-    folder: Path, *, bench: Path, pools: Path, bundle: Path, sim: SimServer, store: Path, cache: Path
+    folder: Path,
+    *,
+    bench: Path,
+    questions: Path,
+    benchmark: str,
+    pools: Path,
+    bundle: Path,
+    sim: SimServer,
+    store: Path,
+    cache: Path,
 ) -> Path:
     """experiment.yaml for the demo (the simulator's URL is this process's; see the README to rerun)."""
     doc: dict[str, Any] = {
         "data": {
-            "questions": str(bench / "questions.json"),
+            "questions": str(questions),
             "pools": str(pools),
             "videos_dir": str(bench / "videos"),
             "subtitles_dir": str(bench / "subtitles"),
@@ -78,6 +88,8 @@ def write_experiment(
         },
         "eval": {"run_holdout_eval": True},
     }
+    if benchmark != DEFAULT_BENCHMARK:  # the default layout's experiment.yaml stays as it was
+        doc["data"]["benchmark"] = benchmark
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "experiment.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))

@@ -11,12 +11,18 @@ import typer
 import yaml
 from pydantic import ValidationError
 
+from skillharness.data.config import DEFAULT_BENCHMARK
 from skillharness.errors import ConfigError, InfraError
 from skillharness.util.model import describe_validation
 
 sim_app = typer.Typer(
     help="The simulated OpenAI-compatible model (known ground truth, faults, oracle). Not a real model.",
     no_args_is_help=True,
+)
+
+
+_BENCHMARK = typer.Option(
+    "--benchmark", help="Layout of --questions: a built-in adapter (docs/data.md) or an adapter .yaml."
 )
 
 
@@ -55,8 +61,10 @@ def serve(
         Path | None, typer.Option("--world", help="YAML/JSON SimConfig (latency, faults, rates...).")
     ] = None,
     questions: Annotated[
-        Path | None, typer.Option("--questions", help="Questions file the agent role knows.")
+        Path | None,
+        typer.Option("--questions", help="Questions file (or per-task folder) the agent role knows."),
     ] = None,
+    benchmark: Annotated[str, _BENCHMARK] = DEFAULT_BENCHMARK,
 ) -> None:
     """Serve the simulator at http://HOST:PORT/v1 until interrupted."""
     import uvicorn
@@ -65,7 +73,7 @@ def serve(
     from skillharness.sim.server import create_app
 
     config = load_sim_config(world, seed)
-    state = build_state(config, questions)
+    state = build_state(config, questions, benchmark)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -96,7 +104,7 @@ def serve(
 
 @sim_app.command("oracle")
 def oracle(
-    questions: Annotated[Path, typer.Option("--questions", help="Questions file.")],
+    questions: Annotated[Path, typer.Option("--questions", help="Questions file (or per-task folder).")],
     bundle: Annotated[
         Path | None, typer.Option("--bundle", help="Bundle folder (default: the packaged initial one).")
     ] = None,
@@ -109,19 +117,20 @@ def oracle(
         Path | None, typer.Option("--ids", help="File with one question id per line (a pool).")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    benchmark: Annotated[str, _BENCHMARK] = DEFAULT_BENCHMARK,
 ) -> None:
     """Print the simulator's scored truth of a bundle (ground truth, simulator only).
 
     The scored truth is the exact probability that the harness scores an answer right, for the
     tool-using agent with every tool and six turns; the intended-letter accuracy comes with it.
     """
-    from skillharness.data.loader import load_questions
+    from skillharness.data import read_questions
     from skillharness.sim.oracle import Oracle
     from skillharness.sim.world import World
     from skillharness.skills.bundle import Bundle, initial_bundle
 
     config = load_sim_config(world, seed)
-    the_world = World(config, load_questions(questions))
+    the_world = World(config, list(read_questions(questions, benchmark)))
     the_oracle = Oracle(the_world)
     ids = None
     if question_ids is not None:
@@ -131,7 +140,8 @@ def oracle(
         unknown = [i for i in ids if i not in the_world.questions]
         if unknown:
             raise ConfigError(f"{question_ids}: unknown question ids {unknown[:5]}", file=str(question_ids))
-    before = Bundle.load(bundle) if bundle is not None else initial_bundle()
+    task_types = {q.task_type for q in the_world.questions.values()}
+    before = Bundle.load(bundle) if bundle is not None else initial_bundle(sorted(task_types))
     result: dict[str, Any] = {
         "simulator": True,
         "seed": config.seed,

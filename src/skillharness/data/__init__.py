@@ -12,6 +12,7 @@ from skillharness.data.pools import (
     existing_artifacts,
     load_pools,
     pools_bytes,
+    source_sha256,
     verify_split,
     write_split,
 )
@@ -24,6 +25,7 @@ from skillharness.data.synth import (
     ensure_synthetic_benchmark,
     generate_benchmark,
 )
+from skillharness.data.synth_layout import synthetic_questions
 
 __all__ = [
     "DEFAULT_BENCHMARK",
@@ -66,6 +68,8 @@ __all__ = [
     "scored_groups",
     "select_pool",
     "slugify",
+    "source_sha256",
+    "synthetic_questions",
     "verify_split",
     "write_split",
 ]

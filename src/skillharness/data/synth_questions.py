@@ -16,7 +16,7 @@ from typing import Any
 from skillharness.data.questions import TaskType
 from skillharness.data.synth_scene import BACKGROUNDS, COLOURS, MOTIONS, QUADRANTS, SHAPES, WORDS, Scene
 
-__all__ = ["GENERATORS", "QUARTERS", "RELATIONS", "Draft"]
+__all__ = ["GENERATORS", "QUARTERS", "RELATIONS", "Draft", "motion_text", "summary_text"]
 
 QUARTERS = ("In the first quarter", "In the second quarter", "In the third quarter", "In the last quarter")
 RELATIONS = ("To the left of it", "To the right of it", "Above it", "Below it")
@@ -43,7 +43,7 @@ class Draft:
     ordered: tuple[str, ...] = field(default=())
 
 
-def _motion_text(motion: str) -> str:
+def motion_text(motion: str) -> str:
     return f"It {motion}."
 
 
@@ -118,8 +118,8 @@ def action_recognition(scene: Scene, rng: random.Random) -> Draft | None:
     return Draft(
         "motion",
         f"What does the {obj.name} do while it is on screen?",
-        _motion_text(obj.motion),
-        tuple(_motion_text(m) for m in distractors),
+        motion_text(obj.motion),
+        tuple(motion_text(m) for m in distractors),
         {"object": obj.name, "motion": obj.motion},
         (obj.appear_s, obj.vanish_s),
     )
@@ -255,14 +255,14 @@ def synopsis(scene: Scene, rng: random.Random) -> Draft | None:
     n = len(scene.objects)
     backgrounds = [name for _, name in scene.backgrounds]
     words = [c.word for c in scene.captions]
-    correct = _summary(n, backgrounds, words)
+    correct = summary_text(n, backgrounds, words)
     other_bg = rng.choice([b for b in BACKGROUNDS if b not in backgrounds])
     swapped_words = list(words)
     swapped_words[rng.randrange(len(words))] = rng.choice([w for w in WORDS if w not in words])
     variants = [
-        _summary(n + rng.choice((-1, 1)) if n > 1 else n + 1, backgrounds, words),
-        _summary(n, [other_bg, *backgrounds[1:]], words),
-        _summary(n, backgrounds, swapped_words),
+        summary_text(n + rng.choice((-1, 1)) if n > 1 else n + 1, backgrounds, words),
+        summary_text(n, [other_bg, *backgrounds[1:]], words),
+        summary_text(n, backgrounds, swapped_words),
     ]
     if len({correct, *variants}) != 4:
         return None
@@ -277,7 +277,7 @@ def synopsis(scene: Scene, rng: random.Random) -> Draft | None:
     )
 
 
-def _summary(n: int, backgrounds: list[str], words: list[str]) -> str:
+def summary_text(n: int, backgrounds: list[str], words: list[str]) -> str:
     ground = f"a {backgrounds[0]} background" + (
         f" that later turns {backgrounds[1]}" if len(backgrounds) > 1 else ""
     )

@@ -11,12 +11,13 @@ from PIL import Image, ImageDraw, ImageFont
 
 from skillharness.data.synth_scene import BACKGROUNDS, BAND_TOP, COLOURS, Scene, SceneObject
 
-__all__ = ["KEYFRAME_INTERVAL_S", "render_frame", "srt_text", "write_mp4"]
+__all__ = ["KEYFRAME_INTERVAL_S", "narration_cues", "render_frame", "srt_text", "write_mp4"]
 
 KEYFRAME_INTERVAL_S = 2
 _RADIUS = 12
 _BAND_COLOUR = (0, 0, 0)
 _TEXT_COLOUR = (255, 255, 255)
+_FILLER_COLOUR = (128, 128, 128)
 
 
 @lru_cache(maxsize=1)
@@ -72,8 +73,19 @@ def render_frame(scene: Scene, t: float) -> Image.Image:
     return image
 
 
-def write_mp4(scene: Scene, path: Path) -> None:
-    """Encode the scene as H.264 (yuv420p, a keyframe every 2 s, index at the front of the file)."""
+def _filler_frame(scene: Scene) -> Image.Image:
+    """What a padded file shows before and after its scene: no object, no word."""
+    image = Image.new("RGB", (scene.width, scene.height), _FILLER_COLOUR)
+    ImageDraw.Draw(image).rectangle((0, BAND_TOP, scene.width, scene.height), fill=_BAND_COLOUR)
+    return image
+
+
+def write_mp4(scene: Scene, path: Path, *, lead_s: float = 0.0, tail_s: float = 0.0) -> None:
+    """Encode the scene as H.264 (yuv420p, a keyframe every 2 s, index at the front of the file).
+
+    ``lead_s`` / ``tail_s`` seconds of filler before / after it make a longer file with the scene
+    inside it, at ``[lead_s, lead_s + duration_s]`` (a clip window, as MVBench's).
+    """
     gop = scene.fps * KEYFRAME_INTERVAL_S
     with av.open(str(path), mode="w", format="mp4", container_options={"movflags": "+faststart"}) as out:
         stream = out.add_stream("libx264", rate=scene.fps)
@@ -85,8 +97,11 @@ def write_mp4(scene: Scene, path: Path) -> None:
             "crf": "18",
             "x264-params": f"keyint={gop}:min-keyint={gop}:scenecut=0",
         }
-        for index in range(scene.n_frames):
-            frame = av.VideoFrame.from_image(render_frame(scene, index / scene.fps))
+        lead, tail = round(lead_s * scene.fps), round(tail_s * scene.fps)
+        for index in range(-lead, scene.n_frames + tail):
+            inside = 0 <= index < scene.n_frames
+            image = render_frame(scene, index / scene.fps) if inside else _filler_frame(scene)
+            frame = av.VideoFrame.from_image(image)
             for packet in stream.encode(frame):
                 out.mux(packet)
         for packet in stream.encode():
@@ -105,11 +120,15 @@ def _narration(scene: Scene) -> list[tuple[float, str]]:
     return sorted(events)
 
 
+def narration_cues(scene: Scene) -> list[tuple[float, float, str]]:
+    """The scene's narration: (start, end, text) per line, each shown for up to two seconds."""
+    return [(start, min(start + 2.0, scene.duration_s), text) for start, text in _narration(scene)]
+
+
 def srt_text(scene: Scene) -> str:
     """The scene's narration as SRT, each line wrapped in a ``<font>`` tag as Video-MME's are."""
     blocks = []
-    for number, (start, text) in enumerate(_narration(scene), start=1):
-        end = min(start + 2.0, scene.duration_s)
+    for number, (start, end, text) in enumerate(narration_cues(scene), start=1):
         wrapped = f'<font color="white" size=".72c">{text}</font>'
         blocks.append(f"{number}\n{_stamp(start)} --> {_stamp(end)}\n{wrapped}\n")
     return "\n".join(blocks)

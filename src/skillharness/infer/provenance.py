@@ -5,21 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from skillharness.agent.config import AgentConfig
+from skillharness.data import source_sha256
 from skillharness.data.split import Pool
 from skillharness.llm.config import LLMConfig
 from skillharness.store import RunKind, RunProvenance, content_hash
-from skillharness.util.atomic import sha256_file
 
 __all__ = ["inputs_hash", "run_provenance"]
 
 
 def inputs_hash(config_fingerprint: str, questions_file: Path | None) -> str:
-    """A run's ``config_hash``: the answer-relevant config and the questions file's content.
+    """A run's ``config_hash``: the answer-relevant config and the questions' content.
 
-    The questions file is hashed too, so a resume over an edited file (same path, other rows) is
-    refused instead of mixing two question sets in one run.
+    The questions are hashed too, so a resume over an edited file (same path, other rows) is
+    refused instead of mixing two question sets in one run. A folder of per-task files (MVBench,
+    MLVU) is hashed as the split hashes it: every file's name and content.
     """
-    questions_sha = sha256_file(questions_file) if questions_file is not None else ""
+    questions_sha = source_sha256(questions_file) if questions_file is not None else ""
     return content_hash({"config": config_fingerprint, "questions_sha256": questions_sha})
 
 

@@ -19,7 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from skillharness.data.config import DEFAULT_BENCHMARK
 from skillharness.data.questions import Question
+from skillharness.data.selection import read_questions
 from skillharness.llm.roles import Role
 from skillharness.sim.config import FaultConfig, FaultKind, SimConfig
 from skillharness.sim.model import SimModel
@@ -32,14 +34,20 @@ from skillharness.util.asgi import BackgroundServer
 __all__ = ["SimServer", "build_state", "run_sim_server"]
 
 
-def build_state(config: SimConfig, questions: Sequence[Question] | Path | str | None = None) -> SimState:
-    """The shared state (world, roles, oracle, stats, faults) for ``config`` and ``questions``."""
+def build_state(
+    config: SimConfig,
+    questions: Sequence[Question] | Path | str | None = None,
+    benchmark: str | Path = DEFAULT_BENCHMARK,
+) -> SimState:
+    """The shared state (world, roles, oracle, stats, faults) for ``config`` and ``questions``.
+
+    A path is read through the adapter ``benchmark`` names (a file, or a folder of per-task files),
+    as every stage of a run reads it: the world knows the questions the harness asks.
+    """
     source = "the list given to SimServer(questions=...)"
     if isinstance(questions, str | Path):
-        from skillharness.data.loader import load_questions
-
         source = str(questions)
-        questions = load_questions(questions)
+        questions = read_questions(questions, benchmark)
     model = SimModel(config, list(questions or ()), source=source)
     return SimState(config, model, model.oracle)
 
@@ -52,11 +60,12 @@ class SimServer:
         config: SimConfig | None = None,
         *,
         questions: Sequence[Question] | Path | str | None = None,
+        benchmark: str | Path = DEFAULT_BENCHMARK,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
         self.config = config or SimConfig()
-        self.state = build_state(self.config, questions)
+        self.state = build_state(self.config, questions, benchmark)
         self.host = host
         self._port = port
         self._server: BackgroundServer | None = None
@@ -151,7 +160,9 @@ class SimServer:
 
 
 def run_sim_server(
-    config: SimConfig | None = None, questions: Sequence[Question] | Path | str | None = None
+    config: SimConfig | None = None,
+    questions: Sequence[Question] | Path | str | None = None,
+    benchmark: str | Path = DEFAULT_BENCHMARK,
 ) -> SimServer:
     """A not-yet-started :class:`SimServer`; use it as ``with run_sim_server(cfg) as sim:``."""
-    return SimServer(config, questions=questions)
+    return SimServer(config, questions=questions, benchmark=benchmark)

@@ -3,12 +3,14 @@
 Missing subtitles are normal (156 of the 900 Video-MME videos have none): a missing file is an
 empty :class:`Subtitles`, not an error. A malformed ``.srt`` is a :class:`DataError` naming the
 file and the line. ``.srt`` is parsed here, strictly, because that is what lets an error name its
-line; other formats (``.vtt``, ``.ass``, ``.ssa``) are read with pysubs2.
+line; LongVideoBench's ``.json`` cue lists and Video-MME-v2's word-level ``.jsonl`` are read here
+too; other formats (``.vtt``, ``.ass``, ``.ssa``) are read with pysubs2.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -120,7 +122,8 @@ def load_subtitles(path: Path | str | None) -> Subtitles:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not UTF-8 text (byte {exc.start})", file=str(path)) from exc
-    cues = parse_srt(text, path) if path.suffix.lower() == ".srt" else _parse_other(text, path)
+    readers = {".srt": parse_srt, ".json": parse_json_cues, ".jsonl": parse_jsonl_words}
+    cues = readers.get(path.suffix.lower(), _parse_other)(text, path)
     lines = [SubtitleLine(s, e, t) for s, e, raw in cues if (t := clean_text(raw))]
     return Subtitles(path, tuple(sorted(lines, key=lambda line: (line.start_s, line.end_s))))
 
@@ -182,6 +185,55 @@ def _timing(line: str, path: Path, number: int) -> tuple[float, float]:
 def _ms(hours: str, minutes: str, seconds: str, fraction: str) -> int:
     # Whole milliseconds, so 00:00:01,234 is exactly 1234 / 1000; ",5" means 500 ms, as players read it.
     return ((int(hours) * 60 + int(minutes)) * 60 + int(seconds)) * 1000 + int(fraction.ljust(3, "0"))
+
+
+def parse_json_cues(text: str, path: Path) -> list[tuple[float, float, str]]:
+    """LongVideoBench's subtitle JSON: a list of ``{"start": "HH:MM:SS.mmm", "end": ..., "line":
+    ...}`` or ``{"timestamp": [start_s, end_s], "text": ...}`` (an end that is not a number runs to
+    the next cue, or a second past its start for the last; upstream reads it as the video's end).
+    Times are on the file's clock; ``Question.subtitle_offset`` moves them onto the video's."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        _fail(path, exc.lineno, f"not valid JSON: {exc.msg}")
+    if not isinstance(data, list):
+        _fail(path, 1, f"expected a JSON list of cues, got {type(data).__name__}")
+    cues: list[tuple[float, float, str]] = []
+    for number, cue in enumerate(data, start=1):
+        try:
+            if "timestamp" in cue:
+                start, end = cue["timestamp"]
+                start = float(start)
+                end = float(end) if isinstance(end, int | float) else math.nan
+                words = cue["text"]
+            else:
+                start, end, words = _clock_s(cue["start"]), _clock_s(cue["end"]), cue["line"]
+        except (TypeError, KeyError, ValueError) as exc:
+            _fail(path, 1, f"cue {number} is not {{start, end, line}} or {{timestamp, text}}: {exc!r}")
+        cues.append((start, end, str(words)))
+    return [
+        (start, end if math.isfinite(end) else (cues[i + 1][0] if i + 1 < len(cues) else start + 1.0), words)
+        for i, (start, end, words) in enumerate(cues)
+    ]
+
+
+def _clock_s(stamp: object) -> float:
+    hours, minutes, seconds = str(stamp).split(":")
+    return int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+
+
+def parse_jsonl_words(text: str, path: Path) -> list[tuple[float, float, str]]:
+    """Video-MME-v2's word-level subtitles: one ``{"text", "start_time", "end_time"}`` per line."""
+    cues: list[tuple[float, float, str]] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            cues.append((float(entry["start_time"]), float(entry["end_time"]), str(entry["text"])))
+        except (json.JSONDecodeError, TypeError, KeyError, ValueError) as exc:
+            _fail(path, number, f"not a JSON line with text, start_time and end_time: {exc!r}")
+    return cues
 
 
 def _parse_other(text: str, path: Path) -> list[tuple[float, float, str]]:
