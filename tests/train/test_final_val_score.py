@@ -102,7 +102,10 @@ def test_item3_cli_labels_the_val_gain_selected_on_val() -> None:
         }
     )
     assert "selected on val (optimistic)" in line
-    assert "per question [+5.0%, +15.0%]" in line
+    # A gain in points, as every other gain we print (issue 49 item 6: one unit per quantity).
+    assert line.startswith("val gain +10.0 pts [+0.0, +20.0] by video")
+    assert "per question [+5.0, +15.0]" in line
+    assert "%" not in line
     assert "design effect 1.70" in line
     assert "The holdout is the headline" in line
 

@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from skillharness.commands.cells import ci, signed
 from skillharness.commands.eval import holdout_for_run
 from skillharness.commands.eval_table import print_holdout
 from skillharness.config import Config, load_config
@@ -165,12 +166,11 @@ def _refuse_unknown_resume(settings: Config, config: Path, folder: Path, run_id:
 
 def val_gain_line(gain: Mapping[str, Any]) -> str:
     """The val gain, labelled selected-on-val, with its interval by video and the per-question one."""
-    line = f"val gain {gain['gain']:+.1%}  [{gain['low']:+.1%}, {gain['high']:+.1%}]"
+    line = f"val gain {signed(gain['gain'])} pts {ci(gain['low'], gain['high'], True)}"
     if gain.get("per_question_low") is not None and gain.get("per_question_high") is not None:
         deff = gain.get("design_effect")
-        line += (
-            f" by video; per question [{gain['per_question_low']:+.1%}, {gain['per_question_high']:+.1%}]"
-            + (f", design effect {deff:.2f}" if deff is not None else "")
+        line += f" by video; per question {ci(gain['per_question_low'], gain['per_question_high'], True)}" + (
+            f", design effect {deff:.2f}" if deff is not None else ""
         )
     fresh = "fresh samples" if gain.get("fresh_samples") else "temperature 0: the gates' own answers"
     return f"{line}  {gain.get('selection', VAL_GAIN_LABEL)}; {fresh}. The holdout is the headline."
