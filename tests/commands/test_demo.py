@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,22 @@ from cli_support import run_cli
 
 def demo(out: Path, cache: Path) -> subprocess.CompletedProcess[str]:
     args = ("demo", "--out", str(out), "--videos", "36", "--bench-cache", str(cache), "--latency", "0")
-    return run_cli(*args, env={"COLUMNS": "160", "PATH": "/usr/bin:/bin"})
+    return run_cli(*args, env={"COLUMNS": "80", "PATH": "/usr/bin:/bin"})
+
+
+def _at_80_columns(text: str) -> None:
+    """Piped at 80 columns (issue 49 item 7): progress as lines within the width, no name cut, no
+    counter past its total, the calls never going back."""
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
+    assert "…" not in text, [line for line in lines if "…" in line]
+    for done, total in re.findall(r"(?:epoch|step) (\d+)/(\d+)", text):
+        assert int(done) <= int(total), (done, total)
+    # Each progress entry, its continuation lines joined back on: the calls never go back.
+    entries = re.findall(r"^train demo · .*(?:\n  .*)*", text, flags=re.MULTILINE)
+    calls = [int(re.sub(r"\D", "", m)) for e in entries for m in re.findall(r"[\d,]+(?= calls)", e)]
+    assert len(calls) == len(entries) > 3, entries[:3]
+    assert calls == sorted(calls), calls
 
 
 def _numbers(text: str) -> list[str]:
@@ -58,7 +74,8 @@ def test_demo_trains_evaluates_reports_and_reruns_identically(tmp_path: Path) ->
     # The Transfer section: our agent's gain beside the gain under lmms-eval's request.
     assert "skillharness (our agent)" in page
     assert "<td>lmms_eval</td>" in page
-    assert "under protocol lmms_eval (bundle slot auto)" in first.stdout
+    assert "under protocol lmms_eval (bundle slot auto)" in " ".join(first.stdout.split())
+    _at_80_columns(first.stdout)
     second = demo(tmp_path / "out", tmp_path / "bench")
     assert second.returncode == 0, second.stderr[-3000:]
     assert "reusing the frozen split" in second.stdout

@@ -144,7 +144,8 @@ def demo(
     console.print(size_explanation(videos, len(frozen.questions["val"]), len(classes)))
     console.rule("3. initial bundle")
     bundle = _bundle(console, out / "bundle", questions)
-    console.rule("4. simulator, baseline and training (the simulator stands in for a real model)")
+    console.rule("4. baseline and training against the simulator")
+    console.print("The simulator stands in for a real model: its ground truth is known.")
     experiment = out / "experiment"
     _fresh_run(out, experiment)
     world = decisive_world(seed, latency_s=latency)
