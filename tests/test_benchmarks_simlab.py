@@ -226,7 +226,7 @@ def test_issue_37_simlab_sets_simulator_knobs_from_the_command_line(tmp_path: Pa
         [100],
         separate=False,
         world="realistic",
-        source=source,
+        sources={"videomme-q": source},
         folder=tmp_path,
         max_minutes=1.0,
         epochs=1,
