@@ -150,10 +150,11 @@ def prepare(job: Job, setup: Setup | None = None) -> Data:
         version=f"simlab {job.setup}",
     )
     pools = load_pools(written.pools_path).questions
-    initial_bundle().save(job.folder / "bundle")
+    classes = tuple(sorted({q.task_type for q in questions}))
+    # A skill per task type the data holds, as `experiment init` writes it (Video-MME's: the packaged 12).
+    initial_bundle(classes).save(job.folder / "bundle")
     test = tuple(pools[Pool.TEST])
     val = tuple(pools[Pool.VAL])
-    classes = tuple(sorted({q.task_type for q in questions}))
     return Data(job.source, written.pools_path, job.folder / "bundle", classes, val, test, test, val)
 
 

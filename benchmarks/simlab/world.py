@@ -109,13 +109,15 @@ def videomme_source(folder: Path, path: Path) -> Source:
     return Source(path, videos, None, (240, 480, 600), 4)
 
 
-def mvbench_like_source(_: Path, __: Path, *, videos: int = int(MVBENCH_LIKE["videos"])) -> Source:
+def mvbench_like_source(
+    _: Path, __: Path, *, videos: int = int(MVBENCH_LIKE["videos"]), cache: Path = BENCH_CACHE
+) -> Source:
     """The synthetic benchmark in MVBench's layout (``MVBENCH_LIKE``; ``videos`` smaller for a test):
     real mp4 files, some questions inside a clip window of a longer file, read through the
     ``mvbench`` adapter as a run reads it. ``split`` and ``classes`` are the ablation rows' and
     unused by the efficiency setups."""
     root = ensure_synthetic_benchmark(
-        BENCH_CACHE, seed=int(MVBENCH_LIKE["seed"]), videos=videos, layout=str(MVBENCH_LIKE["layout"])
+        cache, seed=int(MVBENCH_LIKE["seed"]), videos=videos, layout=str(MVBENCH_LIKE["layout"])
     )
     return Source(root / "questions", root / "videos", root / "subtitles", (200, 160, 1_000), 20, "mvbench")
 
