@@ -3,7 +3,8 @@
 Run: ``.venv/bin/python benchmarks/peer_gepa.py --dataset videomme-q videomme-v --seeds 0 1 2 3 4
 [--budget 8000] [--marks 2000 8000] [--videomme PATH] [--sim KEY=VALUE] [--results FILE]``;
 ``--reread FILE`` prints a stored measurement's tables again (no run). ``--dataset synth-q`` runs on
-the bundled synthetic benchmark (small; for trying the driver out).
+the bundled synthetic benchmark (small; for trying the driver out); ``--dataset mvbench-like`` the
+synthetic MVBench-shaped world (20 task types, five options; ``simlab.efficiency``).
 
 Each seed is one GEPA run, in this process, one after the other, on the world, split and initial
 bundle our efficiency job of that setup and seed uses; the rules that make the two comparable
@@ -27,7 +28,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from simlab.efficiency import SETUPS, Job, Setup
+from simlab.efficiency import SETUPS, Job, Setup, setup_sources
 from simlab.gepa_run import SYNTH_SETUP, GepaReading, run_gepa_job
 from simlab.marks import spread
 from simlab.report import VAL_TEST_HEAD, val_test_cells
@@ -39,7 +40,6 @@ from simlab.world import (
     sim_fingerprint,
     sim_world,
     synth_source,
-    videomme_source,
 )
 from skillharness.util.atomic import atomic_write_text
 
@@ -76,7 +76,7 @@ def plan(args: argparse.Namespace, folder: Path, sim: dict[str, Any]) -> list[tu
         if name == SYNTH_SETUP.name:
             source = synth_source(folder, folder)
         else:
-            source = videomme_source(folder, args.videomme)
+            source = setup_sources([name], folder, args.videomme)[name]
         for seed in args.seeds if args.seeds is not None else setup.seeds:
             where = folder / f"{name}-s{seed}"
             job = Job(name, seed, args.budget, marks, args.world, source, where, args.max_minutes, sim=sim)
@@ -211,7 +211,8 @@ def main(argv: list[str] | None = None) -> None:
         return
     if max(args.marks) > args.budget:
         sys.exit(f"--marks {max(args.marks)} is past --budget {args.budget}: a run stops at its budget")
-    if any(name in SETUPS for name in args.dataset) and not args.videomme.is_file():
+    uses_videomme = any(SETUPS[n].source == "videomme" for n in args.dataset if n in SETUPS)
+    if uses_videomme and not args.videomme.is_file():
         sys.exit(f"no Video-MME questions at {args.videomme}: nothing to measure (see --videomme)")
     doc = measure(args, given)
     args.results.parent.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,8 @@
 
 Run: ``.venv/bin/python benchmarks/train.py [--dataset synth|videomme] [--seeds 1 2 3] [--rows all]
 [--world decisive|realistic] [--no-write]``; the efficiency setups: ``--dataset videomme-q videomme-v
-[--budgets 2000 8000 32000] [--separate-budgets] [--jobs N] [--max-minutes M]`` (``simlab.efficiency``
+[--budgets 2000 8000 32000] [--separate-budgets] [--jobs N] [--max-minutes M]``, or ``--dataset
+mvbench-like`` (a synthetic MVBench-shaped world: 20 task types, five options) (``simlab.efficiency``
 says what they measure; ``docs/benchmarks.md`` shows the tables). Either takes ``--sim KEY=VALUE``
 (repeatable) for any simulator setting over the world's, e.g. ``--sim world.seed_coupling=0.2 --sim
 evolve.proposer_compliance=0.5``; the title names them and the results carry them with a fingerprint.
@@ -56,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simlab.efficiency import BUDGETS, EPOCHS, SETUPS, line_effects, plan_jobs, run_jobs
+from simlab.efficiency import BUDGETS, EPOCHS, SETUPS, line_effects, plan_jobs, run_jobs, setup_sources
 from simlab.marks import NO_EFFECT
 from simlab.report import VAL_TEST_HEAD, reread, section, val_test_cells, write_results
 from simlab.world import (
@@ -428,7 +429,7 @@ def efficiency(args: argparse.Namespace, argv: list[str]) -> str:
             args.budgets,
             separate=args.separate_budgets,
             world=world,
-            source=videomme_source(folder, args.videomme),
+            sources=setup_sources(args.dataset, folder, args.videomme),
             folder=folder,
             max_minutes=args.max_minutes,
             epochs=args.epochs,
@@ -500,7 +501,7 @@ def parser() -> argparse.ArgumentParser:
         nargs="+",
         choices=[*DATASETS, *SETUPS],
         default=["synth"],
-        help="synth or videomme (the ablation rows), or one or both efficiency setups.",
+        help="synth or videomme (the ablation rows), or one or more efficiency setups.",
     )
     out.add_argument("--seeds", type=int, nargs="+", help="World seeds (default: 1 2 3; per setup).")
     out.add_argument("--rows", nargs="+", choices=[*ROWS, "all"], help="Default: all (setups: full loop).")
@@ -574,7 +575,8 @@ def main(argv: list[str] | None = None) -> None:
     setups = [d for d in args.dataset if d in SETUPS]
     if (setups and len(setups) != len(args.dataset)) or (not setups and len(args.dataset) != 1):
         sys.exit("give one ablation dataset (synth, videomme) or one or more efficiency setups, not both")
-    if args.dataset != ["synth"] and not args.videomme.is_file():
+    uses_videomme = args.dataset == ["videomme"] or any(SETUPS[d].source == "videomme" for d in setups)
+    if uses_videomme and not args.videomme.is_file():
         sys.exit(f"no Video-MME questions at {args.videomme}: nothing to measure (see --videomme)")
     sys.stdout.write(efficiency(args, given) if setups else ablations(args, given))
 

@@ -7,6 +7,8 @@ computes from a run's curve, so a wrong reading cannot hide behind a long run.
 from __future__ import annotations
 
 import sys
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,10 +16,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import train as simlab_train
-from simlab.efficiency import plan_jobs
+from simlab.efficiency import SETUPS, Job, plan_jobs, prepare
 from simlab.marks import Accept, Reading, accept_of, point_at, read_mark, spread, summarize
 from simlab.report import VAL_TEST_HEAD, curve_table, line_counts, runs_table, summary_table, verdicts
-from simlab.world import Point, Source, sim_fingerprint, sim_world
+from simlab.world import MVBENCH_LIKE, Point, Source, mvbench_like_source, sim_fingerprint, sim_world
+from skillharness.data.adapter import load_adapter
+from skillharness.data.pools import load_pools
+from skillharness.data.selection import read_questions
 from skillharness.errors import RunError
 
 
@@ -226,7 +231,7 @@ def test_issue_37_simlab_sets_simulator_knobs_from_the_command_line(tmp_path: Pa
         [100],
         separate=False,
         world="realistic",
-        source=source,
+        sources={"videomme-q": source},
         folder=tmp_path,
         max_minutes=1.0,
         epochs=1,
@@ -350,3 +355,28 @@ def test_the_ablation_rows_and_the_gepa_peer_carry_the_same_val_to_test_columns(
     header, _, row = peer_gepa.seeds_table([record], [8_000]).splitlines()
     assert header.endswith(f"| {VAL_TEST_HEAD} |")
     assert row.endswith("| 30.0 % | 10.0 % | +20.0 points | 1/2 (50%) |")
+
+
+def test_issue_47_the_mvbench_like_setup_deals_20_tasks_of_five_options_with_8_val_questions_each(
+    tmp_path: Path,
+) -> None:
+    """The second shape: MVBench's 20 tasks, five options, 10/8/50 questions per task. Built here at a
+    tenth of its 1,334 videos (the full build takes minutes), split with the setup's own rule."""
+    setup = SETUPS["mvbench-like"]
+    assert (setup.unit, setup.sizes, setup.min_val_per_class) == ("question", (200, 160, 1_000), 8)
+    assert int(MVBENCH_LIKE["videos"]) * 3 == 4_002  # three questions per video: about 200 per task
+    source = mvbench_like_source(tmp_path, tmp_path, videos=134, cache=tmp_path / "cache")
+    questions = read_questions(source.questions, source.benchmark)
+    by_task = Counter(q.task_type for q in questions)
+    assert source.benchmark == "mvbench"
+    assert len(questions) == 402
+    assert set(by_task) == set(load_adapter("mvbench").task_types)
+    assert len(by_task) == 20
+    assert set(by_task.values()) <= {20, 21}
+    assert {len(q.options) for q in questions} == {5}
+    small = replace(setup, sizes=(20, 160, 100))  # 1/8/5 per task: what 20 questions a task allow
+    job = Job(setup.name, 0, 100, (100,), "realistic", source, tmp_path / "run", 1.0)
+    pools = load_pools(prepare(job, small).pools).questions
+    task_of = {q.question_id: q.task_type for q in questions}
+    assert {pool: len(ids) for pool, ids in pools.items()} == {"train": 20, "val": 160, "test": 100}
+    assert Counter(task_of[i] for i in pools["val"]) == dict.fromkeys(by_task, 8)

@@ -1,7 +1,9 @@
 """The efficiency setups: one training run per seed under a call budget, read at every budget mark.
 
 A setup is a split of the 2,700 Video-MME questions, 210/90/600 units of ``unit`` (questions, or
-videos: 630/270/1,800 questions) with split seed = world seed; the train settings are the
+videos: 630/270/1,800 questions) with split seed = world seed, or of another source's questions
+(``mvbench-like``: 4,002 synthetic questions in MVBench's layout, 20 task types, five options; see
+``SOURCES``); the train settings are the
 defaults plus ``train.budget.max_calls`` and enough epochs that the budget ends the run unless the
 loop ends it first (patience). Preflight runs first, as ``skillharness train`` runs it; the loop
 trains the classes it trains by default. Truth is the oracle's expected accuracy on the whole val
@@ -17,6 +19,7 @@ import asyncio
 import os
 import sys
 import time
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from multiprocessing import get_context
@@ -24,11 +27,22 @@ from pathlib import Path
 from typing import Any
 
 from simlab.marks import Accept, accept_of, read_mark
-from simlab.world import CurveObserver, Data, Source, Truth, merge, sim_fingerprint, sim_world, write_config
+from simlab.world import (
+    CurveObserver,
+    Data,
+    Source,
+    Truth,
+    merge,
+    mvbench_like_source,
+    sim_fingerprint,
+    sim_world,
+    videomme_source,
+    write_config,
+)
 from skillharness.config import Config, load_config
 from skillharness.data import Pool
-from skillharness.data.loader import load_questions
 from skillharness.data.pools import load_pools, write_split
+from skillharness.data.selection import read_questions
 from skillharness.data.split import SplitParams, UnitKind, make_split
 from skillharness.errors import RunError
 from skillharness.sim import SimServer
@@ -54,12 +68,38 @@ class Setup:
     title: str
     seeds: tuple[int, ...]
     sizes: tuple[int, int, int] = (210, 90, 600)
+    source: str = "videomme"  # the key of its questions' source in SOURCES
+    min_val_per_class: int = 0  # the split's per-class val minimum (SplitParams.min_val_per_class)
 
 
 SETUPS = {
     "videomme-q": Setup("videomme-q", "question", "GEPA's setup: 210/90/600 questions", (0, 1, 2, 3, 4)),
     "videomme-v": Setup("videomme-v", "video", "the audit's setup: 210/90/600 videos", (0, 1, 2)),
+    # 10 train / 8 val / 50 test questions per task of 20. GEPA's Video-MME setup leaves about 7.5 val
+    # questions per class; 8 is the least that keeps every class at train.gate.min_distinct, so the
+    # default run trains all 20 whether or not train.task_types names them. 50 test per class as
+    # videomme-q has; the other 2,642 questions stay unused, as Video-MME's 1,800 do there.
+    "mvbench-like": Setup(
+        "mvbench-like",
+        "question",
+        "an MVBench-like world: 200/160/1,000 questions of 20 tasks, five options",
+        (0, 1, 2, 3, 4),
+        (200, 160, 1_000),
+        "mvbench-like",
+        8,
+    ),
 }
+# Where a setup's questions come from: (folder for the run's files, the --videomme path) -> Source.
+SOURCES: dict[str, Callable[[Path, Path], Source]] = {
+    "videomme": videomme_source,
+    "mvbench-like": mvbench_like_source,
+}
+
+
+def setup_sources(names: Sequence[str], folder: Path, videomme: Path) -> dict[str, Source]:
+    """Each named setup's question source, each built once."""
+    built = {key: SOURCES[key](folder, videomme) for key in {SETUPS[name].source for name in names}}
+    return {name: built[SETUPS[name].source] for name in names}
 
 
 @dataclass(frozen=True)
@@ -89,8 +129,18 @@ def prepare(job: Job, setup: Setup | None = None) -> Data:
     """The seed's split (split seed = world seed) and the initial bundle; ``setup`` defaults to
     ``SETUPS[job.setup]`` (another is for a smaller benchmark, e.g. a test's)."""
     setup = setup or SETUPS[job.setup]
-    questions = load_questions(job.source.questions)
-    split = make_split(questions, SplitParams(sizes=setup.sizes, unit=setup.unit, seed=job.seed))
+    questions = read_questions(job.source.questions, job.source.benchmark)
+    params = SplitParams(
+        sizes=setup.sizes, unit=setup.unit, seed=job.seed, min_val_per_class=setup.min_val_per_class
+    )
+    split = make_split(questions, params)
+    if split.unmet_min_val:  # a class under its minimum would be left out of the default run
+        raise RunError(
+            f"the split leaves {', '.join(split.unmet_min_val)} "
+            f"under {setup.min_val_per_class} val questions",
+            setup=job.setup,
+            seed=job.seed,
+        )
     written = write_split(
         split,
         questions,
@@ -100,10 +150,11 @@ def prepare(job: Job, setup: Setup | None = None) -> Data:
         version=f"simlab {job.setup}",
     )
     pools = load_pools(written.pools_path).questions
-    initial_bundle().save(job.folder / "bundle")
+    classes = tuple(sorted({q.task_type for q in questions}))
+    # A skill per task type the data holds, as `experiment init` writes it (Video-MME's: the packaged 12).
+    initial_bundle(classes).save(job.folder / "bundle")
     test = tuple(pools[Pool.TEST])
     val = tuple(pools[Pool.VAL])
-    classes = tuple(sorted({q.task_type for q in questions}))
     return Data(job.source, written.pools_path, job.folder / "bundle", classes, val, test, test, val)
 
 
@@ -164,7 +215,7 @@ async def measure_job(job: Job) -> dict[str, Any]:
     """Train one seed; its record (see ``run_job``)."""
     data = prepare(job)
     world = sim_world(job.world, job.seed, job.sim)
-    with SimServer(world, questions=data.source.questions) as sim:
+    with SimServer(world, questions=data.source.questions, benchmark=data.source.benchmark) as sim:
         truth = Truth(sim.oracle, data)
         # Every class named: GEPA's split leaves about 7 val questions per class, micro under
         # train.gate.min_distinct, and GEPA trains them all; their accepts are reported apart.
@@ -274,7 +325,7 @@ def plan_jobs(
     *,
     separate: bool,
     world: str,
-    source: Source,
+    sources: Mapping[str, Source],
     folder: Path,
     max_minutes: float,
     epochs: int,
@@ -283,7 +334,7 @@ def plan_jobs(
     sim: dict[str, Any] | None = None,
 ) -> list[Job]:
     """One job per setup × seed at the largest budget, read at every budget; with ``separate``, one
-    job per budget too, each read at its own."""
+    job per budget too, each read at its own. ``sources``: each setup's questions (``setup_sources``)."""
     runs = [(b, (b,)) for b in budgets] if separate else [(max(budgets), tuple(sorted(budgets)))]
     return [
         Job(
@@ -292,7 +343,7 @@ def plan_jobs(
             budget,
             marks,
             world,
-            source,
+            sources[name],
             folder / f"{name}-s{seed}-b{budget}",
             max_minutes,
             epochs,

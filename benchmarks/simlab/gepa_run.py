@@ -211,7 +211,7 @@ async def measure_gepa(job: Job, setup: Setup) -> dict[str, Any]:
     """One seed: GEPA on the world and split of our efficiency job; its record."""
     data = prepare(job, setup)
     world = sim_world(job.world, job.seed, job.sim)
-    with SimServer(world, questions=data.source.questions) as sim:
+    with SimServer(world, questions=data.source.questions, benchmark=data.source.benchmark) as sim:
         truth = Truth(sim.oracle, data)
         # The agent as our efficiency runs have it, with independent draws (no request seed).
         agent = {"sampling": {"temperature": 0.7, "seed": None}}

@@ -32,6 +32,10 @@ VIDEOMME = Path(
     )
 )
 SYNTH = {"seed": 3, "videos": 36}
+# The MVBench-like world: the synthetic generator written in MVBench's layout (adapters/mvbench.yaml):
+# 20 task types dealt round-robin, five options, three questions per video; 1,334 videos give 4,002
+# questions, 200 or 201 per task. The generator's seed is fixed: the world seed varies the split.
+MVBENCH_LIKE = {"seed": 0, "videos": 1_334, "layout": "mvbench"}
 
 
 def questions_path(text: str) -> Path:
@@ -83,6 +87,7 @@ class Source:
     subtitles_dir: Path | None
     split: tuple[int, int, int]
     classes: int
+    benchmark: str = "videomme"  # the adapter the questions are read through (data.benchmark)
 
 
 def synth_source(_: Path, __: Path) -> Source:
@@ -102,6 +107,19 @@ def videomme_source(folder: Path, path: Path) -> Source:
         if not link.exists():
             link.symlink_to(placeholder)
     return Source(path, videos, None, (240, 480, 600), 4)
+
+
+def mvbench_like_source(
+    _: Path, __: Path, *, videos: int = int(MVBENCH_LIKE["videos"]), cache: Path = BENCH_CACHE
+) -> Source:
+    """The synthetic benchmark in MVBench's layout (``MVBENCH_LIKE``; ``videos`` smaller for a test):
+    real mp4 files, some questions inside a clip window of a longer file, read through the
+    ``mvbench`` adapter as a run reads it. ``split`` and ``classes`` are the ablation rows' and
+    unused by the efficiency setups."""
+    root = ensure_synthetic_benchmark(
+        cache, seed=int(MVBENCH_LIKE["seed"]), videos=videos, layout=str(MVBENCH_LIKE["layout"])
+    )
+    return Source(root / "questions", root / "videos", root / "subtitles", (200, 160, 1_000), 20, "mvbench")
 
 
 @dataclass(frozen=True)
@@ -236,6 +254,7 @@ def write_config(
             "pools": str(data.pools),
             "videos_dir": str(data.source.videos_dir),
             "subtitles_dir": None if data.source.subtitles_dir is None else str(data.source.subtitles_dir),
+            "benchmark": data.source.benchmark,
         },
         "llm": {"model": sim.model_name, "endpoints": [{"base_url": sim.base_url}]},
         "cache": {"url": f"sqlite:///{folder / 'cache.sqlite'}"},
