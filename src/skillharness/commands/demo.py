@@ -118,6 +118,17 @@ def _write_report(console: Console, settings: Config, out: Path, folder: Path, o
     console.print(f"report: [bold]{files.html}[/] (open it in a browser; data for scripts: {files.json})")
 
 
+def _benchmark(
+    console: Console, cache: Path, seed: int, videos: int, layout: str
+) -> tuple[Path, Path, str, list[Question]]:
+    """The cached synthetic benchmark (made on first use): folder, questions file, layout, questions."""
+    bench = ensure_synthetic_benchmark(cache, seed, videos, layout)
+    questions_path, layout = synthetic_questions(bench)
+    questions = list(read_questions(questions_path, layout))
+    console.print(f"benchmark: {questions_path} ({len(questions)} questions, layout {layout})")
+    return bench, questions_path, layout, questions
+
+
 def demo(
     out: Path = typer.Option(Path("demo-output"), "--out", help="Where the demo writes everything."),
     seed: int = typer.Option(0, "--seed", help="Seed of the benchmark, the split and the simulator."),
@@ -133,10 +144,7 @@ def demo(
     out = ensure_folder(out.resolve(), "--out")
     ensure_folder(bench_cache, "--bench-cache")
     console.rule("1. synthetic benchmark")
-    bench = ensure_synthetic_benchmark(bench_cache, seed, videos, layout)
-    questions_path, layout = synthetic_questions(bench)
-    questions = list(read_questions(questions_path, layout))
-    console.print(f"benchmark: {questions_path} ({len(questions)} questions, layout {layout})")
+    bench, questions_path, layout, questions = _benchmark(console, bench_cache, seed, videos, layout)
     console.rule("2. frozen split")
     pools = _split(console, questions, questions_path, out / "split", seed, videos)
     frozen = load_pools(pools)
