@@ -74,6 +74,10 @@ def test_demo_trains_evaluates_reports_and_reruns_identically(tmp_path: Path) ->
     # The Transfer section: our agent's gain beside the gain under lmms-eval's request.
     assert "skillharness (our agent)" in page
     assert "<td>lmms_eval</td>" in page
+    # Beside each measured gain, against the simulator, the oracle's truth of it.
+    transfer = page.partition('id="transfer"')[2].partition("</section>")[0]
+    assert "scored truth (pt)" in transfer
+    assert len(re.findall(r"<td>[+-]\d+\.\d</td></tr>", transfer)) == 2, transfer
     assert "under protocol lmms_eval (bundle slot auto)" in " ".join(first.stdout.split())
     _at_80_columns(first.stdout)
     second = demo(tmp_path / "out", tmp_path / "bench")

@@ -29,6 +29,7 @@ class TransferRow(StrictModel):
     p_value: float
     n_pairs: int
     eval_id: str
+    truth_pt: float | None = None  # the simulator oracle's gain, when the eval ran against it
 
 
 def _row(value: Any) -> TransferRow | None:
@@ -51,6 +52,7 @@ def _row(value: Any) -> TransferRow | None:
         p_value=paired.p_value,
         n_pairs=paired.n_pairs,
         eval_id=report.eval_id,
+        truth_pt=None if report.overall.truth is None else pt(report.overall.truth.gain),
     )
 
 
