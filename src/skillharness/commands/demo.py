@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 
 from skillharness import __version__
-from skillharness.agent import ProtocolName
+from skillharness.agent import BundleSlot, ProtocolName, check_bundle_slot
 from skillharness.commands.demo_report import print_demo_truth
 from skillharness.commands.demo_setup import (
     DEMO_GATE,
@@ -36,7 +36,7 @@ from skillharness.data.pools import existing_artifacts, load_pools, verify_split
 from skillharness.data.questions import Question
 from skillharness.data.split import SplitParams, make_split
 from skillharness.data.synth import ensure_synthetic_benchmark
-from skillharness.errors import SplitError
+from skillharness.errors import ConfigError, SplitError
 from skillharness.eval import agent_path, build_report
 from skillharness.infer.progress import RichProgress
 from skillharness.sim import SimServer, decisive_world
@@ -94,6 +94,13 @@ def _transfer(console: Console, settings: Config) -> None:
     """The same two bundles under lmms-eval's videomme request, the bundle in its post_prompt (the
     report's Transfer section). videomme_w_subtitle has no instruction slot: asked without subtitles."""
     console.rule("5b. transfer: the same bundles under lmms-eval's request")
+    try:
+        check_bundle_slot(
+            ProtocolName.LMMS_EVAL, BundleSlot.AUTO, subtitles=False, benchmark=settings.data.benchmark
+        )
+    except ConfigError as exc:  # a layout whose lmms-eval task has no slot mapped: said, not fatal
+        console.print(f"transfer not run: {exc}")
+        return
     agent = settings.agent.model_copy(update={"subtitles": False})
     plain = settings.model_copy(update={"agent": agent})
     with RichProgress(console, label="transfer") as progress:
