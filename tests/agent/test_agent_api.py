@@ -11,11 +11,11 @@ import skillharness.agent
 def test_public_surface_is_pinned() -> None:
     assert skillharness.agent.__all__ == sorted(skillharness.agent.__all__)
     assert set(skillharness.agent.__all__) == {
-        "Agent", "AgentConfig", "BundleView", "FrameSource", "InvalidatingChatModel", "LmmsEvalTask",
-        "LocalVideos", "Normalized", "Prediction", "PredictionStatus", "ProtocolName", "Refusal",
-        "StepRole", "SubtitleSource", "TraceSink", "TraceStep", "answer_all", "check_questions",
-        "largest_request", "lmms_eval_letter", "lmms_eval_task", "normalize_answer", "official_letter",
-        "question_window", "refusal_of", "vlmevalkit_letter",
+        "Agent", "AgentConfig", "BundleSlot", "BundleView", "FrameSource", "InvalidatingChatModel",
+        "LmmsEvalTask", "LocalVideos", "Normalized", "Prediction", "PredictionStatus", "ProtocolName",
+        "Refusal", "StepRole", "SubtitleSource", "TraceSink", "TraceStep", "answer_all",
+        "check_bundle_slot", "check_questions", "largest_request", "lmms_eval_letter", "lmms_eval_task",
+        "normalize_answer", "official_letter", "question_window", "refusal_of", "vlmevalkit_letter",
     }  # fmt: skip
 
 
