@@ -20,7 +20,7 @@ from skillharness.agent import (
     answer_all,
 )
 from skillharness.agent.video import LocalVideos
-from skillharness.errors import StoreError, TransientLLMError
+from skillharness.errors import AuthError, StoreError, TransientLLMError
 from skillharness.llm.roles import TOOL_PARAMETERS, Role, role_of_request
 from skillharness.llm.types import ChatModel, ChatRequest, ChatResponse, SamplingParams
 from skillharness.skills.bundle import Bundle
@@ -368,6 +368,46 @@ async def test_answer_all_asks_the_next_question_while_a_prediction_is_being_com
     assert peak <= 2  # never more conversations than turns
     first_commit_ends = events.index("committed")
     assert events[:first_commit_ends].count("ask") > 2  # asked on while the first two were committing
+
+
+async def test_a_prediction_that_stops_the_batch_keeps_its_turn_so_nothing_more_is_asked(
+    default_bundle: Bundle, videos: LocalVideos
+) -> None:
+    """A refused key stops the run at its first answer: while that answer is committed and checked,
+    no other conversation may start (one did, and a loaded machine saw a fifth 401 at concurrency 4)."""
+    asked = 0
+
+    class RefusingModel(ScriptedModel):
+        async def complete(self, request: ChatRequest) -> ChatResponse:
+            nonlocal asked
+            asked += 1
+            raise AuthError("401 from gpu-a", endpoint="gpu-a")
+
+    class SlowStore:
+        async def write_step(self, step: object) -> None:
+            return None
+
+        async def write_prediction(self, prediction: Prediction) -> None:
+            await asyncio.sleep(0.05)  # a commit on a loaded machine
+
+    def stop(prediction: Prediction) -> None:
+        if prediction.error_class == "AuthError":
+            raise AuthError("stopped the run", kind="auth_stop")
+
+    agent = _agent(RefusingModel({}), default_bundle, videos, initial_frames=0, vision=False)
+    work = [(question(f"q{i}"), 0) for i in range(6)]
+    with pytest.raises(BaseExceptionGroup) as raised:
+        await answer_all(
+            agent,
+            work,
+            run_id="run-1",
+            sink=SlowStore(),
+            concurrency=1,
+            on_done=stop,
+            stops=lambda p: p.error_class == "AuthError",
+        )
+    assert raised.group_contains(AuthError)
+    assert asked == 1
 
 
 async def test_issue_29_2_every_request_of_a_draw_carries_its_draw_as_routing_key(

@@ -27,24 +27,33 @@ _TURNS_PER_SPARE = 4
 
 
 class _Turn:
-    """The sink one conversation writes to: its first prediction hands its turn to the next one."""
+    """The sink one conversation writes to: its first prediction hands its turn to the next one,
+    unless it is one that stops the batch (then no conversation starts behind it)."""
 
-    def __init__(self, sink: TraceSink, turns: asyncio.Semaphore) -> None:
+    def __init__(
+        self, sink: TraceSink, turns: asyncio.Semaphore, stops: Callable[[Prediction], bool]
+    ) -> None:
         self._sink = sink
         self._turns = turns
+        self._stops = stops
         self._held = True
 
     async def write_step(self, step: TraceStep) -> None:
         await self._sink.write_step(step)
 
     async def write_prediction(self, prediction: Prediction) -> None:
-        self.hand_on()
+        if not self._stops(prediction):
+            self.hand_on()
         await self._sink.write_prediction(prediction)
 
     def hand_on(self) -> None:
         if self._held:
             self._held = False
             self._turns.release()
+
+
+def _never(prediction: Prediction) -> bool:
+    return False
 
 
 async def answer_all(
@@ -55,6 +64,7 @@ async def answer_all(
     sink: TraceSink,
     concurrency: int,
     on_done: Callable[[Prediction], None] | None = None,
+    stops: Callable[[Prediction], bool] | None = None,
 ) -> list[Prediction]:
     """Answer every ``(question, sample_idx)`` in ``work``; return the predictions in finishing order.
 
@@ -64,10 +74,14 @@ async def answer_all(
         run_id: the run the predictions and traces belong to.
         sink: where steps and predictions are written as they happen (usually a RunLog).
         concurrency: questions in flight at once.
-        on_done: called after each prediction is written (progress display, counters).
+        on_done: called after each prediction is written (progress display, counters); it may
+            raise to stop the batch.
+        stops: True for a prediction that will stop the batch (``on_done`` raises for it): it keeps
+            its turn, so no other conversation starts while it is committed and checked.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    stopping = stops or _never
     pending = iter(work)
     results: list[Prediction] = []
     turns = asyncio.Semaphore(concurrency)
@@ -75,10 +89,10 @@ async def answer_all(
     async def worker() -> None:
         for question, sample_idx in pending:  # one shared iterator: each pair is taken once
             await turns.acquire()
-            turn = _Turn(sink, turns)
-            try:
-                prediction = await agent.answer(question, run_id=run_id, sample_idx=sample_idx, sink=turn)
-            finally:
+            turn = _Turn(sink, turns, stopping)
+            # Only on cancellation does answer raise: the batch is ending, so the turn stays taken.
+            prediction = await agent.answer(question, run_id=run_id, sample_idx=sample_idx, sink=turn)
+            if not stopping(prediction):
                 turn.hand_on()
             results.append(prediction)
             if on_done is not None:

@@ -114,6 +114,11 @@ def decide_outcome(
     return RunOutcome(status, total, infra, dict(by_class), max_share, dict(refused), max_refused_share)
 
 
+def refused_credentials(prediction: Prediction) -> bool:
+    """The answer an endpoint refused for credentials: it stops the run (:func:`stop_on_auth`)."""
+    return prediction.status is PredictionStatus.INFRA_ERROR and prediction.error_class == AuthError.__name__
+
+
 def stop_on_auth(on_done: Callable[[Prediction], None]) -> Callable[[Prediction], None]:
     """``on_done`` that stops the run at the first answer an endpoint refused for credentials.
 
@@ -123,7 +128,7 @@ def stop_on_auth(on_done: Callable[[Prediction], None]) -> Callable[[Prediction]
 
     def check(prediction: Prediction) -> None:
         on_done(prediction)
-        if prediction.status is PredictionStatus.INFRA_ERROR and prediction.error_class == AuthError.__name__:
+        if refused_credentials(prediction):
             raise AuthError(
                 f"stopped the run: {prediction.error_message}. Fix the key, then resume with --resume",
                 kind="auth_stop",

@@ -23,7 +23,7 @@ from skillharness.agent.video import LocalVideos
 from skillharness.data.config import DataConfig
 from skillharness.data.questions import Question
 from skillharness.errors import ConfigError
-from skillharness.infer.outcome import single_error, stop_on_auth
+from skillharness.infer.outcome import refused_credentials, single_error, stop_on_auth
 from skillharness.llm import AttemptEvent, LLMEvent
 from skillharness.llm.config import CacheConfig, LLMConfig
 from skillharness.llm.stack import LLMStack, build_chat_model
@@ -92,6 +92,7 @@ class RunSession:
                         sink=log,
                         concurrency=self.agent_config.concurrency,
                         on_done=stop_on_auth(on_done or _ignore),
+                        stops=refused_credentials,  # no request after a refused key
                     )
                 except BaseExceptionGroup as group:  # the TaskGroup's wrapping of one worker's error
                     raise single_error(group) from None
