@@ -32,6 +32,17 @@ def media_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="session")
+def cook_media(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The cooking video and subtitles the captured reference protocol texts were rendered for."""
+    root = tmp_path_factory.mktemp("cook")
+    write_video(root / "videos" / "cook.mp4", seconds=20.0, fps=10, size=(96, 64))
+    (root / "subtitles").mkdir()
+    sample = Path(__file__).parent / "fixtures" / "protocols" / "sample.srt"
+    (root / "subtitles" / "cook.srt").write_bytes(sample.read_bytes())
+    return root
+
+
 @pytest.fixture
 def videos(media_dir: Path, tmp_path: Path) -> LocalVideos:
     sampler = FrameSampler(FramesConfig(longest_side=64, cache_dir=tmp_path / "frames"))

@@ -9,9 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-from agent_support import write_video
 from test_lmms_eval_video_url import UPSTREAM, _Files, _fragment, _question, _Recorder, _Sink
-from test_protocols import CAPTURED, SRT, _source
+from test_protocols import CAPTURED, _source
 from test_protocols import _question as _cook_question
 
 from skillharness.agent import Agent, AgentConfig, ProtocolName
@@ -22,17 +21,6 @@ from skillharness.agent.protocols.slots import BundleSlot, BundleSlotError, chec
 from skillharness.llm import FrameTransport, MediaConfig, request_body
 from skillharness.skills.bundle import Bundle
 from skillharness.video import FramesConfig
-
-
-@pytest.fixture(scope="module")
-def cook_media(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The cooking video and subtitles the captured reference texts were rendered for."""
-    root = tmp_path_factory.mktemp("cook")
-    write_video(root / "videos" / "cook.mp4", seconds=20.0, fps=10, size=(96, 64))
-    (root / "subtitles").mkdir()
-    (root / "subtitles" / "cook.srt").write_bytes(SRT.read_bytes())
-    return root
-
 
 BUNDLE_TEXT = "Count every object twice.\n\nSkill: look at the hands."
 

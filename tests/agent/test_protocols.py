@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from agent_support import question, write_video
+from agent_support import question
 from PIL import Image
 
 from skillharness.agent import Agent, AgentConfig, StepRole
@@ -219,15 +219,6 @@ def test_official_prompt_is_the_readme_example_shape() -> None:
     assert official_text(_question(), "hello").startswith(
         "This video's subtitles are listed below:\nhello\nSelect"
     )
-
-
-@pytest.fixture(scope="module")
-def cook_media(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("cook")
-    write_video(root / "videos" / "cook.mp4", seconds=20.0, fps=10, size=(96, 64))
-    (root / "subtitles").mkdir()
-    (root / "subtitles" / "cook.srt").write_bytes(SRT.read_bytes())
-    return root
 
 
 def _options(
