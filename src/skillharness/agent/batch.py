@@ -92,11 +92,10 @@ async def answer_all(
             turn = _Turn(sink, turns, stopping)
             # Only on cancellation does answer raise: the batch is ending, so the turn stays taken.
             prediction = await agent.answer(question, run_id=run_id, sample_idx=sample_idx, sink=turn)
-            if not stopping(prediction):
-                turn.hand_on()
             results.append(prediction)
             if on_done is not None:
                 on_done(prediction)
+            turn.hand_on()  # already handed on unless it stops the batch and on_done did not stop it
 
     async with asyncio.TaskGroup() as group:
         for index in range(concurrency + max(1, concurrency // _TURNS_PER_SPARE)):
