@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -225,6 +228,30 @@ def test_same_seed_same_bytes_serial_or_parallel(tmp_path: Path) -> None:
     assert [f for f in files_a if sha256_file(a / f) != sha256_file(b / f)] == []
     c = generate_benchmark(tmp_path / "c", videos=4, seed=6, workers=1)
     assert (c / "questions.json").read_text() != re.sub("syn5-", "syn6-", (a / "questions.json").read_text())
+
+
+_ENCODE_ONE = """
+import sys
+from pathlib import Path
+from skillharness.data.synth import _plan_video, plan_task_types
+from skillharness.data.synth_distractors import VIDEO_MME_SHAPE
+from skillharness.data.synth_render import write_mp4
+scene, _ = _plan_video(5, 2, plan_task_types(4, VIDEO_MME_SHAPE.per_video)[2], VIDEO_MME_SHAPE)
+write_mp4(scene, Path(sys.argv[1]))
+"""
+
+
+def test_encoding_reads_no_memory_it_did_not_write(tmp_path: Path) -> None:
+    """glibc fills fresh allocations with MALLOC_PERTURB_'s byte: if the encoder read memory it
+    never wrote, two fills would give two files (x264's macroblock tree did, about one encode in
+    300 in a long-lived process; a loaded test run once saw it)."""
+    digests = []
+    for fill in ("1", "170"):
+        path = tmp_path / f"perturb-{fill}.mp4"
+        env = {**os.environ, "MALLOC_PERTURB_": fill}
+        subprocess.run([sys.executable, "-c", _ENCODE_ONE, str(path)], env=env, check=True, timeout=120)
+        digests.append(sha256_file(path))
+    assert digests[0] == digests[1]
 
 
 def test_existing_output_is_not_replaced_without_force(tmp_path: Path) -> None:
