@@ -164,6 +164,7 @@ CLASSIFICATION: Mapping[str, Scope] = types.MappingProxyType(
         "train.infra_retries": _T,
         "train.diagnosis.min_excluded": _T,
         "train.gate.min_distinct": _T,
+        "train.gate.reserve": _T,
         "train.diagnosis.max_excluded_share": _T,
         "train.diagnosis.enabled": _T,
         "train.diagnosis.judge_template": _T,

@@ -13,15 +13,22 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from loop_support import loop_config, train_once
+from loop_support import TRAINED, loop_config, train_once
+from train_support import write_train_config
 
-from bench_support import Bench
+from bench_support import Bench, make_bench
+from skillharness.commands.eval_table import _val_line
 from skillharness.commands.train import val_gain_line
 from skillharness.config import load_config
+from skillharness.data.loader import load_questions
+from skillharness.data.pools import load_pools
 from skillharness.data.questions import Question
+from skillharness.eval.holdout import run_holdout
 from skillharness.infer import clustered_paired
 from skillharness.sim import SimServer, decisive_world
+from skillharness.skills import Workspace
 from skillharness.store import GateObservationRow, Prediction, PredictionStatus, RunMetric, RunReader
+from skillharness.train.state.reserve import reserved_ids
 from skillharness.train.validate.final_score import VAL_GAIN_LABEL, _gain
 
 
@@ -62,8 +69,9 @@ def test_item3_val_gain_is_paired_and_clustered_like_the_holdout() -> None:
     # the final bundle agrees with the baseline on most questions: pairing narrows the interval
     final = {q: right if rng.random() < 0.85 else not right for q, right in base.items()}
     final[questions[0].question_id] = None  # an infra error leaves its question unpaired
-    ctx: Any = SimpleNamespace(val_questions=tuple(questions))  # _gain reads only the val questions
-    gain = _gain(ctx, _predictions("f", final), _predictions("b", base), 41)
+    # _gain reads only the val questions, the run's seed and its reserve
+    ctx: Any = SimpleNamespace(val_questions=tuple(questions), config=SimpleNamespace(seed=0), reserved=())
+    gain = _gain(ctx, _predictions("f", final), _predictions("b", base), 41, drawn=set())
     paired = [q for q in questions if final[q.question_id] is not None]
     expected = clustered_paired(
         [float(final[q.question_id] or 0) for q in paired],
@@ -136,3 +144,80 @@ async def test_item3_final_val_score_draws_samples_no_gate_or_guard_drew(
     assert metrics["val_gain"]["selection"] == VAL_GAIN_LABEL
     assert metrics["val_gain"]["n"] == len(scored["final"])
     assert metrics["val_scores"]["final"]["n"] == outcome.final.n == len(scored["final"])
+    # Issue 48 item 6: the unselected estimate counts exactly the val questions no observation drew.
+    unselected = metrics["val_gain"]["unselected"]
+    drawn_ids = {q for q, _ in drawn}
+    val_ids = {p.question_id for p in scored["final"]}
+    assert unselected["undrawn"] == len(val_ids - drawn_ids)
+    assert unselected["val_questions"] == len(val_ids)
+
+
+@pytest.fixture(scope="module")
+def wide_val_bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
+    """Enough val questions per class (about 18) that a gate at temperature 0 stops before the last."""
+    return make_bench(tmp_path_factory.mktemp("wide-val"), seed=5, videos=90, sizes=(12, 72, 6))
+
+
+@pytest.mark.slow
+async def test_item6_a_reserve_gives_the_val_gain_its_optimism_and_the_holdout_its_truth(
+    wide_val_bench: Bench, experiment
+) -> None:
+    """Issue 48 item 6, end to end: at temperature 0 every gate of a class draws its own random
+    order, so after a few gates no question of a trained class is left undrawn; the reserve
+    (``train.gate.reserve``) holds whole val videos out of every gate and guard. The val gain then
+    carries the gain on them and the optimism, and the holdout prints both with the oracle's truth."""
+    with SimServer(decisive_world(5), questions=wide_val_bench.questions) as sim:
+        path = write_train_config(
+            experiment,
+            wide_val_bench,
+            sim,
+            agent={"sampling": {"temperature": 0.0}, "concurrency": 8},
+            train={
+                "epochs": 2,
+                "batch_size": 4,
+                "task_types": list(TRAINED),
+                "gate": {"first_stage": 4, "reserve": 0.25},
+            },
+        )
+        outcome = await train_once(path, "t-zero")
+        config = load_config(path)
+        ws = Workspace.open(outcome.workspace)
+        report = await run_holdout(
+            config,
+            ws.load(outcome.checkpoint.version),
+            ws.load("v0000"),
+            train_run_id="t-zero",
+            purpose="test: optimism",
+        )
+        with RunReader(config.store) as reader:
+            drawn = {o.question_id for o in reader.ledger(GateObservationRow, train_run_id="t-zero")}
+            metrics = {m.name: m.value for m in reader.ledger(RunMetric, run_id="t-zero")}
+    val = [
+        q
+        for q in load_questions(wide_val_bench.questions)
+        if q.question_id in set(load_pools(wide_val_bench.pools).questions["val"])
+    ]
+    reserved = reserved_ids(val, 0.25)
+    assert len({q.video_id for q in val if q.question_id in reserved}) == 18  # a quarter of 72 videos
+    assert outcome.checkpoint.accepts >= 1
+    assert drawn, "the run's gates drew val questions"
+    assert not drawn & reserved, "no gate or guard drew a reserved question"
+    # What the claims rest on leaves the reserve out, as preflight counts it.
+    for task_type in TRAINED:
+        gated = [q for q in val if q.task_type == task_type and q.question_id not in reserved]
+        assert metrics["final"]["distinct_val"][task_type] == len(gated)
+    assert outcome.gain["fresh_samples"] is False
+    unselected = outcome.gain["unselected"]
+    assert unselected["available"] is True, unselected
+    assert unselected["reserved"] == len(reserved)
+    undrawn = {i for c in unselected["covered"].values() for i in c["undrawn"]}
+    assert reserved <= undrawn
+    assert not undrawn & drawn
+    assert unselected["optimism"] == pytest.approx(unselected["selected_gain"] - unselected["gain"])
+    assert report.val is not None
+    assert report.val.unselected == unselected
+    assert report.val.unselected_truth is not None
+    line = " ".join(_val_line(report.val).split())
+    assert f"on the {unselected['undrawn']} val questions no gate drew, the reserve's {len(reserved)}" in line
+    assert "(scored truth " in line
+    assert "optimism of the val gain on those classes" in line

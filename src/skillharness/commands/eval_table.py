@@ -7,6 +7,7 @@ from rich.console import Console
 from skillharness.commands.cells import ci, deff, p_value, pct, signed, with_ci
 from skillharness.commands.fit_table import Col, FitTable
 from skillharness.eval import GroupRow, GroupScores, HoldoutReport, ValHoldout
+from skillharness.train import describe_unselected
 
 __all__ = ["print_holdout"]
 
@@ -86,11 +87,13 @@ def _val_line(val: ValHoldout) -> str:
     )
     if val.val_truth is not None or val.holdout_truth is not None:
         line += f" ({_TRUTH}: val {signed(val.val_truth)}, holdout {signed(val.holdout_truth)})"
+    unselected = f"\n  {describe_unselected(val.unselected, val.unselected_truth)}" if val.unselected else ""
     if val.overfit:
         return (
-            f"[bold red]OVERFITTING TO VAL[/]: {line}; the holdout gain lies outside the val gain's interval"
+            f"[bold red]OVERFITTING TO VAL[/]: {line}; the holdout gain lies outside the val gain's "
+            f"interval{unselected}"
         )
-    return f"{line}: the holdout gain lies inside the val gain's interval"
+    return f"{line}: the holdout gain lies inside the val gain's interval{unselected}"
 
 
 def _asked_with(report: HoldoutReport) -> str:

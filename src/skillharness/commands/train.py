@@ -28,6 +28,7 @@ from skillharness.train import (
     TrainProgress,
     TrainRequest,
     default_train_run_id,
+    describe_unselected,
     ended_run,
     run_folder,
     run_training,
@@ -220,6 +221,8 @@ def print_outcome(console: Console, outcome: TrainOutcome) -> None:
             f"val {name:8s} {score.accuracy:6.1%}  [{low:.1%}, {high:.1%}]  ({score.correct}/{score.n})"
         )
     console.print(val_gain_line(outcome.gain))
+    if isinstance(outcome.gain.get("unselected"), dict):
+        console.print(f"  {describe_unselected(outcome.gain['unselected'])}")
     console.print(
         f"state {ckpt.state.value}{' (' + ckpt.stop_reason + ')' if ckpt.stop_reason else ''}; "
         f"final version {ckpt.version} in {outcome.workspace}"

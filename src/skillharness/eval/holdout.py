@@ -294,6 +294,7 @@ async def _report(
         _groups(rows, plan.pool),
         val_ids,
         agent_path(config.agent),
+        recorded.unselected if recorded is not None else None,
     )
     rows = _with_truth(rows, truth)
     overall = rows[0]
@@ -304,6 +305,7 @@ async def _report(
             overall.paired.gain,
             val_truth=truth.val_gain if truth else None,
             holdout_truth=overall.truth.gain if overall.truth else None,
+            unselected_truth=truth.unselected_gain if truth else None,
         )
     evals, others = await asyncio.to_thread(_uses, store, plan.pool.pools_sha256)
     return HoldoutReport(

@@ -7,7 +7,7 @@ One :class:`HoldoutReport` per evaluation, stored as the ``RunMetric`` named ``h
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -136,6 +136,12 @@ class ValHoldout(StrictModel):
     holdout_gain: float | None
     val_truth: float | None = Field(None, description="The oracle's gain on the val pool (simulator).")
     holdout_truth: float | None = Field(None, description="The oracle's gain on the test pool (simulator).")
+    unselected: dict[str, Any] | None = Field(
+        None, description="The gain on val questions no gate drew and the val gain's optimism."
+    )
+    unselected_truth: float | None = Field(
+        None, description="The oracle's gain on those questions, weighted as the estimate (simulator)."
+    )
 
     @property
     def overfit(self) -> bool:

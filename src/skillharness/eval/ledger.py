@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -81,6 +82,8 @@ class ValGain(_Lenient):
     gain: float
     low: float
     high: float
+    # The gain on val questions no gate drew and the optimism (train/validate/unselected.py).
+    unselected: dict[str, Any] | None = None
 
 
 def _one(metrics: list[RunMetric], run_id: str, name: str) -> RunMetric | None:
@@ -123,6 +126,7 @@ def compare_val_holdout(
     *,
     val_truth: float | None = None,
     holdout_truth: float | None = None,
+    unselected_truth: float | None = None,
 ) -> ValHoldout:
     """The val gain beside the holdout gain (``.overfit``: the latter lies outside the val interval)."""
     return ValHoldout(
@@ -132,6 +136,8 @@ def compare_val_holdout(
         holdout_gain=holdout_gain,
         val_truth=val_truth,
         holdout_truth=holdout_truth,
+        unselected=val.unselected,
+        unselected_truth=unselected_truth,
     )
 
 

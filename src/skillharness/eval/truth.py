@@ -21,6 +21,7 @@ import httpx
 from skillharness.agent import AgentConfig, ProtocolName
 from skillharness.eval.holdout_report import TruthCell
 from skillharness.skills import Bundle
+from skillharness.train import unselected_truth
 
 __all__ = ["SimTruth", "agent_path", "simulator_root", "simulator_truth"]
 
@@ -34,6 +35,7 @@ class SimTruth:
 
     cells: Mapping[tuple[str, str], TruthCell]  # (grouping, label) -> truth
     val_gain: float | None
+    unselected_gain: float | None = None  # the truth of the val gain on questions no gate drew
 
 
 def agent_path(agent: AgentConfig) -> dict[str, Any]:
@@ -91,6 +93,7 @@ async def _truth(
     groups: Mapping[tuple[str, str], Sequence[str]],
     val_ids: Sequence[str],
     path: Mapping[str, Any] | None,
+    unselected: Mapping[str, Any] | None,
 ) -> SimTruth:
     arms = {"final": _payload(final), "baseline": _payload(baseline)}
     way = {"path": dict(path)} if path is not None else {}
@@ -110,12 +113,19 @@ async def _truth(
                 cells[("task_type", task_type)] = TruthCell(
                     final=final_acc, baseline=found["baseline"]["per_task_type"][task_type]
                 )
-    val_gain = None
-    if val_ids:
-        body = {"bundle": arms["baseline"], "after": arms["final"], "question_ids": list(val_ids), **way}
-        effect = await _ask(client, root, body)
-        val_gain = float(effect["delta"])
-    return SimTruth(cells, val_gain)
+
+    async def gain_on(ids: Sequence[str]) -> float:
+        body = {"bundle": arms["baseline"], "after": arms["final"], "question_ids": list(ids), **way}
+        return float((await _ask(client, root, body))["delta"])
+
+    val_gain = await gain_on(val_ids) if val_ids else None
+    unselected_gain = None
+    if unselected is not None:
+        gains = {
+            tuple(c["undrawn"]): await gain_on(c["undrawn"]) for c in unselected.get("covered", {}).values()
+        }
+        unselected_gain = unselected_truth(unselected, lambda ids: gains[tuple(ids)])
+    return SimTruth(cells, val_gain, unselected_gain)
 
 
 async def simulator_truth(
@@ -125,21 +135,23 @@ async def simulator_truth(
     groups: Mapping[tuple[str, str], Sequence[str]],
     val_ids: Sequence[str] = (),
     path: Mapping[str, Any] | None = None,
+    unselected: Mapping[str, Any] | None = None,
 ) -> SimTruth | None:
     """The scored truth of both bundles on every group, or None when not a simulator.
 
     ``groups`` maps ``(grouping, label)`` to the group's test question ids; it must hold the
     ``("overall", ...)`` group (task-type truth comes with it). ``path`` is the run's
     :func:`agent_path` (None: the oracle's default, the tool-using agent with every tool and six
-    turns). A simulator whose oracle fails (say, it was started with other questions) gives no
-    truth and a warning, never a failed eval.
+    turns). ``unselected``: the training run's estimate on val questions no gate drew, whose truth
+    is then asked too (``SimTruth.unselected_gain``). A simulator whose oracle fails (say, it was
+    started with other questions) gives no truth and a warning, never a failed eval.
     """
     root = simulator_root(base_url)
     async with httpx.AsyncClient(timeout=_TIMEOUT_S) as client:
         if not await _is_simulator(client, root):
             return None
         try:
-            return await _truth(client, root, final, baseline, groups, val_ids, path)
+            return await _truth(client, root, final, baseline, groups, val_ids, path, unselected)
         except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
             log.warning("the simulator's oracle at %s gave no truth: %s", root, exc)
             return None

@@ -76,5 +76,6 @@ __all__, __getattr__ = lazy_surface(
         "skillharness.train.state.records": ("UNTESTED_LABELS", "decision_label", "untested_calls"),
         "skillharness.train.validate.coverage": ("class_coverage", "include_hint"),
         "skillharness.train.validate.final_score": ("VAL_GAIN_LABEL",),
+        "skillharness.train.validate.unselected": ("describe_unselected", "unselected_truth"),
     },
 )

@@ -150,6 +150,14 @@ class GateConfig(StrictModel):
         ),
     )
     minibatch_size: int = Field(3, ge=1, description="Draws of the 'minibatch' rule.")
+    reserve: float = Field(
+        0.0,
+        ge=0,
+        le=0.5,
+        description="Share of the val videos no gate or guard draws (the same videos in every tool): "
+        "the end of training compares final with baseline on them as well, which gives the val gain's "
+        "optimism. Their questions leave every class's distinct count, so a class may turn micro.",
+    )
 
     @model_validator(mode="after")
     def _clearing_leaves_power(self) -> GateConfig:

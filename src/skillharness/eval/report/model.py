@@ -78,6 +78,9 @@ class Headline(StrictModel):
     gain: dict[str, float] | None = None
     mcnemar: dict[str, Any] | None = None
     agreement: str | None = None  # the val/holdout agreement flag, as the holdout metric states it
+    # Val only: the gain on val questions no gate drew (train/validate/unselected.py) and its line.
+    unselected: dict[str, Any] | None = None
+    unselected_note: str | None = None
 
 
 class ClassScore(StrictModel):

@@ -9,7 +9,7 @@ simulator has such a route; against a real model there is no truth to show.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +17,10 @@ import httpx
 
 from skillharness.data import Pool
 from skillharness.errors import ConfigError, SkillharnessError
-from skillharness.eval.report.model import GateView, LineTruth, ReportData
+from skillharness.eval.report.model import GateView, Headline, LineTruth, ReportData
 from skillharness.skills import Bundle, EditTarget, Workspace, inserted_lines, with_line
 from skillharness.store import DiagnosisRow, PredictionStatus, RunReader
+from skillharness.train import describe_unselected, unselected_truth
 
 __all__ = ["OracleClient", "add_simulator_truth", "bundle_texts"]
 
@@ -163,6 +164,29 @@ def _judge_truth(
     }
 
 
+def _headline_truth(
+    oracle: OracleClient,
+    h: Headline,
+    pools: Mapping[Pool, Mapping[str, str]],
+    texts_of: Callable[[str], dict[str, Any]],
+    final_version: str | None,
+) -> Headline:
+    """``h`` with the scored truth of each arm and, on val, of the gain on questions no gate drew."""
+    ids = sorted(pools.get(h.pool, {}))
+    updates: dict[str, Any] = {}
+    for arm, version in (("baseline", "v0000"), ("final", final_version)):
+        score = getattr(h, arm)
+        if score is not None and version is not None and ids:
+            updates[arm] = score.model_copy(update={"sim_truth": oracle.accuracy(texts_of(version), ids)})
+    if h.unselected and final_version is not None:
+        final_texts, base_texts = texts_of(final_version), texts_of("v0000")
+        truth = unselected_truth(
+            h.unselected, lambda q: oracle.accuracy(final_texts, q) - oracle.accuracy(base_texts, q)
+        )
+        updates["unselected_note"] = describe_unselected(h.unselected, truth)
+    return h.model_copy(update=updates) if updates else h
+
+
 def add_simulator_truth(
     data: ReportData,
     reader: RunReader,
@@ -193,16 +217,7 @@ def add_simulator_truth(
     oracle = OracleClient(oracle_url, path=path)
     try:
         final_version = _final_version(data)
-        headlines = []
-        for h in data.headlines:
-            ids = sorted(pools.get(h.pool, {}))
-            updates: dict[str, Any] = {}
-            for arm, version in (("baseline", "v0000"), ("final", final_version)):
-                score = getattr(h, arm)
-                if score is not None and version is not None and ids:
-                    truth = oracle.accuracy(texts_of(version), ids)
-                    updates[arm] = score.model_copy(update={"sim_truth": truth})
-            headlines.append(h.model_copy(update=updates) if updates else h)
+        headlines = [_headline_truth(oracle, h, pools, texts_of, final_version) for h in data.headlines]
         gates = [
             g.model_copy(
                 update={

@@ -12,7 +12,7 @@ from skillharness.data import Pool
 from skillharness.eval.report.model import ClassScore, Headline, Score
 from skillharness.infer import wilson
 from skillharness.store import PredictionStatus, RunReader
-from skillharness.train import VAL_GAIN_LABEL
+from skillharness.train import VAL_GAIN_LABEL, describe_unselected
 
 __all__ = ["score_of", "val_by_class", "val_headline", "val_mcnemar"]
 
@@ -92,6 +92,8 @@ def val_headline(reader: RunReader, run_id: str, metrics: dict[str, Any], confid
     mcnemar = val_mcnemar(reader, run_id, final) if isinstance(final, dict) else None
     if mcnemar is not None and isinstance(gain, dict) and _number(gain.get("p_value")):
         mcnemar["p_by_video"] = float(gain["p_value"])
+    unselected = gain.get("unselected") if isinstance(gain, dict) else None
+    unselected = unselected if isinstance(unselected, dict) else None
     return Headline(
         pool=Pool.VAL,
         note=VAL_GAIN_LABEL,
@@ -99,6 +101,8 @@ def val_headline(reader: RunReader, run_id: str, metrics: dict[str, Any], confid
         final=found["final"],
         gain={k: float(v) for k, v in gain.items() if _number(v)} if isinstance(gain, dict) else None,
         mcnemar=mcnemar,
+        unselected=unselected,
+        unselected_note=describe_unselected(unselected) if unselected else None,
     )
 
 

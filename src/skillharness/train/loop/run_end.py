@@ -3,7 +3,6 @@ metric, and the final metrics (marked ``budget`` when the budget stopped it, wit
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -108,8 +107,8 @@ def _common_metrics(
 
 
 def _distinct_val(ctx: TrainContext) -> dict[str, int]:
-    counts = Counter(q.task_type for q in ctx.val_questions)
-    return {task: counts[task] for task in ctx.task_types}
+    # What gates could draw: the reserve (train.gate.reserve) is no part of any claim.
+    return {task: len(ctx.val_by_type.get(task, ())) for task in ctx.task_types}
 
 
 def final_metrics(

@@ -28,6 +28,7 @@ from skillharness.train.preflight.endpoint_rows import endpoint_rows
 from skillharness.train.preflight.gate_row import (
     draw_mode,
     guard_summary,
+    reserve_summary,
     spending_summary,
     unreachable_message,
 )
@@ -310,6 +311,7 @@ def _gate(config: PreflightSettings, inputs: _Inputs, out: Collector) -> str | N
     excluded = "; ".join(f"{c.task_type}: {c.reason()}" for c in classes.excluded_micro)
     source = "train.task_types" if classes.explicit else "all non-micro task types"
     summary = f"trained ({source}): {trained}; {draw_mode(temperature, config.train.gate)}"
+    summary += reserve_summary(inputs.questions, inputs.pools, config.train.gate)
     if excluded:
         summary += f"; micro classes left out: {excluded}"
         hint = include_hint(classes.excluded_micro)

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from skillharness.data import FrozenPools, Pool, Question
 from skillharness.train.config import GateConfig
 from skillharness.train.gate import guard_draws_per_class, guard_promise
+from skillharness.train.state.reserve import reserved_ids
 from skillharness.train.validate.coverage import ClassCoverage, TrainedClasses
 
-__all__ = ["draw_mode", "guard_summary", "spending_summary", "unreachable_message"]
+__all__ = ["draw_mode", "guard_summary", "reserve_summary", "spending_summary", "unreachable_message"]
 
 
 def spending_summary(classes: TrainedClasses, gate: GateConfig) -> str:
@@ -42,6 +43,7 @@ def guard_summary(
     if gate.guard_draws == 0:
         return "; McNemar guard off (train.gate.guard_draws = 0)"
     val = set(pools.questions.get(Pool.VAL, ()))
+    val -= reserved_ids((q for q in questions if q.question_id in val), gate.reserve)
     guarded = len({q.task_type for q in questions if q.question_id in val})
     # At temperature 0 a class gives each val question once, and none the gate itself drew.
     fewest = min(Counter(q.task_type for q in questions if q.question_id in val).values(), default=0)
@@ -75,6 +77,20 @@ def guard_summary(
         f"{guarded} classes with val questions ({how}; up to {per_class * guarded} draws at that "
         f"discordance, {most * guarded} at most{cap}; power: {promise.describe()}; "
         "`skillharness gate plan` shows what it can see per class)"
+    )
+
+
+def reserve_summary(questions: Sequence[Question], pools: FrozenPools, gate: GateConfig) -> str:
+    """The val reserve, when there is one: what it holds out of every gate, and why."""
+    if gate.reserve <= 0:
+        return ""
+    val = set(pools.questions.get(Pool.VAL, ()))
+    held = reserved_ids((q for q in questions if q.question_id in val), gate.reserve)
+    videos = len({q.video_id for q in questions if q.question_id in held})
+    return (
+        f"; val reserve (train.gate.reserve={gate.reserve:g}): {videos} video(s), {len(held)} question(s) "
+        "no gate or guard draws, left out of the counts above; the end of training compares the bundles "
+        "on them too, for the val gain's optimism"
     )
 
 

@@ -24,6 +24,7 @@ from skillharness.train.state.caller import RoleCaller
 from skillharness.train.state.draws import draw_temperature
 from skillharness.train.state.outage import check_infra
 from skillharness.train.state.refusals import RefusalTally, arm_of, check_refusals
+from skillharness.train.state.reserve import reserved_ids
 
 __all__ = ["TrainContext"]
 
@@ -60,9 +61,17 @@ class TrainContext:
         return self.session.store
 
     @cached_property
+    def reserved(self) -> frozenset[str]:
+        """Val questions no gate or guard draws (``train.gate.reserve``); the final score asks them."""
+        return reserved_ids(self.val_questions, self.config.gate.reserve)
+
+    @cached_property
     def val_by_type(self) -> Mapping[str, tuple[Question, ...]]:
+        """The val questions gates draw, by class: the reserve left out."""
         grouped: dict[str, list[Question]] = {}
         for q in self.val_questions:
+            if q.question_id in self.reserved:
+                continue
             grouped.setdefault(q.task_type, []).append(q)
         return {t: tuple(qs) for t, qs in sorted(grouped.items())}
 

@@ -35,6 +35,7 @@ from skillharness.data.questions import Question
 from skillharness.train.config import GateConfig, TrainConfig
 from skillharness.train.gate import last_reachable_gate, reachability_for
 from skillharness.train.state.draws import gate_budget
+from skillharness.train.state.reserve import reserved_ids
 
 __all__ = [
     "ClassCoverage",
@@ -124,11 +125,14 @@ def class_coverage(
 ) -> dict[str, ClassCoverage]:
     """Coverage of every task type of ``questions`` (sorted by name) under ``pools`` and ``gate``.
 
-    ``temperature`` is the agent's sampling temperature: it decides the gate's draw mode.
+    ``temperature`` is the agent's sampling temperature: it decides the gate's draw mode. The val
+    counts leave out ``gate.reserve``'s questions, which no gate draws (``reserve.py``).
     """
     by_id = {q.question_id: q.task_type for q in questions}
     train = Counter(by_id[qid] for qid in pools.questions.get("train", ()) if qid in by_id)
-    val = Counter(by_id[qid] for qid in pools.questions.get("val", ()) if qid in by_id)
+    in_val = set(pools.questions.get("val", ()))
+    reserved = reserved_ids((q for q in questions if q.question_id in in_val), gate.reserve)
+    val = Counter(by_id[qid] for qid in in_val if qid in by_id and qid not in reserved)
     result = {}
     for task_type in sorted(set(by_id.values())):
         drawable = gate_budget(val[task_type], temperature=temperature, n_max=gate.n_max)

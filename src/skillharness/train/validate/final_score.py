@@ -12,7 +12,9 @@ At temperature 0 (or with a fixed request seed) a second sample replays the firs
 nothing fresh to draw: sample 0 is used and the result says ``fresh_samples: false``.
 
 Either way the edits were chosen on val (the gates' questions, the epoch-end scores that kept a
-version), so the gain is labelled :data:`VAL_GAIN_LABEL`; the holdout is the headline.
+version), so the gain is labelled :data:`VAL_GAIN_LABEL`; the holdout is the headline. Beside it,
+``unselected`` is the same comparison on the val questions no gate or guard drew, with the
+optimism between the two (``train/validate/unselected.py``), where the run left such questions.
 """
 
 from __future__ import annotations
@@ -25,10 +27,11 @@ from skillharness.agent.records import Prediction
 from skillharness.data import Pool
 from skillharness.infer import clustered_paired
 from skillharness.skills import Bundle
-from skillharness.store import RunKind
+from skillharness.store import GateObservationRow, RunKind
 from skillharness.train.state.context import TrainContext
 from skillharness.train.state.draws import draw_temperature
 from skillharness.train.validate.scoring import ValScore, score_predictions, val_run_suffix
+from skillharness.train.validate.unselected import unselected_gain
 
 __all__ = ["VAL_GAIN_LABEL", "FinalValScore", "final_sample", "final_val_score", "fresh_val_suffix"]
 
@@ -56,7 +59,7 @@ def final_sample(ctx: TrainContext, next_sample: int) -> int:
 
 
 def _gain(
-    ctx: TrainContext, first: list[Prediction], second: list[Prediction], sample: int
+    ctx: TrainContext, first: list[Prediction], second: list[Prediction], sample: int, drawn: set[str]
 ) -> dict[str, Any]:
     final = {p.question_id: p.correct for p in first if p.correct is not None}
     base = {p.question_id: p.correct for p in second if p.correct is not None}
@@ -69,6 +72,16 @@ def _gain(
         confidence=CONFIDENCE,
     )
     label = {"selection": VAL_GAIN_LABEL, "fresh_samples": sample != 0, "sample_idx": sample}
+    label["unselected"] = unselected_gain(
+        ctx.val_questions,
+        final,
+        base,
+        drawn,
+        confidence=CONFIDENCE,
+        seed=ctx.config.seed,
+        with_replacement=sample != 0,
+        reserved=ctx.reserved,
+    )
     if estimate is None:  # no question answered by both: nothing is known
         return {"gain": 0.0, "low": -1.0, "high": 1.0, "n": 0.0, **label}
     return {
@@ -103,6 +116,8 @@ async def final_val_score(
     (child runs, resumable): an index no gate or guard of the run drew. ``check_stop`` (the
     budget) runs before each arm and about every stage's worth of draws."""
     sample = final_sample(ctx, next_sample)
+    # Every gate's and guard's observations are in the ledger, a resumed invocation's included.
+    drawn = {row.question_id for row in ctx.store.select(GateObservationRow, train_run_id=ctx.run_id)}
     draws = [(q, sample) for q in ctx.val_questions]
     task_type_of = {q.question_id: q.task_type for q in ctx.val_questions}
     predictions: dict[str, list[Prediction]] = {}
@@ -118,6 +133,6 @@ async def final_val_score(
     return FinalValScore(
         baseline=score_predictions(predictions["baseline"], task_type_of),
         final=score_predictions(predictions["final"], task_type_of),
-        gain=_gain(ctx, predictions["final"], predictions["baseline"], sample),
+        gain=_gain(ctx, predictions["final"], predictions["baseline"], sample, drawn),
         runs=runs,
     )
