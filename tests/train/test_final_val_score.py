@@ -24,6 +24,7 @@ from skillharness.data.loader import load_questions
 from skillharness.data.pools import load_pools
 from skillharness.data.questions import Question
 from skillharness.eval.holdout import run_holdout
+from skillharness.eval.report.build import build_report
 from skillharness.infer import clustered_paired
 from skillharness.sim import SimServer, decisive_world
 from skillharness.skills import Workspace
@@ -192,6 +193,7 @@ async def test_item6_a_reserve_gives_the_val_gain_its_optimism_and_the_holdout_i
         with RunReader(config.store) as reader:
             drawn = {o.question_id for o in reader.ledger(GateObservationRow, train_run_id="t-zero")}
             metrics = {m.name: m.value for m in reader.ledger(RunMetric, run_id="t-zero")}
+        files = build_report(config.store.url, "t-zero", experiment / "report.html", oracle_url=sim.base_url)
     val = [
         q
         for q in load_questions(wide_val_bench.questions)
@@ -221,3 +223,8 @@ async def test_item6_a_reserve_gives_the_val_gain_its_optimism_and_the_holdout_i
     assert f"on the {unselected['undrawn']} val questions no gate drew, the reserve's {len(reserved)}" in line
     assert "(scored truth " in line
     assert "optimism of the val gain on those classes" in line
+    # The report says the same, with the oracle's truth of the unselected gain beside it.
+    page = " ".join(files.html.read_text().split())
+    said = page.partition('id="val-unselected">')[2].partition("</p>")[0]
+    assert f"on the {unselected['undrawn']} val questions no gate drew" in said
+    assert "(scored truth " in said
