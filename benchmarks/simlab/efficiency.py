@@ -258,6 +258,15 @@ async def measure_job(job: Job) -> dict[str, Any]:
         "unspent": max(0, job.budget - spent) / job.budget,
         "closure_test": truth.closure(final, "test"),
         "closure_val": truth.closure(final, "val"),
+        # The truth of the val gain beside the test gain, and (with train.gate.reserve) of the gain
+        # on the reserve, which the run's optimism estimate reads (docs/train.md).
+        "gain_truth": {
+            "val": truth.gain(final, "val"),
+            "test": truth.gain(final, "test"),
+            "reserve": truth.reserve_gain(final, config.train.gate.reserve)
+            if config.train.gate.reserve
+            else None,
+        },
         "alpha_sum": ckpt.alpha_spent,
         "gates": ckpt.gates_run,
         "open_at_end": len(ckpt.open),  # tests still open when the run ended (a budget stop leaves some)

@@ -19,6 +19,7 @@ from skillharness.sim.oracle import BundleText, Oracle
 from skillharness.skills import Bundle, Workspace
 from skillharness.train.state.checkpoint import Checkpoint
 from skillharness.train.state.context import TrainContext
+from skillharness.train.state.reserve import reserved_ids
 from skillharness.util.atomic import atomic_write_text
 from skillharness.util.canonical import content_hash
 
@@ -177,6 +178,26 @@ class Truth:
     def intended(self, bundle: Bundle | BundleText, pool: str) -> float:
         """The intended-letter accuracy of ``bundle`` on ``pool``'s trained classes."""
         return self.oracle.intended_accuracy(bundle, self._ids(pool))
+
+    def gain(self, bundle: Bundle, pool: str) -> float:
+        """Intended-letter accuracy ``bundle`` gains over the initial bundle on ``pool`` (trained classes)."""
+        return self.intended(bundle, pool) - self.initial[pool]
+
+    def reserve_gain(self, bundle: Bundle, share: float) -> float | None:
+        """What the run's unselected estimate estimates with ``train.gate.reserve`` = ``share``: the
+        gain on the reserve's questions of each trained class, weighted by the class's val size."""
+        val = [self.oracle.world.question(i) for i in (self.data.val_all or self.data.val)]
+        held = reserved_ids(val, share)
+        start = Bundle.load(self.data.bundle)
+        trained = set(self.data.val)
+        weighted, total = 0.0, 0
+        for task_type in sorted({q.task_type for q in val if q.question_id in trained}):
+            size = sum(1 for q in val if q.task_type == task_type and q.question_id in trained)
+            ids = [q.question_id for q in val if q.task_type == task_type and q.question_id in held]
+            if ids:
+                gain = self.oracle.intended_accuracy(bundle, ids) - self.oracle.intended_accuracy(start, ids)
+                weighted, total = weighted + size * gain, total + size
+        return weighted / total if total else None
 
     def closure(self, bundle: Bundle, pool: str) -> float:
         """Share of the initial-to-best gap closed, on the intended-letter accuracy."""
