@@ -163,3 +163,20 @@ def test_the_line_gives_both_intervals_or_the_reason() -> None:
         describe_unselected(nothing)
         == "the val gain's optimism is not estimable: no gate drew a val question"
     )
+
+
+def test_the_reason_names_sampling_with_replacement_and_the_reserve() -> None:
+    questions = _class(A, 6, "a")
+    drawn = [q.question_id for q in questions]
+    result = unselected_gain(questions, *_answers(questions, set()), drawn, with_replacement=True)
+    assert "above temperature 0 the gates draw with replacement" in result["reason"]
+    assert result["reason"].endswith("set train.gate.reserve (e.g. 0.2) to hold val videos out of every gate")
+
+
+def test_reserved_questions_are_counted_among_the_undrawn() -> None:
+    questions = _class(A, 40, "a") + _class(B, 40, "b")
+    drawn = {f"a{k:02d}" for k in range(20)}
+    reserved = {"a30", "a31", "b00", "zz-not-val"}
+    result = unselected_gain(questions, *_answers(questions, drawn), drawn, reserved=reserved)
+    assert result["reserved"] == 3
+    assert "no gate drew, the reserve's 3 among them (2 of 2 classes" in describe_unselected(result)
