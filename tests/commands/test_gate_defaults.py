@@ -42,3 +42,4 @@ def test_split_micro_report_uses_the_gates_defaults() -> None:
     assert split_gate(min_distinct=6, n_max=64) == defaults.model_copy(
         update={"min_distinct": 6, "n_max": 64}
     )
+    assert split_gate(reserve=0.25) == defaults.model_copy(update={"reserve": 0.25})

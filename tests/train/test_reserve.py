@@ -10,8 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from skillharness.commands.split import micro_verdicts, split_gate
 from skillharness.data.pools import FrozenPools
 from skillharness.data.questions import Question
+from skillharness.data.split import SplitParams, make_split
 from skillharness.train.config import GateConfig
 from skillharness.train.preflight.gate_row import guard_summary, reserve_summary
 from skillharness.train.state.reserve import reserved_ids
@@ -100,3 +102,17 @@ def test_coverage_counts_what_gates_can_draw() -> None:
 def test_a_reserve_above_half_of_val_is_refused() -> None:
     with pytest.raises(ValidationError, match="reserve"):
         GateConfig(reserve=0.6)
+
+
+def test_split_judges_micro_classes_with_the_reserve_as_training_will() -> None:
+    """``split --reserve``: a class at exactly min_distinct turns micro once a reserve takes some of
+    its val videos, in the split's report as in preflight."""
+    questions = _questions(24)
+    split = make_split(questions, SplitParams(sizes=(8, 8, 8), unit="video", seed=1))
+    plain = micro_verdicts(split, questions, split_gate(min_distinct=8), 0.0)
+    reserved = micro_verdicts(split, questions, split_gate(min_distinct=8, reserve=0.25), 0.0)
+    assert not plain.reasons
+    assert set(reserved.reasons) == set(TYPES)
+    assert all(
+        "6 distinct val question(s) < train.gate.min_distinct=8" in r for r in reserved.reasons.values()
+    )

@@ -43,10 +43,17 @@ def split_gate(
     bet_cap: float | None = None,
     n_max: int | None = None,
     min_distinct: int | None = None,
+    reserve: float | None = None,
 ) -> GateConfig:
-    """train.gate with the split's --alpha, --bet-cap, --n-max and --min-distinct (None: train.gate's
-    default), so the micro report judges the classes as the experiment's gate will."""
-    given = {"alpha": alpha, "bet_cap": bet_cap, "n_max": n_max, "min_distinct": min_distinct}
+    """train.gate with the split's --alpha, --bet-cap, --n-max, --min-distinct and --reserve (None:
+    train.gate's default), so the micro report judges the classes as the experiment's gate will."""
+    given = {
+        "alpha": alpha,
+        "bet_cap": bet_cap,
+        "n_max": n_max,
+        "min_distinct": min_distinct,
+        "reserve": reserve,
+    }
     try:
         return GateConfig(**{k: v for k, v in given.items() if v is not None})  # type: ignore[arg-type]
     except ValidationError as exc:
@@ -129,6 +136,12 @@ _MIN_DISTINCT = typer.Option(
     "--min-distinct",
     help="Fewest distinct val questions of a class that is not micro (default: train.gate.min_distinct's).",
 )
+_RESERVE = typer.Option(
+    None,
+    "--reserve",
+    help="Share of the val videos no gate draws, left out of each class's count (default: "
+    "train.gate.reserve's, 0).",
+)
 _TEMPERATURE = typer.Option(
     0.7,
     "--temperature",
@@ -153,6 +166,7 @@ def split(
     bet_cap: float | None = _BET_CAP,
     n_max: int | None = _N_MAX,
     min_distinct: int | None = _MIN_DISTINCT,
+    reserve: float | None = _RESERVE,
     temperature: float = _TEMPERATURE,
     force: bool = typer.Option(False, "--force", help="Replace existing artifacts (old ones are backed up)."),
 ) -> None:
@@ -164,7 +178,9 @@ def split(
     if unit not in ("video", "question"):
         raise ConfigError(f"--unit must be 'video' or 'question', got {unit!r}")
     started = time.perf_counter()
-    gate = split_gate(alpha, bet_cap, n_max, min_distinct)  # a bad flag is refused before anything is read
+    gate = split_gate(
+        alpha, bet_cap, n_max, min_distinct, reserve
+    )  # a bad flag is refused before anything is read
     benchmark = benchmark_name(benchmark)
     rows = list(read_questions(questions, benchmark))
     params = split_params(
