@@ -52,6 +52,10 @@ class ConfigError(UserError):
     """A config file, environment variable or flag is invalid."""
 
 
+class BundleSlotError(ConfigError):
+    """A reference protocol offers no place for the bundle's text under ``auto``."""
+
+
 class DataError(UserError):
     """A questions file, video or subtitle file is invalid."""
 
@@ -62,6 +66,10 @@ class SplitError(UserError):
 
 class SkillError(UserError):
     """A skill document, bundle or workspace is malformed."""
+
+
+class ExportError(SkillError):
+    """A bundle cannot be exported, or an export cannot be read back; the message names the input."""
 
 
 class TemplateError(UserError):

@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 
 from skillharness.data.questions import slugify
-from skillharness.errors import SkillError
+from skillharness.errors import ExportError
 
 __all__ = [
     "DESCRIPTION_MAX_CHARS",
@@ -43,10 +43,6 @@ NAME_MAX_CHARS = 64
 DESCRIPTION_MAX_CHARS = 1024
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _FENCE = "---"
-
-
-class ExportError(SkillError):
-    """A bundle cannot be exported, or an export cannot be read back; the message names the input."""
 
 
 def name_problem(name: str) -> str | None:

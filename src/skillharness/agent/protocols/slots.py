@@ -31,7 +31,7 @@ from enum import StrEnum
 from skillharness.agent.protocols.names import ProtocolName
 from skillharness.agent.protocols.prompts import LMMS_EVAL_POST_PROMPT
 from skillharness.agent.protocols.tasks import lmms_eval_task
-from skillharness.errors import ConfigError
+from skillharness.errors import BundleSlotError
 
 __all__ = [
     "BundleSlot",
@@ -59,10 +59,6 @@ class UpstreamSlot(StrEnum):
     POST_PROMPT = "post_prompt"  # lmms-eval: the task's post_prompt, after the options
     SYSTEM_PROMPT = "system_prompt"  # VLMEvalKit: the API wrapper's system message
     SYSTEM_MESSAGE = "system_message"  # ours (slot: system): a system message under any reference
-
-
-class BundleSlotError(ConfigError):
-    """The protocol offers no place for the bundle's text under ``auto``."""
 
 
 def _refuse(protocol: ProtocolName, why: str) -> BundleSlotError:
