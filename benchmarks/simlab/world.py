@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from skillharness.skills import Bundle, Workspace
 from skillharness.train.state.checkpoint import Checkpoint
 from skillharness.train.state.context import TrainContext
 from skillharness.train.state.reserve import reserved_ids
+from skillharness.train.validate.unselected import unselected_truth
 from skillharness.util.atomic import atomic_write_text
 from skillharness.util.canonical import content_hash
 
@@ -185,19 +187,24 @@ class Truth:
 
     def reserve_gain(self, bundle: Bundle, share: float) -> float | None:
         """What the run's unselected estimate estimates with ``train.gate.reserve`` = ``share``: the
-        gain on the reserve's questions of each trained class, weighted by the class's val size."""
+        gain on the reserve's questions of each trained class, weighted as the estimate weighs it."""
         val = [self.oracle.world.question(i) for i in (self.data.val_all or self.data.val)]
         held = reserved_ids(val, share)
+        trained = [q for q in val if q.question_id in set(self.data.val)]
+        covered = {
+            c: {
+                "size": n,
+                "undrawn": [q.question_id for q in trained if q.task_type == c and q.question_id in held],
+            }
+            for c, n in Counter(q.task_type for q in trained).items()
+        }
         start = Bundle.load(self.data.bundle)
-        trained = set(self.data.val)
-        weighted, total = 0.0, 0
-        for task_type in sorted({q.task_type for q in val if q.question_id in trained}):
-            size = sum(1 for q in val if q.task_type == task_type and q.question_id in trained)
-            ids = [q.question_id for q in val if q.task_type == task_type and q.question_id in held]
-            if ids:
-                gain = self.oracle.intended_accuracy(bundle, ids) - self.oracle.intended_accuracy(start, ids)
-                weighted, total = weighted + size * gain, total + size
-        return weighted / total if total else None
+        return unselected_truth(
+            {"available": True, "covered": {c: v for c, v in covered.items() if v["undrawn"]}},
+            lambda ids: (
+                self.oracle.intended_accuracy(bundle, ids) - self.oracle.intended_accuracy(start, ids)
+            ),
+        )
 
     def closure(self, bundle: Bundle, pool: str) -> float:
         """Share of the initial-to-best gap closed, on the intended-letter accuracy."""

@@ -178,9 +178,8 @@ def split(
     if unit not in ("video", "question"):
         raise ConfigError(f"--unit must be 'video' or 'question', got {unit!r}")
     started = time.perf_counter()
-    gate = split_gate(
-        alpha, bet_cap, n_max, min_distinct, reserve
-    )  # a bad flag is refused before anything is read
+    # A bad flag is refused before anything is read.
+    gate = split_gate(alpha, bet_cap, n_max, min_distinct, reserve)
     benchmark = benchmark_name(benchmark)
     rows = list(read_questions(questions, benchmark))
     params = split_params(
