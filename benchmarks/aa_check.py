@@ -9,13 +9,14 @@ null edits of that class's skill document are gated by the training loop's own f
 ``same_request``, ``whitespace``), the arms (one seed per draw, ``agent.sampling.seed:
 per_draw``; or independent, ``seed: null``) and the response cache (on, as a user's run has it;
 or off). Every gate key is the default but ``n_max``, 32 (``--n-max 0``: the default; a null test
-then takes up to a few hundred draws, see the section). Gates run round-robin over the
-conditions, and none starts after ``--max-minutes``, so every condition gets about the same number
-of gates whatever the machine's speed. Reported per condition: gates, accepts, the false-accept
-rate with a 95 % Wilson interval against alpha, draws per gate, discordance and calls; beside
-them the GEPA-style rule (strictly better on the first 3 draws) on the same draws. ``--write``
-puts the section in ``docs/benchmarks.md`` under ``## aa_check``; the raw results go to
-``benchmarks/results/aa-check.json``.
+then takes up to a few hundred draws, see the section), and ``share_incumbent``, off: each gate
+draws fresh samples on both arms, so the gates are independent replicates of one test's level. Gates
+run round-robin over the conditions, and none starts after ``--max-minutes``, so every condition
+gets about the same number of gates whatever the machine's speed. Reported per condition: gates,
+accepts, the false-accept rate with a 95 % Wilson interval against alpha, draws per gate,
+discordance and calls; beside them the GEPA-style rule (strictly better on the first 3 draws) on the
+same draws. ``--write`` puts the section in ``docs/benchmarks.md`` under ``## aa_check``; the raw
+results go to ``benchmarks/results/aa-check.json``.
 """
 
 from __future__ import annotations
@@ -126,7 +127,13 @@ def experiment(folder: Path, data: AAData, urls: list[str], cond: Condition, n_m
             "sampling": {"temperature": TEMPERATURE, "max_tokens": MAX_TOKENS, "seed": cond.seed},
             "frames": {"cache_dir": str(folder / "frames")},
         },
-        "train": {"seed": SEED, "task_types": [TASK_TYPE], "gate": {} if n_max is None else {"n_max": n_max}},
+        # Fresh samples in every gate: the gates are then independent replicates of one test's
+        # level (shared incumbent samples would make them one replicate's correlated re-readings).
+        "train": {
+            "seed": SEED,
+            "task_types": [TASK_TYPE],
+            "gate": {"share_incumbent": False} | ({} if n_max is None else {"n_max": n_max}),
+        },
         "eval": {"run_holdout_eval": False},
     }
     folder.mkdir(parents=True, exist_ok=True)

@@ -36,11 +36,15 @@ async def _gates(
     gates: int,
     *,
     seed: str | None = "per_draw",
+    share: bool = False,
     **sections: Any,
 ) -> tuple[list[GateResult], dict[str, set[str]], dict[str, float]]:
     """``gates`` null edits of ``kind``; their results, each draw's first requests and the agent's usage
-    (``seed``: per_draw, one seed per draw for both arms; None, independent arms)."""
-    path = gate_experiment(folder, bench, sim, temperature=0.7, gate={"n_max": 32}, **sections)
+    (``seed``: per_draw, one seed per draw for both arms; None, independent arms). ``share``: the
+    gates share the incumbent's samples (the default design); off, as the A/A check runs them,
+    each gate is an independent replicate on fresh samples."""
+    gate = {"n_max": 32, "share_incumbent": share}
+    path = gate_experiment(folder, bench, sim, temperature=0.7, gate=gate, **sections)
     doc = yaml.safe_load(path.read_text())
     doc["agent"]["sampling"]["seed"] = seed
     path.write_text(yaml.safe_dump(doc))

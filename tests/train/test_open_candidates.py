@@ -95,13 +95,16 @@ async def test_the_run_goes_on_after_its_epochs_until_no_candidate_is_open(
     assert all(g.evidence["rounds"] >= 1 for g in drained)
 
 
+@pytest.mark.parametrize("share", [False, True], ids=["fresh", "shared-incumbent"])
 async def test_a_budget_stop_with_open_candidates_resumes_to_the_same_decisions(
-    train_bench: Bench, experiment: Path
+    train_bench: Bench, experiment: Path, share: bool
 ) -> None:
-    """The checkpoint holds the open tests (their observations, cursor and level): a run stopped with
-    tests open and resumed decides exactly as the run that was never stopped."""
+    """The checkpoint holds the open tests (their observations, cursor and level) and, when tests
+    share the incumbent's samples, where each target's shared plan starts: a run stopped with tests
+    open and resumed decides exactly as the run that was never stopped."""
+    gate = {"n_max": 48, "first_stage": 8, "guard_draws": 8, "share_incumbent": share}
     with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
-        reference = loop_config(experiment / "ref", train_bench, sim, epochs=1)
+        reference = loop_config(experiment / "ref", train_bench, sim, epochs=1, gate=gate)
         seen = Spending()
         whole = await train_observed(reference, "t-whole", seen)
         # Checkpoints grouped by the calls spent when saved: a budget of one group's count + 1 stops
@@ -113,13 +116,15 @@ async def test_a_budget_stop_with_open_candidates_resumes_to_the_same_decisions(
             for before, after in itertools.pairwise(groups)
             if all(any(o.observed for o in c.open) for c in after)
         )
-        budgeted = loop_config(experiment / "cut", train_bench, sim, epochs=1, budget={"max_calls": cut_at})
+        budgeted = loop_config(
+            experiment / "cut", train_bench, sim, epochs=1, gate=gate, budget={"max_calls": cut_at}
+        )
         with pytest.raises(TrainingStopped, match="call budget"):
             await train_once(budgeted, "t-cut")
         saved = json.loads((run_folder(budgeted.parent, "t-cut") / CHECKPOINT_FILE).read_text())
         assert saved["open"], "the stop must come while tests are open"
         assert any(o["observed"] for o in saved["open"])
-        resumed_config = loop_config(experiment / "cut", train_bench, sim, epochs=1)
+        resumed_config = loop_config(experiment / "cut", train_bench, sim, epochs=1, gate=gate)
         resumed = await train_once(resumed_config, "t-cut", resume=True)
     final_whole = Workspace.open(whole.workspace).load(whole.checkpoint.version).bundle_hash
     final_resumed = Workspace.open(resumed.workspace).load(resumed.checkpoint.version).bundle_hash

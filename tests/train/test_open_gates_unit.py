@@ -35,6 +35,7 @@ from skillharness.skills import (
 )
 from skillharness.store import GateDecisionRow
 from skillharness.train.gate import gate_alpha
+from skillharness.train.loop.decide import retire_sample_starts
 from skillharness.train.loop.open_gates import candidate_of, is_stale, open_candidate, rebase, scope_hash
 from skillharness.train.state.checkpoint import Checkpoint, OpenCandidate
 from skillharness.train.state.records import Candidate
@@ -421,3 +422,55 @@ async def test_a_merged_set_refused_on_rebase_reopens_as_its_own_proposal(tmp_pa
     assert (
         rebase(ctx.typed(), ws, ckpt.model_copy(update={"open": [partner, single]}), single).open[1].invalid
     )
+
+
+# --- shared incumbent samples (train.gate.share_incumbent) ---------------------------------------
+
+
+async def test_tests_of_one_target_and_incumbent_share_one_plan_when_sharing(tmp_path: Path) -> None:
+    ctx = FakeContext(gate={**SMALL, "share_incumbent": True})
+    ws, initial = workspace(tmp_path)
+    first, _ = await _open(ctx, ws, _ckpt(next_sample=5), line_candidate(initial, COUNTING_SKILL, "x"))
+    second, _ = await _open(ctx, ws, first, line_candidate(initial, COUNTING_SKILL, "y"))
+    ocr, _ = await _open(ctx, ws, second, line_candidate(initial, OCR_SKILL, "z"))
+    a, b, c = ocr.open
+    assert (a.first_sample, a.plan_key, b.first_sample, b.plan_key) == (5, 5, 5, 5)
+    plans = [
+        draw_plan(ctx.typed(), candidate_of(ctx.typed(), ws, o), o.key, first_sample=o.first_sample,
+                  n_max=o.n_max, plan_key=o.plan_key)[1].draws
+        for o in (a, b)
+    ]  # fmt: skip
+    assert [(q.question_id, s) for q, s in plans[0]] == [(q.question_id, s) for q, s in plans[1]]
+    # Another target has its own plan, started past every sample the counting plan may use.
+    assert c.first_sample == c.plan_key == first.next_sample > 5
+    assert ocr.sample_starts == {
+        "skill:counting_problem": (a.base_hash, 5),
+        "skill:ocr_problems": (c.base_hash, c.first_sample),
+    }
+    # Off (the default), every test starts past the last one: nothing is shared.
+    plain = FakeContext(gate=SMALL)
+    one, _ = await _open(plain, ws, _ckpt(next_sample=5), line_candidate(initial, COUNTING_SKILL, "x"))
+    two, _ = await _open(plain, ws, one, line_candidate(initial, COUNTING_SKILL, "y"))
+    assert [(o.first_sample, o.plan_key) for o in two.open] == [(5, None), (one.next_sample, None)]
+    assert two.sample_starts == {}
+
+
+async def test_an_accept_starts_the_targets_it_changed_on_fresh_samples(tmp_path: Path) -> None:
+    ctx = FakeContext(gate={**SMALL, "share_incumbent": True})
+    ws, initial = workspace(tmp_path)
+    opened, _ = await _open(ctx, ws, _ckpt(next_sample=5), line_candidate(initial, COUNTING_SKILL, "x"))
+    opened, _ = await _open(ctx, ws, opened, line_candidate(initial, OCR_SKILL, "z"))
+    v1 = _accept(ws, line_candidate(initial, COUNTING_SKILL, "q").bundle, COUNTING_SKILL)
+    kept = retire_sample_starts(ctx.typed(), opened, ws.load(v1))
+    assert set(kept.sample_starts) == {"skill:ocr_problems"}  # its class's text did not move
+    moved = kept.model_copy(update={"version": v1})
+    after, _ = await _open(ctx, ws, moved, line_candidate(ws.load(v1), COUNTING_SKILL, "y"))
+    assert after.open[-1].first_sample == moved.next_sample > opened.open[0].first_sample
+    # A rebase onto the new incumbent starts there too, never on the accepted candidate's samples.
+    rebased = rebase(ctx.typed(), ws, moved, opened.open[0])
+    assert (rebased.open[0].first_sample, rebased.open[0].invalid) == (moved.next_sample, "")
+    # A system accept changes what every class sees: no plan survives it.
+    system = EditTarget.system()
+    edited = candidate(ws.load(v1), system, patch(insert(system, anchor(initial, system), "w")))
+    v2 = _accept(ws, edited.bundle, system)
+    assert retire_sample_starts(ctx.typed(), after, ws.load(v2)).sample_starts == {}

@@ -151,6 +151,39 @@ async def test_no_two_gates_of_a_run_share_a_sample(train_bench: Bench, experime
 
 
 @pytest.mark.slow
+async def test_shared_incumbent_samples_are_read_again_and_never_an_accepted_candidates(
+    train_bench: Bench, experiment
+) -> None:
+    """``train.gate.share_incumbent``: tests of one target against one incumbent draw the same
+    (question, sample) pairs and read the incumbent's answer there once; no test against a later
+    incumbent of that target draws a pair an earlier test of it drew."""
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        gate = {"n_max": 48, "first_stage": 8, "guard_draws": 8, "share_incumbent": True}
+        config_path = loop_config(experiment, train_bench, sim, epochs=2, gate=gate)
+        await train_once(config_path, "t-share")
+    with RunReader(load_config(config_path).store) as reader:
+        observed = reader.ledger(GateObservationRow, train_run_id="t-share")
+        gates = reader.ledger(GateDecisionRow, train_run_id="t-share")
+    incumbent: dict[tuple[int, str, int], set[int | None]] = {}
+    for row in observed:
+        incumbent.setdefault((row.gate_index, row.question_id, row.sample_idx), set()).add(row.incumbent)
+    drawn = [g for g in gates if "samples" in g.evidence]
+    by_pair: dict[tuple[str, int], list[GateDecisionRow]] = {}
+    for g in drawn:
+        for q, s in {(q, s) for (k, q, s) in incumbent if k == g.gate_index}:
+            by_pair.setdefault((q, s), []).append(g)
+    shared = {pair: rows for pair, rows in by_pair.items() if len(rows) > 1}
+    assert shared  # tests did share pairs
+    for (q, s), rows in shared.items():
+        assert len({g.target for g in rows}) == 1  # only tests of one target share
+        answers = set().union(*(incumbent[(g.gate_index, q, s)] for g in rows)) - {None}
+        assert len(answers) <= 1  # one answer of the incumbent, read by every test of the pair
+    for accept in (g for g in drawn if g.version_after):
+        later = [g for g in drawn if g.target == accept.target and g.version_before >= accept.version_after]
+        assert all(g.evidence["samples"][0] >= accept.evidence["samples"][1] for g in later)
+
+
+@pytest.mark.slow
 async def test_two_experiments_train_concurrently_on_one_postgresql_store_and_one_redis_cache(
     train_bench: Bench, tmp_path, pg_url: str, redis_url: str
 ) -> None:

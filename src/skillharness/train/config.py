@@ -57,6 +57,15 @@ class GateConfig(StrictModel):
         "alone (fewer useless lines land beside real ones, and fewer real ones by 32,000 calls: "
         "docs/benchmarks.md).",
     )
+    share_incumbent: bool = Field(
+        False,
+        description="Tests of one target against one incumbent draw one shared (question, sample) "
+        "sequence, so the incumbent's side of it is asked once (the BaselineCache) and a further test "
+        "pays for the candidate's side only; an accept starts the targets it changed on fresh samples. "
+        "Each test keeps its level, but the tests then share the incumbent's luck: in SimLab more "
+        "accepts at 8,000 calls on one setup and more harmful or useless lines on both "
+        "(docs/benchmarks.md), so it is off.",
+    )
     bet_strategy: Literal["agrapa", "ons"] = Field(
         "agrapa",
         description="Predictable bet rule: 'agrapa' (plug-in Kelly bet) or 'ons' (online Newton step).",

@@ -23,10 +23,17 @@ from skillharness.train.state.checkpoint import AcceptedEdit, Checkpoint
 from skillharness.train.state.context import TrainContext
 from skillharness.train.state.records import BEFORE_TESTING, Candidate, GateOutcome, GateReason, Refused
 from skillharness.train.validate.paired_gate import validate
-from skillharness.train.validate.scope import gate_scope
+from skillharness.train.validate.scope import gate_scope, scope_hash
 from skillharness.train.validate.scoring import val_score
 
-__all__ = ["commit_or_adopt", "decide", "record_decision", "sized_n_max", "task_type_of_target"]
+__all__ = [
+    "commit_or_adopt",
+    "decide",
+    "record_decision",
+    "retire_sample_starts",
+    "sized_n_max",
+    "task_type_of_target",
+]
 
 
 def task_type_of_target(ctx: TrainContext, target: EditTarget) -> str | None:
@@ -192,8 +199,21 @@ async def record_decision(
             else remember_rejection(proposal, outcome)
         )
         ckpt = ckpt.remember_rejection(label, memo, ctx.config.evolve.rejected_memory)
+    if version_after is not None:
+        ckpt = retire_sample_starts(ctx, ckpt, ws.load(version_after))
     ckpt = ckpt.model_copy(update={"version": version_after or ckpt.version})
     return await record_dual_metric(ctx, ws, ckpt, proposal.target, cursor, check_stop)
+
+
+def retire_sample_starts(ctx: TrainContext, ckpt: Checkpoint, incumbent: Bundle) -> Checkpoint:
+    """Drop the shared plans whose incumbent ``incumbent`` replaced: the accepted candidate's
+    samples must never come back as an incumbent's, so a changed target starts past them."""
+    kept = {
+        label: entry
+        for label, entry in ckpt.sample_starts.items()
+        if scope_hash(ctx, incumbent, EditTarget.parse(label)) == entry[0]
+    }
+    return ckpt.model_copy(update={"sample_starts": kept})
 
 
 async def record_dual_metric(

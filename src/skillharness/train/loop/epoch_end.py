@@ -21,7 +21,7 @@ from skillharness.skills import (
     Workspace,
 )
 from skillharness.store import RunMetric
-from skillharness.train.loop.decide import commit_or_adopt, decide, task_type_of_target
+from skillharness.train.loop.decide import commit_or_adopt, decide, retire_sample_starts, task_type_of_target
 from skillharness.train.roles.replies import ConsolidateReply, MomentumReply, ReplyRefusal, parse_reply
 from skillharness.train.state.checkpoint import Checkpoint
 from skillharness.train.state.context import TrainContext
@@ -157,7 +157,7 @@ async def _momentum(
         return await decide(ctx, ws, ckpt, candidate, cursor=_cursor(ckpt, label), check_stop=check_stop)
     record = EditRecord(target=target, reason=VersionReason.MOMENTUM, detail="slow momentum (ungated)")
     version = commit_or_adopt(ws, bundle, ckpt.version, _cursor(ckpt, label), record)
-    return ckpt.model_copy(update={"version": version})
+    return retire_sample_starts(ctx, ckpt, bundle).model_copy(update={"version": version})
 
 
 async def _consolidate(

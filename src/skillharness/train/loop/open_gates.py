@@ -18,29 +18,22 @@ from typing import Any
 
 from skillharness.errors import GateError
 from skillharness.skills import Bundle, EditSet, EditTarget, Refusal, Workspace
-from skillharness.store import content_hash
 from skillharness.train.evolve.merge import merge_partner, merged_proposal, without_landed
 from skillharness.train.evolve.prompts import edit_limits
 from skillharness.train.gate import gate_alpha, reachability
 from skillharness.train.loop.decide import record_decision, sized_n_max
 from skillharness.train.state.checkpoint import Checkpoint, OpenCandidate
 from skillharness.train.state.context import TrainContext
+from skillharness.train.state.draws import draw_temperature
 from skillharness.train.state.records import Candidate, GateOutcome, GateReason
 from skillharness.train.validate.guard import guard_size
 from skillharness.train.validate.paired_gate import draw_plan
-from skillharness.train.validate.scope import gate_scope
+from skillharness.train.validate.scope import gate_scope, scope_hash
 
 __all__ = ["candidate_of", "is_stale", "open_candidate", "rebase", "scope_hash"]
 
 # What a new test (an opening or a rebase) sets in its OpenCandidate.
-_TEST_FIELDS = ("key", "base_version", "bundle_hash", "alpha", "n_max", "first_sample")
-
-
-def scope_hash(ctx: TrainContext, bundle: Bundle, target: EditTarget) -> str:
-    """What the classes a test draws and guards see of ``bundle``: the test is valid while it holds."""
-    scope = gate_scope(ctx, target)
-    classes = sorted({*scope.classes, *scope.guard_classes})
-    return content_hash([bundle.relevant_hash(t) for t in classes])
+_TEST_FIELDS = ("key", "base_version", "bundle_hash", "alpha", "n_max", "first_sample", "plan_key")
 
 
 def candidate_of(ctx: TrainContext, ws: Workspace, oc: OpenCandidate) -> Candidate:
@@ -66,13 +59,37 @@ def candidate_of(ctx: TrainContext, ws: Workspace, oc: OpenCandidate) -> Candida
     )
 
 
-def _start_test(ctx: TrainContext, ckpt: Checkpoint, candidate: Candidate) -> tuple[dict[str, Any], bool]:
-    """The fields of a new test of ``candidate`` (built on ``ckpt.version``) and whether it can accept."""
+def _shared_start(
+    ctx: TrainContext, ckpt: Checkpoint, target: EditTarget, base: str
+) -> tuple[int, int | None]:
+    """Where a new test of ``target`` against the incumbent of scope hash ``base`` starts, and its
+    plan key.
+
+    With ``train.gate.share_incumbent`` every test of a target against one incumbent shares one
+    plan (key and first sample), so the incumbent's samples are drawn once; otherwise, or for the
+    first such test, the plan starts at ``next_sample``, past every sample drawn so far.
+    """
+    if not ctx.config.gate.share_incumbent or draw_temperature(ctx.session.agent_config.sampling) <= 0:
+        return ckpt.next_sample, None  # at temperature 0 every test reads sample 0 of the incumbent
+    entry = ckpt.sample_starts.get(target.label())
+    first = entry[1] if entry is not None and entry[0] == base else ckpt.next_sample
+    return first, first
+
+
+def _start_test(
+    ctx: TrainContext, ckpt: Checkpoint, incumbent: Bundle, candidate: Candidate
+) -> tuple[dict[str, Any], bool]:
+    """The fields of a new test of ``candidate`` (built on ``incumbent``, ``ckpt.version``) and
+    whether it can accept."""
     gate = ctx.config.gate
     alpha = gate_alpha(gate.alpha, gate.alpha_spending, ckpt.gates_run + 1, accepts=ckpt.accepts)
     scope = gate_scope(ctx, candidate.target)
     n_max = sized_n_max(ctx, ckpt, scope.classes)
-    scope, plan = draw_plan(ctx, candidate, ckpt.decision_index, first_sample=ckpt.next_sample, n_max=n_max)
+    base = scope_hash(ctx, incumbent, candidate.target)
+    first, key = _shared_start(ctx, ckpt, candidate.target, base)
+    scope, plan = draw_plan(
+        ctx, candidate, ckpt.decision_index, first_sample=first, n_max=n_max, plan_key=key
+    )
     reach = reachability(alpha, gate.bet_cap, plan.budget, gate.n_candidates)
     fields = {
         "key": ckpt.decision_index,
@@ -80,7 +97,9 @@ def _start_test(ctx: TrainContext, ckpt: Checkpoint, candidate: Candidate) -> tu
         "bundle_hash": candidate.bundle.bundle_hash,
         "alpha": alpha,
         "n_max": n_max,
-        "first_sample": ckpt.next_sample,
+        "first_sample": first,
+        "plan_key": key,
+        "base_hash": base,
         "next_sample": plan.samples_end(guard_size(gate, scope)),
         "budget": plan.budget,
         "distinct": plan.distinct,
@@ -89,14 +108,19 @@ def _start_test(ctx: TrainContext, ckpt: Checkpoint, candidate: Candidate) -> tu
     return fields, reach.reachable
 
 
-def _spend(ckpt: Checkpoint, fields: dict[str, Any]) -> Checkpoint:
-    """Move the counters past a new test: its gate index, its level, its samples."""
+def _spend(ckpt: Checkpoint, target: str, fields: dict[str, Any]) -> Checkpoint:
+    """Move the counters past a new test of ``target``: its gate index, its level, its samples,
+    and (a shared plan) where the next test of ``target`` against the same incumbent starts."""
+    starts = dict(ckpt.sample_starts)
+    if fields["plan_key"] is not None:
+        starts[target] = (fields["base_hash"], fields["first_sample"])
     return ckpt.model_copy(
         update={
             "decision_index": ckpt.decision_index + 1,
             "gates_run": ckpt.gates_run + 1,
             "alpha_spent": ckpt.alpha_spent + fields["alpha"],
             "next_sample": max(ckpt.next_sample, fields["next_sample"]),
+            "sample_starts": starts,
         }
     )
 
@@ -136,7 +160,7 @@ async def open_candidate(
         document_before=incumbent.text_of(proposal.target),
         document_after=applied.text_of(proposal.target),
     )
-    fields, reachable = _start_test(ctx, ckpt, candidate)
+    fields, reachable = _start_test(ctx, ckpt, incumbent, candidate)
     if not reachable:
         detail = (
             f"{label}: unreachable: acceptance needs {fields['min_wins']} wins but only {fields['budget']} "
@@ -150,13 +174,13 @@ async def open_candidate(
         evidence_ids=sorted(candidate.evidence_ids),
         choice=candidate.choice,
         choice_detail=candidate.choice_detail,
-        base_hash=scope_hash(ctx, incumbent, candidate.target),
+        base_hash=fields["base_hash"],
         opened=(cursor["epoch"], cursor.get("step", -1)),
         merged_with=[partner.key] if merged and partner else [],
         own_edit_set=json.loads(own.model_dump_json()) if merged else None,
         **{k: fields[k] for k in _TEST_FIELDS},
     )
-    return _spend(ckpt, fields).model_copy(update={"open": [*ckpt.open, oc]}), "opened"
+    return _spend(ckpt, label, fields).model_copy(update={"open": [*ckpt.open, oc]}), "opened"
 
 
 async def _decide_now(
@@ -244,14 +268,14 @@ def _restart(
         choice=oc.choice,
         evidence_ids=frozenset(oc.evidence_ids),
     )
-    fields, reachable = _start_test(ctx, ckpt, candidate)
+    fields, reachable = _start_test(ctx, ckpt, incumbent, candidate)
     if not reachable:  # only under alpha spending: the next level is out of reach
         return f"unreachable at gate {ckpt.gates_run + 1} (alpha {fields['alpha']:.3g})"
     restarted = oc.model_copy(
         update={
             **{k: fields[k] for k in _TEST_FIELDS},
             "edit_set": json.loads(edit_set.model_dump_json()),
-            "base_hash": scope_hash(ctx, incumbent, target),
+            "base_hash": fields["base_hash"],
             "cursor": 0,
             "observed": [],
             "stage_ends": [],
@@ -262,7 +286,7 @@ def _restart(
             "rebased_from": [*oc.rebased_from, oc.key],
         }
     )
-    return _replace(_spend(ckpt, fields), oc, restarted)
+    return _replace(_spend(ckpt, oc.target, fields), oc, restarted)
 
 
 def _replace(ckpt: Checkpoint, old: OpenCandidate, new: OpenCandidate) -> Checkpoint:

@@ -117,7 +117,9 @@ async def _advance(
         outcome = GateOutcome(GateReason.REJECT_INVALID, oc.invalid, alpha=0.0, evidence=_evidence(oc))
         return await _close(ctx, ws, ckpt, oc, candidate_of(ctx, ws, oc), outcome, cursor, check)
     candidate = candidate_of(ctx, ws, oc)
-    scope, plan = draw_plan(ctx, candidate, oc.key, first_sample=oc.first_sample, n_max=oc.n_max)
+    scope, plan = draw_plan(
+        ctx, candidate, oc.key, first_sample=oc.first_sample, n_max=oc.n_max, plan_key=oc.plan_key
+    )
     ladder = _ladder(ctx, oc, plan.budget, plan.with_replacement, scope.label)
     arms = Arms(ctx, ws.load(oc.base_version), candidate.bundle, oc.key)
     ckpt, fed, decision = await _feed(ctx, ckpt, oc, plan.draws, ladder, arms, check)

@@ -129,6 +129,9 @@ class OpenCandidate(StrictModel):
     alpha: float
     n_max: int = Field(ge=1)
     first_sample: int
+    # The draw plan's order key: the first sample of a plan the tests of one incumbent share
+    # (train.gate.share_incumbent); None: the gate index, a plan of its own.
+    plan_key: int | None = None
     cursor: int = 0  # plan draws consumed
     observed: list[int] = Field(default_factory=list)
     stage_ends: list[int] = Field(default_factory=list)
@@ -162,9 +165,13 @@ class Checkpoint(StrictModel):
     # Accepts recorded so far (after the guard): e-LOND's count, fixed into a test's level when it
     # opens (train.gate.alpha_spending: elond). An older checkpoint reads 0: a lower level, still valid.
     accepts: int = Field(0, ge=0)
-    # The first sample index no gate has used yet: every gate draws from here and moves it past
-    # its own, so no gate replays another's samples. 0 is the val score's sample, never a gate's.
+    # The first sample index no gate has used yet: a test on fresh samples draws from here, and
+    # every test moves it past its own. 0 is the val score's sample, never a gate's.
     next_sample: int = Field(1, ge=1)
+    # Per target label: [scope hash, first sample] of the plan its tests against the incumbent that
+    # hash names share (train.gate.share_incumbent), so its incumbent's samples are drawn once. An
+    # accept drops every entry whose hash it changed: the next test of that target starts fresh.
+    sample_starts: dict[str, tuple[str, int]] = Field(default_factory=dict)
     version: str = "v0000"  # the incumbent
     step_version: str | None = None  # the incumbent when the current step began (its proposals' base)
     step_gates_run: int | None = None  # gates_run when the current step began (its reachability screen)

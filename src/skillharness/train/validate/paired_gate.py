@@ -79,18 +79,30 @@ def gate_alpha_for(config: GateConfig, k: int, *, accepts: int = 0) -> float:
 
 
 def draw_plan(
-    ctx: TrainContext, candidate: Candidate, gate_index: int, *, first_sample: int, n_max: int | None = None
+    ctx: TrainContext,
+    candidate: Candidate,
+    gate_index: int,
+    *,
+    first_sample: int,
+    n_max: int | None = None,
+    plan_key: int | None = None,
 ) -> tuple[GateScope, DrawPlan]:
     """The scope and the deterministic draw plan of ``candidate``'s gate number ``gate_index``,
-    its sample indices counting from ``first_sample`` (``n_max``: the gate's size, default the config's)."""
+    its sample indices counting from ``first_sample`` (``n_max``: the gate's size, default the config's).
+
+    ``plan_key`` (a shared plan's first sample) orders the draws instead of the gate index: every
+    test with the same key and scope then draws the same (question, sample) sequence, so the
+    incumbent's side of it is asked once and read from the BaselineCache after that.
+    """
     scope = gate_scope(ctx, candidate.target)
     plan = plan_draws(
         scope_pool(ctx, scope.classes, candidate.evidence_ids),
         seed=ctx.config.seed,
-        gate_index=gate_index,
+        gate_index=gate_index if plan_key is None else plan_key,
         temperature=draw_temperature(ctx.session.agent_config.sampling),
         n_max=ctx.config.gate.n_max if n_max is None else n_max,
         first_sample=first_sample,
+        salt="target" if plan_key is None else "shared",
     )
     return scope, plan
 

@@ -13,12 +13,13 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from skillharness.data import Question
-from skillharness.skills import EditTarget
+from skillharness.skills import Bundle, EditTarget
+from skillharness.store import content_hash
 from skillharness.train.gate import Reachability, best_gate_alpha, gate_alpha, reachability
 from skillharness.train.state.context import TrainContext
 from skillharness.train.state.draws import draw_temperature, gate_budget
 
-__all__ = ["GateScope", "gate_scope", "scope_pool", "target_reachability"]
+__all__ = ["GateScope", "gate_scope", "scope_hash", "scope_pool", "target_reachability"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,14 @@ def gate_scope(ctx: TrainContext, target: EditTarget) -> GateScope:
     classes = tuple(t for t in ctx.task_types if t in ctx.val_by_type)
     guarded = tuple(ctx.val_by_type) if ctx.config.gate.guard_draws != 0 else ()
     return GateScope(target.label(), classes, guarded)
+
+
+def scope_hash(ctx: TrainContext, bundle: Bundle, target: EditTarget) -> str:
+    """What the classes a test of ``target`` draws and guards see of ``bundle``: the test is valid,
+    and its incumbent's samples shareable, while it holds."""
+    scope = gate_scope(ctx, target)
+    classes = sorted({*scope.classes, *scope.guard_classes})
+    return content_hash([bundle.relevant_hash(t) for t in classes])
 
 
 def scope_pool(ctx: TrainContext, classes: Sequence[str], evidence: Collection[str] = ()) -> list[Question]:
