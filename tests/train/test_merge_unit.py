@@ -18,6 +18,7 @@ from unit_support import (
 )
 
 from skillharness.skills import Edit, EditOp, EditSet, initial_bundle
+from skillharness.train.config import GateConfig
 from skillharness.train.evolve.merge import merge_partner, merged_proposal, under_test, without_landed
 from skillharness.train.state.checkpoint import Checkpoint, OpenCandidate
 from skillharness.train.state.records import Candidate
@@ -63,6 +64,20 @@ def test_the_partner_is_the_targets_valid_open_test_with_the_most_wealth_the_old
     assert only_even.key == 3  # wealth exactly 1 does not lean against its candidate
     leaning = open_test(6, COUNTING_SKILL, edits, wealth=0.99)
     assert merge_partner(ctx, _ckpt(leaning, *tests[:2]), proposal) is None
+
+
+def test_a_partner_needs_the_wealth_merge_min_wealth_sets() -> None:
+    edits = patch(insert(COUNTING_SKILL, A1, "theirs"))
+    tests = _ckpt(
+        open_test(3, COUNTING_SKILL, edits, wealth=1.9), open_test(5, COUNTING_SKILL, edits, wealth=1.2)
+    )
+    proposal = _own(insert(COUNTING_SKILL, A0, "mine"))
+    assert merge_partner(FakeContext(gate={"merge_min_wealth": 2.0}).typed(), tests, proposal) is None
+    partner = merge_partner(FakeContext(gate={"merge_min_wealth": 1.5}).typed(), tests, proposal)
+    assert partner is not None
+    assert partner.key == 3
+    with pytest.raises(ValueError, match="merge_min_wealth"):
+        GateConfig(merge_min_wealth=0.5)  # below 1 a partner would lean against its candidate
 
 
 def test_no_partner_when_merging_is_off_or_the_proposal_is_a_rewrite() -> None:

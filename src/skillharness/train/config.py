@@ -29,15 +29,16 @@ class GateConfig(StrictModel):
         "size min_effect gives each test.",
     )
     min_effect: float | None = Field(
-        0.1,
+        0.15,
         gt=0,
         le=1,
         description="Smallest accuracy gain a test is sized to detect (about 3/4 power): its observations "
         "are 4 log(n_candidates / alpha) r / min_effect^2 for the class's measured discordance r, capped "
-        "at n_max. None: every test gets n_max.",
+        "at n_max. None: every test gets n_max. Smaller tests give up sooner on what is not clearly "
+        "better and leave calls for more proposals (docs/benchmarks.md, issue 48's sweep).",
     )
     futility_z: float | None = Field(
-        1.5,
+        1.0,
         gt=0,
         description="A test stops as reject_inertia at a stage end when even the effect futility_z "
         "standard errors above its estimate could not reach the threshold in the observations it has "
@@ -56,6 +57,13 @@ class GateConfig(StrictModel):
         "effect, so the merged test needs about a quarter of the draws. False: every proposal is tested "
         "alone (fewer useless lines land beside real ones, and fewer real ones by 32,000 calls: "
         "docs/benchmarks.md).",
+    )
+    merge_min_wealth: float = Field(
+        1.0,
+        ge=1.0,
+        description="The wealth an open test needs before a new proposal of its target is merged into it "
+        "(merge_open): a higher bar keeps proposals from joining a test whose lead is chance, whose "
+        "lines would then land on the new proposal's strength.",
     )
     share_incumbent: bool = Field(
         False,

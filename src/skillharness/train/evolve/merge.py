@@ -42,11 +42,15 @@ def under_test(ckpt: Checkpoint) -> dict[str, list[EditSetView]]:
 
 
 def merge_partner(ctx: TrainContext, ckpt: Checkpoint, proposal: Candidate) -> OpenCandidate | None:
-    """The open test ``proposal`` would join: its target's, valid, most wealth (at least 1)."""
-    if not ctx.config.gate.merge_open or proposal.edit_set.skill_update_mode != "patch":
+    """The open test ``proposal`` would join: its target's, valid, most wealth (at least
+    ``train.gate.merge_min_wealth``)."""
+    gate = ctx.config.gate
+    if not gate.merge_open or proposal.edit_set.skill_update_mode != "patch":
         return None
     label = proposal.target.label()
-    partners = [o for o in ckpt.open if o.target == label and not o.invalid and o.wealth >= 1.0]
+    partners = [
+        o for o in ckpt.open if o.target == label and not o.invalid and o.wealth >= gate.merge_min_wealth
+    ]
     return max(partners, key=lambda o: (o.wealth, -o.key), default=None)
 
 
