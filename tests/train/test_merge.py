@@ -66,7 +66,7 @@ async def _open_two(
 ) -> tuple[Checkpoint, list[str], Workspace, Bundle]:
     """Open a counting test, give it ``wealth``, then propose a second counting edit (merging on
     unless ``gate`` says otherwise)."""
-    settings = {"n_max": 48, "first_stage": 8, "merge_open": True, **gate}
+    settings = {"n_max": 48, "first_stage": 8, "merge_open": True, "merge_min_wealth": 1.0, **gate}
     config_path = loop_config(experiment, bench, sim, gate=settings)
     async with train_context(config_path, run_id="t-merge") as ctx:
         initial = Bundle.load(load_config(config_path).agent.bundle)
@@ -171,7 +171,7 @@ async def test_lever4_merged_tests_run_end_to_end_and_name_their_partner(
 ) -> None:
     """The real loop on the decisive world, merging on, merges at least one proposal into an open
     test, and its decision's evidence names the partner."""
-    gate = {"n_max": 48, "first_stage": 8, "guard_draws": 8, "merge_open": True}
+    gate = {"n_max": 48, "first_stage": 8, "guard_draws": 8, "merge_open": True, "merge_min_wealth": 1.0}
     # Two insights per class: beside an open test of one, a proposal can state the other (with one,
     # it can only repeat it or add filler, which the rank role declines).
     world = decisive_world(5)

@@ -46,7 +46,7 @@ def _partner(*edits: Edit, key: int = 4, wealth: float = 1.5) -> OpenCandidate:
 
 
 def test_the_partner_is_the_targets_valid_open_test_with_the_most_wealth_the_older_on_a_tie() -> None:
-    ctx = FakeContext().typed()
+    ctx = FakeContext(gate={"merge_min_wealth": 1.0}).typed()
     proposal = _own(insert(COUNTING_SKILL, A0, "mine"))
     edits = patch(insert(COUNTING_SKILL, A1, "theirs"))
     tests = [
@@ -64,6 +64,9 @@ def test_the_partner_is_the_targets_valid_open_test_with_the_most_wealth_the_old
     assert only_even.key == 3  # wealth exactly 1 does not lean against its candidate
     leaning = open_test(6, COUNTING_SKILL, edits, wealth=0.99)
     assert merge_partner(ctx, _ckpt(leaning, *tests[:2]), proposal) is None
+    # The default bar (1.05): a test no draw has moved off 1 takes no partner.
+    assert merge_partner(FakeContext().typed(), _ckpt(*tests[:3]), proposal) is None
+    assert merge_partner(FakeContext().typed(), _ckpt(*tests), proposal).key == 4  # type: ignore[union-attr]
 
 
 def test_a_partner_needs_the_wealth_merge_min_wealth_sets() -> None:

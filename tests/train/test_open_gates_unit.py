@@ -42,7 +42,9 @@ from skillharness.train.state.records import Candidate
 from skillharness.train.validate.paired_gate import draw_plan
 
 CURSOR = {"epoch": 2, "step": 5, "target": 0}
-SMALL = {"n_max": 48, "first_stage": 8, "min_effect": None}
+# A partner at wealth 1 (a test with no draws yet) takes a merge here, so that the merge's
+# bookkeeping is met without drawing; the default's bar is tested in test_merge_unit.py.
+SMALL = {"n_max": 48, "first_stage": 8, "min_effect": None, "merge_min_wealth": 1.0}
 LONG = "a line the document lacks"
 
 

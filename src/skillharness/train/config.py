@@ -53,17 +53,18 @@ class GateConfig(StrictModel):
     merge_open: bool = Field(
         True,
         description="A target's new proposal is tested together with the edits of its strongest open "
-        "test (wealth at least 1) when both apply as one patch set: two real insights double the "
-        "effect, so the merged test needs about a quarter of the draws. False: every proposal is tested "
-        "alone (fewer useless lines land beside real ones, and fewer real ones by 32,000 calls: "
+        "test (wealth at least merge_min_wealth) when both apply as one patch set: two real insights "
+        "double the effect, so the merged test needs about a quarter of the draws. False: every proposal "
+        "is tested alone (fewer useless lines land beside real ones, and fewer real ones by 32,000 calls: "
         "docs/benchmarks.md).",
     )
     merge_min_wealth: float = Field(
-        1.0,
+        1.05,
         ge=1.0,
         description="The wealth an open test needs before a new proposal of its target is merged into it "
-        "(merge_open): a higher bar keeps proposals from joining a test whose lead is chance, whose "
-        "lines would then land on the new proposal's strength.",
+        "(merge_open). Above 1, only a test with some evidence for its candidate takes a partner, so a "
+        "line no draw has backed does not land on the new proposal's strength (docs/benchmarks.md, "
+        "issue 48: half the useless lines at 8,000 calls); 1 merges into any test not leaning against it.",
     )
     share_incumbent: bool = Field(
         False,

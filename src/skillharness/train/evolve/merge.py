@@ -1,12 +1,12 @@
 """Merged edit sets: a target's new proposal tested together with the edits of its open test.
 
-In a paired test the draws needed grow as 1 / effect², so two real insights tested as one set
-(about twice the effect) need about a quarter of the draws of either alone. A proposal is
-therefore joined to the strongest open test of its target (``train.gate.merge_open``) when that
-test does not lean against its candidate (wealth at least 1) and both edit sets apply together as
-one patch set. The merged set is a new test with its own level and fresh samples; the partner
-keeps its own test, so a harmful new edit costs the partner nothing. Whichever lands first, the
-other is rebased without the edits that landed (:func:`without_landed`).
+In a paired test the draws needed grow as 1 / effect², so two real insights tested as one set (about
+twice the effect) need about a quarter of the draws of either alone. A proposal is therefore joined
+to the strongest open test of its target (``train.gate.merge_open``) when that test has some
+evidence for its candidate (wealth at least ``train.gate.merge_min_wealth``, 1.05 by default) and
+both edit sets apply together as one patch set. The merged set is a new test with its own level and
+fresh samples; the partner keeps its own test, so a harmful new edit costs the partner nothing.
+Whichever lands first, the other is rebased without the edits that landed (:func:`without_landed`).
 """
 
 from __future__ import annotations
