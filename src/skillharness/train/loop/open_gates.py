@@ -33,7 +33,7 @@ from skillharness.train.validate.scope import gate_scope, scope_hash
 __all__ = ["candidate_of", "is_stale", "open_candidate", "rebase", "scope_hash"]
 
 # What a new test (an opening or a rebase) sets in its OpenCandidate.
-_TEST_FIELDS = ("key", "base_version", "bundle_hash", "alpha", "n_max", "first_sample", "plan_key")
+_TEST_FIELDS = ("key", "base_version", "bundle_hash", "alpha", "n_max", "first_sample", "shared_plan")
 
 
 def candidate_of(ctx: TrainContext, ws: Workspace, oc: OpenCandidate) -> Candidate:
@@ -59,21 +59,18 @@ def candidate_of(ctx: TrainContext, ws: Workspace, oc: OpenCandidate) -> Candida
     )
 
 
-def _shared_start(
-    ctx: TrainContext, ckpt: Checkpoint, target: EditTarget, base: str
-) -> tuple[int, int | None]:
-    """Where a new test of ``target`` against the incumbent of scope hash ``base`` starts, and its
-    plan key.
+def _shared_start(ctx: TrainContext, ckpt: Checkpoint, target: EditTarget, base: str) -> tuple[int, bool]:
+    """Where a new test of ``target`` against the incumbent of scope hash ``base`` starts, and
+    whether its plan is a shared one.
 
     With ``train.gate.share_incumbent`` every test of a target against one incumbent shares one
     plan (key and first sample), so the incumbent's samples are drawn once; otherwise, or for the
     first such test, the plan starts at ``next_sample``, past every sample drawn so far.
     """
     if not ctx.config.gate.share_incumbent or draw_temperature(ctx.session.agent_config.sampling) <= 0:
-        return ckpt.next_sample, None  # at temperature 0 every test reads sample 0 of the incumbent
+        return ckpt.next_sample, False  # at temperature 0 every test reads sample 0 of the incumbent
     entry = ckpt.sample_starts.get(target.label())
-    first = entry[1] if entry is not None and entry[0] == base else ckpt.next_sample
-    return first, first
+    return (entry[1] if entry is not None and entry[0] == base else ckpt.next_sample), True
 
 
 def _start_test(
@@ -86,7 +83,8 @@ def _start_test(
     scope = gate_scope(ctx, candidate.target)
     n_max = sized_n_max(ctx, ckpt, scope.classes)
     base = scope_hash(ctx, incumbent, candidate.target)
-    first, key = _shared_start(ctx, ckpt, candidate.target, base)
+    first, shared = _shared_start(ctx, ckpt, candidate.target, base)
+    key = first if shared else None
     scope, plan = draw_plan(
         ctx, candidate, ckpt.decision_index, first_sample=first, n_max=n_max, plan_key=key
     )
@@ -98,7 +96,7 @@ def _start_test(
         "alpha": alpha,
         "n_max": n_max,
         "first_sample": first,
-        "plan_key": key,
+        "shared_plan": shared,
         "base_hash": base,
         "next_sample": plan.samples_end(guard_size(gate, scope)),
         "budget": plan.budget,
@@ -112,7 +110,7 @@ def _spend(ckpt: Checkpoint, target: str, fields: dict[str, Any]) -> Checkpoint:
     """Move the counters past a new test of ``target``: its gate index, its level, its samples,
     and (a shared plan) where the next test of ``target`` against the same incumbent starts."""
     starts = dict(ckpt.sample_starts)
-    if fields["plan_key"] is not None:
+    if fields["shared_plan"]:
         starts[target] = (fields["base_hash"], fields["first_sample"])
     return ckpt.model_copy(
         update={

@@ -129,9 +129,9 @@ class OpenCandidate(StrictModel):
     alpha: float
     n_max: int = Field(ge=1)
     first_sample: int
-    # The draw plan's order key: the first sample of a plan the tests of one incumbent share
-    # (train.gate.share_incumbent); None: the gate index, a plan of its own.
-    plan_key: int | None = None
+    # A plan the tests of one incumbent share (train.gate.share_incumbent), keyed by its first
+    # sample; else a plan of its own, keyed by the gate index.
+    shared_plan: bool = False
     cursor: int = 0  # plan draws consumed
     observed: list[int] = Field(default_factory=list)
     stage_ends: list[int] = Field(default_factory=list)
@@ -147,6 +147,11 @@ class OpenCandidate(StrictModel):
     invalid: str = ""  # a rebase whose re-apply was refused: closes as reject_invalid
     merged_with: list[int] = Field(default_factory=list)  # open tests whose edits this set carries too
     own_edit_set: dict[str, Any] | None = None  # a merged test's own proposal: reopened alone if refused
+
+    @property
+    def plan_key(self) -> int | None:
+        """The draw plan's order key: the shared plan's first sample, or None (the gate index)."""
+        return self.first_sample if self.shared_plan else None
 
 
 class Checkpoint(StrictModel):
