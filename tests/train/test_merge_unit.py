@@ -83,6 +83,20 @@ def test_a_partner_needs_the_wealth_merge_min_wealth_sets() -> None:
         GateConfig(merge_min_wealth=0.5)  # below 1 a partner would lean against its candidate
 
 
+def test_a_set_carrying_merge_max_parts_proposals_takes_no_further_partner() -> None:
+    edits = patch(insert(COUNTING_SKILL, A1, "theirs"))
+    full = open_test(3, COUNTING_SKILL, edits, wealth=1.9).model_copy(update={"parts": 2})
+    tests = _ckpt(full, open_test(5, COUNTING_SKILL, edits, wealth=1.2))
+    proposal = _own(insert(COUNTING_SKILL, A0, "mine"))
+    capped = merge_partner(FakeContext(gate={"merge_max_parts": 2}).typed(), tests, proposal)
+    assert capped is not None
+    assert capped.key == 5  # the richer test already carries two proposals
+    assert merge_partner(FakeContext(gate={"merge_max_parts": 1}).typed(), tests, proposal) is None
+    unlimited = merge_partner(FakeContext(gate={"merge_max_parts": 0}).typed(), tests, proposal)
+    assert unlimited is not None
+    assert unlimited.key == 3
+
+
 def test_no_partner_when_merging_is_off_or_the_proposal_is_a_rewrite() -> None:
     tests = _ckpt(open_test(3, COUNTING_SKILL, patch(insert(COUNTING_SKILL, A1, "theirs")), wealth=3.0))
     proposal = _own(insert(COUNTING_SKILL, A0, "mine"))

@@ -476,3 +476,32 @@ async def test_an_accept_starts_the_targets_it_changed_on_fresh_samples(tmp_path
     edited = candidate(ws.load(v1), system, patch(insert(system, anchor(initial, system), "w")))
     v2 = _accept(ws, edited.bundle, system)
     assert retire_sample_starts(ctx.typed(), after, ws.load(v2)).sample_starts == {}
+
+
+@pytest.mark.parametrize("sizing", ["per_part", "one"])
+async def test_a_merged_set_is_sized_for_the_effect_of_each_proposal_it_carries(
+    tmp_path: Path, sizing: str
+) -> None:
+    """Per part, a set of two proposals is sized for twice ``min_effect`` (about a quarter of the
+    draws), a set of three for three times; once its partner's edits landed, for one again."""
+    ctx = FakeContext(gate={**SMALL, "n_max": 5000, "min_effect": 0.15, "merge_sizing": sizing})
+    ws, initial = workspace(tmp_path)
+    first = line_candidate(initial, COUNTING_SKILL, "first", nth=1)
+    ckpt, _ = await _open(ctx, ws, _ckpt(), first)
+    ckpt, _ = await _open(ctx, ws, ckpt, line_candidate(initial, COUNTING_SKILL, "second", nth=0))
+    leading = ckpt.open[1].model_copy(update={"wealth": 1.5})  # the third joins the strongest test
+    ckpt = ckpt.model_copy(update={"open": [ckpt.open[0], leading]})
+    ckpt, _ = await _open(ctx, ws, ckpt, line_candidate(initial, COUNTING_SKILL, "third", nth=2))
+    alone, two, three = ckpt.open
+    assert (alone.parts, two.parts, three.parts) == (1, 2, 3)
+    assert (two.merged_with, three.merged_with) == ([alone.key], [two.key])
+    if sizing == "one":
+        assert alone.n_max == two.n_max == three.n_max
+    else:
+        assert 3 * two.n_max < alone.n_max < 5 * two.n_max
+        assert three.n_max < two.n_max
+    moved = ckpt.model_copy(
+        update={"version": _accept(ws, candidate_of(ctx.typed(), ws, alone).bundle, COUNTING_SKILL)}
+    )
+    rebased = rebase(ctx.typed(), ws, moved, two).open[1]
+    assert (rebased.parts, rebased.n_max) == (1, alone.n_max)

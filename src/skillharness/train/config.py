@@ -66,6 +66,19 @@ class GateConfig(StrictModel):
         "line no draw has backed does not land on the new proposal's strength (docs/benchmarks.md, "
         "issue 48: half the useless lines at 8,000 calls); 1 merges into any test not leaning against it.",
     )
+    merge_max_parts: int = Field(
+        0,
+        ge=0,
+        description="The most proposals one merged set may carry: an open test that already carries "
+        "this many takes no further partner. 0: no limit.",
+    )
+    merge_sizing: Literal["per_part", "one"] = Field(
+        "one",
+        description="How a merged set's test is sized: per_part, for min_effect times the proposals it "
+        "carries (the effect it claims), so a set whose added proposal does nothing gives up soon and "
+        "its partner's own test lands the partner alone; one, for min_effect like any test. Sizing "
+        "decides only when a test gives up, never its level.",
+    )
     share_incumbent: bool = Field(
         False,
         description="Tests of one target against one incumbent draw one shared (question, sample) "

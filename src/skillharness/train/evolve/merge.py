@@ -43,13 +43,19 @@ def under_test(ckpt: Checkpoint) -> dict[str, list[EditSetView]]:
 
 def merge_partner(ctx: TrainContext, ckpt: Checkpoint, proposal: Candidate) -> OpenCandidate | None:
     """The open test ``proposal`` would join: its target's, valid, most wealth (at least
-    ``train.gate.merge_min_wealth``)."""
+    ``train.gate.merge_min_wealth``), carrying fewer than ``train.gate.merge_max_parts`` proposals."""
     gate = ctx.config.gate
     if not gate.merge_open or proposal.edit_set.skill_update_mode != "patch":
         return None
     label = proposal.target.label()
+    most = gate.merge_max_parts or None
     partners = [
-        o for o in ckpt.open if o.target == label and not o.invalid and o.wealth >= gate.merge_min_wealth
+        o
+        for o in ckpt.open
+        if o.target == label
+        and not o.invalid
+        and o.wealth >= gate.merge_min_wealth
+        and (most is None or o.parts < most)
     ]
     return max(partners, key=lambda o: (o.wealth, -o.key), default=None)
 

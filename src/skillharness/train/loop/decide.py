@@ -137,9 +137,14 @@ async def decide(
     )
 
 
-def sized_n_max(ctx: TrainContext, ckpt: Checkpoint, classes: Sequence[str]) -> int:
+def sized_n_max(ctx: TrainContext, ckpt: Checkpoint, classes: Sequence[str], parts: int = 1) -> int:
     """A test's observations: sized from ``gate.min_effect`` and the classes' measured discordance
-    (:func:`~skillharness.train.gate.power.sized_draws`), capped at ``gate.n_max``."""
+    (:func:`~skillharness.train.gate.power.sized_draws`), capped at ``gate.n_max``.
+
+    A merged set of ``parts`` proposals claims the effect of each; with ``gate.merge_sizing``
+    per_part it is sized for ``parts`` times ``min_effect``, so a set one of whose proposals does
+    nothing reads as futile sooner, and its partner's own test decides the partner alone.
+    """
     gate = ctx.config.gate
     if gate.min_effect is None or gate.rule != "eprocess":  # the baseline rules look at n_max draws
         return gate.n_max
@@ -148,7 +153,8 @@ def sized_n_max(ctx: TrainContext, ckpt: Checkpoint, classes: Sequence[str]) -> 
     level = gate_alpha(gate.alpha, gate.alpha_spending, ckpt.gates_run + 1, accepts=ckpt.accepts)
     thr = threshold(level, gate.n_candidates)
     floor = max(gate.first_stage, min_wins(thr, gate.bet_cap))
-    return min(gate.n_max, max(floor, sized_draws(thr, r, gate.min_effect)))
+    effect = gate.min_effect * (parts if gate.merge_sizing == "per_part" else 1)
+    return min(gate.n_max, max(floor, sized_draws(thr, r, effect)))
 
 
 async def record_decision(

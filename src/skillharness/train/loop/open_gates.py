@@ -33,7 +33,16 @@ from skillharness.train.validate.scope import gate_scope, scope_hash
 __all__ = ["candidate_of", "is_stale", "open_candidate", "rebase", "scope_hash"]
 
 # What a new test (an opening or a rebase) sets in its OpenCandidate.
-_TEST_FIELDS = ("key", "base_version", "bundle_hash", "alpha", "n_max", "first_sample", "shared_plan")
+_TEST_FIELDS = (
+    "key",
+    "base_version",
+    "bundle_hash",
+    "alpha",
+    "n_max",
+    "parts",
+    "first_sample",
+    "shared_plan",
+)
 
 
 def candidate_of(ctx: TrainContext, ws: Workspace, oc: OpenCandidate) -> Candidate:
@@ -74,14 +83,14 @@ def _shared_start(ctx: TrainContext, ckpt: Checkpoint, target: EditTarget, base:
 
 
 def _start_test(
-    ctx: TrainContext, ckpt: Checkpoint, incumbent: Bundle, candidate: Candidate
+    ctx: TrainContext, ckpt: Checkpoint, incumbent: Bundle, candidate: Candidate, parts: int
 ) -> tuple[dict[str, Any], bool]:
-    """The fields of a new test of ``candidate`` (built on ``incumbent``, ``ckpt.version``) and
-    whether it can accept."""
+    """The fields of a new test of ``candidate`` (built on ``incumbent``, ``ckpt.version``; carrying
+    ``parts`` proposals' edits) and whether it can accept."""
     gate = ctx.config.gate
     alpha = gate_alpha(gate.alpha, gate.alpha_spending, ckpt.gates_run + 1, accepts=ckpt.accepts)
     scope = gate_scope(ctx, candidate.target)
-    n_max = sized_n_max(ctx, ckpt, scope.classes)
+    n_max = sized_n_max(ctx, ckpt, scope.classes, parts)
     base = scope_hash(ctx, incumbent, candidate.target)
     first, shared = _shared_start(ctx, ckpt, candidate.target, base)
     key = first if shared else None
@@ -95,6 +104,7 @@ def _start_test(
         "bundle_hash": candidate.bundle.bundle_hash,
         "alpha": alpha,
         "n_max": n_max,
+        "parts": parts,
         "first_sample": first,
         "shared_plan": shared,
         "base_hash": base,
@@ -158,7 +168,8 @@ async def open_candidate(
         document_before=incumbent.text_of(proposal.target),
         document_after=applied.text_of(proposal.target),
     )
-    fields, reachable = _start_test(ctx, ckpt, incumbent, candidate)
+    parts = partner.parts + 1 if merged and partner else 1
+    fields, reachable = _start_test(ctx, ckpt, incumbent, candidate, parts)
     if not reachable:
         detail = (
             f"{label}: unreachable: acceptance needs {fields['min_wins']} wins but only {fields['budget']} "
@@ -229,6 +240,7 @@ def rebase(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, oc: OpenCandidate
             update={
                 "merged_with": [],
                 "own_edit_set": None,
+                "parts": 1,
                 "choice_detail": f"reopened alone: the merged set was refused ({restarted})"[:300],
             }
         )
@@ -266,7 +278,8 @@ def _restart(
         choice=oc.choice,
         evidence_ids=frozenset(oc.evidence_ids),
     )
-    fields, reachable = _start_test(ctx, ckpt, incumbent, candidate)
+    # Landed edits dropped: what is left is sized as one proposal (its share is not tracked).
+    fields, reachable = _start_test(ctx, ckpt, incumbent, candidate, oc.parts if edit_set == edits else 1)
     if not reachable:  # only under alpha spending: the next level is out of reach
         return f"unreachable at gate {ckpt.gates_run + 1} (alpha {fields['alpha']:.3g})"
     restarted = oc.model_copy(

@@ -147,6 +147,9 @@ class OpenCandidate(StrictModel):
     invalid: str = ""  # a rebase whose re-apply was refused: closes as reject_invalid
     merged_with: list[int] = Field(default_factory=list)  # open tests whose edits this set carries too
     own_edit_set: dict[str, Any] | None = None  # a merged test's own proposal: reopened alone if refused
+    # Proposals whose edits the set carries (a merged set: its partner's and one more); after a
+    # rebase that dropped landed edits, 1 again (train.gate.merge_sizing).
+    parts: int = Field(1, ge=1)
 
     @property
     def plan_key(self) -> int | None:
