@@ -186,6 +186,13 @@ async def test_lever4_merged_tests_run_end_to_end_and_name_their_partner(
     # Each partner has its own row: under its own key, or under the key of its last rebase.
     keys = {r.gate_index for r in rows} | {k for r in rows for k in r.evidence.get("rebased_from") or []}
     assert all(set(r.evidence["merged_with"]) <= keys for r in merged)
+    # What a merged accept rests on is in its evidence: the proposals it tested as one set.
+    # (A rebase after the partner's edits landed leaves the set's own proposal: one part again.)
+    assert all(r.evidence["parts"] >= 2 for r in merged if not r.evidence.get("rebased_from"))
+    assert any(r.evidence["parts"] >= 2 for r in merged)
+    drawn = [r for r in rows if "rounds" in r.evidence and not r.evidence.get("merged_with")]
+    assert drawn
+    assert all(r.evidence["parts"] == 1 for r in drawn if not r.evidence.get("rebased_from"))
 
 
 def test_lever4_without_landed_drops_only_insertions_the_text_holds() -> None:

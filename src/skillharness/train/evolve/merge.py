@@ -7,6 +7,8 @@ evidence for its candidate (wealth at least ``train.gate.merge_min_wealth``, 1.0
 both edit sets apply together as one patch set. The merged set is a new test with its own level and
 fresh samples; the partner keeps its own test, so a harmful new edit costs the partner nothing.
 Whichever lands first, the other is rebased without the edits that landed (:func:`without_landed`).
+A set counts the proposals it carries (``parts``): ``train.gate.merge_max_parts`` caps them, and
+``train.gate.merge_sizing`` may size its test for the effect each claims (train/loop/decide.py).
 """
 
 from __future__ import annotations

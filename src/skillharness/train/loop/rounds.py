@@ -211,6 +211,7 @@ def _evidence(oc: OpenCandidate) -> dict[str, Any]:
         "n_max": oc.n_max,
         "rebased_from": oc.rebased_from,
         "merged_with": oc.merged_with,
+        "parts": oc.parts,  # proposals tested as one set: no line of a merged set has evidence alone
         "samples_first": oc.first_sample,
     } | ({"refused": dict(oc.refused)} if oc.refused else {})
 
