@@ -50,14 +50,14 @@ def merge_partner(ctx: TrainContext, ckpt: Checkpoint, proposal: Candidate) -> O
     if not gate.merge_open or proposal.edit_set.skill_update_mode != "patch":
         return None
     label = proposal.target.label()
-    most = gate.merge_max_parts or None
+    most = gate.merge_max_parts  # 0: no cap
     partners = [
         o
         for o in ckpt.open
         if o.target == label
         and not o.invalid
         and o.wealth >= gate.merge_min_wealth
-        and (most is None or o.parts < most)
+        and (most == 0 or o.parts < most)
     ]
     return max(partners, key=lambda o: (o.wealth, -o.key), default=None)
 
