@@ -44,6 +44,7 @@ from aa_data import SEED, TASK_TYPE, AAData, prepare
 from aa_gates import GateResult, NullKind, gate_null_edit, log_requests
 from aa_report import RESULTS, section, write_section
 from coupling import locate
+from simlab.provenance import code_state
 from skillharness.config import load_config
 from skillharness.skills import Bundle, Workspace
 from skillharness.train.config import GateConfig
@@ -221,11 +222,6 @@ async def run(
         return lanes
 
 
-def git_commit() -> str:
-    out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False)
-    return out.stdout.strip() or "unknown"
-
-
 def _conditions(gates: int | None) -> tuple[Condition, ...]:
     if gates is None:
         return CONDITIONS
@@ -241,7 +237,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     with llama_servers([args.port + i for i in range(args.servers)]) as urls:
         lanes = asyncio.run(run(_conditions(args.gates), folder, data, urls, args))
     meta = {
-        "commit": git_commit(),
+        "commit": code_state(ROOT),
         "command": " ".join([".venv/bin/python benchmarks/aa_check.py", *sys.argv[1:]]),
         "elapsed_s": round(time.perf_counter() - started),
         "load_before": load,

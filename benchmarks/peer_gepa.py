@@ -19,7 +19,6 @@ import argparse
 import datetime
 import json
 import shlex
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +30,7 @@ from typing import Any
 from simlab.efficiency import SETUPS, Job, Setup, setup_sources
 from simlab.gepa_run import SYNTH_SETUP, GepaReading, run_gepa_job
 from simlab.marks import spread
+from simlab.provenance import code_state
 from simlab.report import VAL_TEST_HEAD, val_test_cells
 from simlab.world import (
     ROOT,
@@ -169,11 +169,6 @@ def render(doc: dict[str, Any]) -> str:
     return head + summary_table(records, setups, doc["marks"]) + "\n" + seeds_table(records, doc["marks"])
 
 
-def _commit() -> str:
-    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False)
-    return done.stdout.strip() or "unknown"
-
-
 def measure(args: argparse.Namespace, argv: list[str]) -> dict[str, Any]:
     """Every seed of every setup, one after the other; the results document."""
     try:
@@ -189,7 +184,7 @@ def measure(args: argparse.Namespace, argv: list[str]) -> dict[str, Any]:
             sys.stderr.write(_progress(records[-1]))
     return {
         "command": shlex.join(["benchmarks/peer_gepa.py", *argv]),
-        "commit": _commit(),
+        "commit": code_state(ROOT),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "gepa": version("gepa"),
         "world": args.world,

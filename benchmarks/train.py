@@ -48,7 +48,6 @@ import datetime
 import json
 import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -59,6 +58,7 @@ from typing import Any
 
 from simlab.efficiency import BUDGETS, EPOCHS, SETUPS, line_effects, plan_jobs, run_jobs, setup_sources
 from simlab.marks import NO_EFFECT
+from simlab.provenance import code_state
 from simlab.report import VAL_TEST_HEAD, reread, section, val_test_cells, write_results
 from simlab.world import (
     ROOT,
@@ -463,7 +463,7 @@ def efficiency(args: argparse.Namespace, argv: list[str]) -> str:
     )
     meta = {
         "command": _command(argv),
-        "commit": _commit(),
+        "commit": code_state(ROOT),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "world": world,
         "sim": sim,
@@ -487,11 +487,6 @@ def efficiency(args: argparse.Namespace, argv: list[str]) -> str:
 
 def _command(argv: list[str]) -> str:
     return shlex.join(["benchmarks/train.py", *argv])
-
-
-def _commit() -> str:
-    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False)
-    return done.stdout.strip() or "unknown"
 
 
 def parser() -> argparse.ArgumentParser:
