@@ -45,10 +45,12 @@ class GateConfig(StrictModel):
         "left. None: only the sure stop (all wins at the cap).",
     )
     max_open: int = Field(
-        4,
+        2,
         ge=1,
         description="Open candidates (tests kept across steps) per target; a target with this many open "
-        "is not evolved until one closes.",
+        "is not evolved until one closes. 2 holds a test and one merged set beside it; more open tests "
+        "race to land overlapping lines, and the lines of no effect that land grow with them "
+        "(docs/benchmarks.md, 'Open tests per target').",
     )
     merge_open: bool = Field(
         True,
