@@ -19,12 +19,9 @@ def code_state(root: Path) -> str:
     head = _git(root, "rev-parse", "HEAD").strip()
     if not head:
         return "unknown (not a git checkout)"
-    changed = [
-        line[3:]
-        for line in _git(root, "status", "--porcelain", "--untracked-files=no").splitlines()
-        if not line[3:].startswith(_OUTPUTS)
-    ]
-    return f"{head}+modified" if changed else head
+    status = _git(root, "status", "--porcelain", "--untracked-files=no").splitlines()
+    modified = any(not line[3:].startswith(_OUTPUTS) for line in status)  # "XY path"
+    return f"{head}+modified" if modified else head
 
 
 def _git(root: Path, *args: str) -> str:
