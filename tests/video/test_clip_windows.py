@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -260,6 +261,22 @@ async def test_the_agents_source_shows_a_clip_question_only_its_window(
     assert (frame_index(first), frame_index(last)) == (4 * FPS, 6 * FPS - 1)
     with pytest.raises(DataError, match="outside the clip"):
         await source.frames_at(asked, [layout.total_frames], layout)
+
+
+async def test_a_subtitle_file_replaced_mid_session_is_read_again(gop_video: Path, tmp_path: Path) -> None:
+    """The subtitle cache is keyed like the video probes (path, size, mtime), not by path alone."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    srt = subs / "gop_en.srt"
+    srt.write_text(_SRT)
+    sampler = FrameSampler(FramesConfig(longest_side=WIDTH, jpeg_quality=95, cache_dir=tmp_path / "cache"))
+    source = LocalVideos(sampler, gop_video.parent, subs)
+    asked = _clip_question(None, None, subtitle_path="gop_en.srt", subtitle_offset=10.0)
+    assert await source.lines_between(asked, 5.0, 6.0) == ("[5.2s] clip line",)
+    replaced = _SRT.replace("clip line", "corrected clip line")
+    srt.write_text(replaced)
+    os.utime(srt, ns=(srt.stat().st_atime_ns, srt.stat().st_mtime_ns + 1_000_000_000))
+    assert await source.lines_between(asked, 5.0, 6.0) == ("[5.2s] corrected clip line",)
 
 
 class _Steps:

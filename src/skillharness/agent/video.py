@@ -64,7 +64,8 @@ class LocalVideos:
         self._videos_dir = Path(videos_dir)
         self._subtitles_dir = Path(subtitles_dir) if subtitles_dir else None
         self._decoders = asyncio.Semaphore(max_decoders)
-        self._subtitles: dict[tuple[str, float, Window | None], Subtitles] = {}
+        # (path, size, mtime_ns, offset, window): a subtitle file replaced mid-run is read again.
+        self._subtitles: dict[tuple[str, int, int, float, Window | None], Subtitles] = {}
         # (path, size, mtime_ns) -> the probe's future: questions of one video share one probe.
         self._durations: dict[tuple[str, int, int], asyncio.Future[float]] = {}
         self._layouts: dict[tuple[str, int, int], FrameLayout] = {}
@@ -182,7 +183,7 @@ class LocalVideos:
     async def _lines(self, question: Question) -> Subtitles:
         path = self.subtitle_file(question)
         window = question_window(question)
-        key = (str(path), question.subtitle_offset, window)
+        key = (*(_identity(path) if path is not None else ("", 0, 0)), question.subtitle_offset, window)
         if key not in self._subtitles:
             loaded = await asyncio.to_thread(load_subtitles, path)
             self._subtitles[key] = loaded.on_timeline(question.subtitle_offset, window)
