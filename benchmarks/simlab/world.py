@@ -235,6 +235,7 @@ class CurveObserver:
         self.points: list[Point] = []
         self.ctx: TrainContext | None = None
         self._closure: dict[str, tuple[float, float]] = {}
+        self.trial_decided_at: int | None = None  # calls when the rank trial was judged (rank auto)
 
     def on_start(self, ctx: TrainContext) -> None:
         self.ctx = ctx
@@ -255,6 +256,8 @@ class CurveObserver:
                 self.truth.closure(bundle, "val"),
             )
         test, val = self._closure[ckpt.version]
+        if self.trial_decided_at is None and ckpt.rank_trial.verdict != "open":
+            self.trial_decided_at = self.count(self.ctx)
         self.points.append(
             Point(self.count(self.ctx), ckpt.version, test, val, ckpt.alpha_spent, ckpt.gates_run)
         )

@@ -275,10 +275,25 @@ class EvolveConfig(StrictModel):
         description="Show the next proposal its target's edit sets whose tests are open, so it does not "
         "repeat them.",
     )
-    rank: bool = Field(
+    rank: bool | Literal["auto"] = Field(
         False,
         description="Let evolve_rank choose among several valid candidates (else the first); it pays "
-        "only when the rank role tells a useful edit from a useless one better than chance.",
+        "only when the rank role tells a useful edit from a useless one better than chance. auto: a rank "
+        "trial measures that on the run's own tests first (one proposal each, tested as proposed, the rank "
+        "role asked beside it), then ranks only if the rank role earned it (docs/train.md, 'The rank "
+        "trial').",
+    )
+    rank_trial_tests: int = Field(
+        24,
+        ge=4,
+        description="With rank auto: closed tests of trial proposals the trial is judged on, once.",
+    )
+    rank_trial_alpha: float = Field(
+        0.05,
+        gt=0,
+        lt=1,
+        description="With rank auto: the trial trusts the rank role when the proposals it endorsed did "
+        "better on their tests than those it declined, one-sided Mann-Whitney p below this.",
     )
     rank_may_decline: bool = Field(
         True,

@@ -10,6 +10,10 @@ candidate, ``evolve_rank`` chooses; a rank reply that fails or does not parse fa
 back to the first valid candidate, and the candidate says so (``choice="rank_fallback"``).
 With ``train.evolve.rank_may_decline`` the rank role may also answer that no candidate is worth a
 test; the target's step then ends as ``Refused`` (``rank_declined``) and no test opens.
+With ``train.evolve.rank: auto`` the step's design comes from the rank trial
+(:mod:`skillharness.train.state.rank_trial`): while it runs, one proposal is asked and tested as
+proposed, and the rank role's opinion of it is its ``choice`` (``trial_endorsed`` /
+``trial_declined``).
 No valid candidate ends the target's step as :class:`~skillharness.train.state.records.Refused`, which
 the loop records as ``reject_invalid`` and remembers for the next proposal (:func:`remember_refusal`).
 """
@@ -37,6 +41,7 @@ from skillharness.train.roles.prompt_specs import EditSetView
 from skillharness.train.roles.replies import RankReply, ReplyRefusal, parse_reply
 from skillharness.train.state.caller import RoleAnswer, distinct_samples
 from skillharness.train.state.context import TrainContext
+from skillharness.train.state.rank_trial import RankMode, trial_choice
 from skillharness.train.state.records import (
     RANK_DECLINED,
     Candidate,
@@ -87,6 +92,7 @@ async def evolve(
     pack: CasePack,
     rejected: Sequence[RejectedEdit],
     under_test: Sequence[EditSetView] = (),
+    mode: RankMode | None = None,
 ) -> Candidate | Refused:
     """Propose, apply and choose one edit set for ``pack.target``.
 
@@ -96,6 +102,7 @@ async def evolve(
         pack: the target's case pack (its cases are shown; their questions are the evidence).
         rejected: the target's earlier rejected edit sets (the last ``rejected_memory`` are shown).
         under_test: the target's edit sets whose tests are open (shown, so as not to be repeated).
+        mode: the step's design (``train.evolve.rank`` and the rank trial); None: ``rank`` as set.
 
     Returns:
         The chosen :class:`Candidate`, or :class:`Refused` with the most common refusal reason.
@@ -106,13 +113,15 @@ async def evolve(
     variables = await evolve_variables(ctx, bundle, pack, rejected, under_test)
     before = variables["document"]
     template = evolve_template(pack.target)
-    calls = distinct_samples(ctx.config.evolve.candidates, ctx.caller.sampling_for(Role.EVOLVE))
+    mode = mode or (RankMode.RANKED if ctx.config.evolve.rank is True else RankMode.GREEDY)
+    wanted = 1 if mode in (RankMode.TRIAL, RankMode.ALONE) else ctx.config.evolve.candidates
+    calls = distinct_samples(wanted, ctx.caller.sampling_for(Role.EVOLVE))
     answers = await asyncio.gather(*(ctx.caller.ask(template, variables, sample_idx=i) for i in range(calls)))
     tried = [_try(ctx, bundle, pack.target, before, i, answer) for i, answer in enumerate(answers)]
     valid = _distinct_valid(tried)
     if not valid:
         return _refused(pack.target, before, [t for t in tried if isinstance(t, _Failed)], calls)
-    chosen, choice, detail = await _choose(ctx, pack, variables, valid)
+    chosen, choice, detail = await _choose(ctx, pack, variables, valid, mode)
     if chosen is None:  # the proposals and the one rank call that declined them
         return Refused(pack.target, EvolveRefusal.RANK_DECLINED, detail, valid[0].edit_set, before, calls + 1)
     return Candidate(
@@ -133,6 +142,7 @@ async def evolve_all(
     packs: Sequence[CasePack],
     rejected_by_target: Mapping[str, Sequence[RejectedEdit]] | None = None,
     under_test_by_target: Mapping[str, Sequence[EditSetView]] | None = None,
+    mode: RankMode | None = None,
 ) -> list[Candidate | Refused]:
     """:func:`evolve` for every pack at once (the role's concurrency limits the calls), in pack order.
 
@@ -143,7 +153,7 @@ async def evolve_all(
     return list(
         await asyncio.gather(
             *(
-                evolve(ctx, bundle, pack, rejected.get(label, ()), under_test.get(label, ()))
+                evolve(ctx, bundle, pack, rejected.get(label, ()), under_test.get(label, ()), mode)
                 for pack in packs
                 for label in [pack.target.label()]
             )
@@ -250,20 +260,41 @@ def _one_line(text: str) -> str:
 
 # --- ranking ----------------------------------------------------------------------------------
 async def _choose(
-    ctx: TrainContext, pack: CasePack, variables: Mapping[str, Any], valid: Sequence[_Valid]
+    ctx: TrainContext, pack: CasePack, variables: Mapping[str, Any], valid: Sequence[_Valid], mode: RankMode
 ) -> tuple[_Valid | None, str, str]:
     """(the chosen proposal, how it was chosen, why) — never fails: a bad rank reply falls back.
 
     None when the rank role declined every candidate (``train.evolve.rank_may_decline``): it is
     then asked about a single candidate too, since a test of generic advice costs far more than
-    the one call that can spare it.
+    the one call that can spare it. In the rank trial it is asked about the one proposal, which
+    is tested whatever it answers (its answer is the trial's evidence).
     """
     settings = ctx.config.evolve
-    may_decline = settings.rank and settings.rank_may_decline
+    may_decline = mode is RankMode.TRIAL or (mode is RankMode.RANKED and settings.rank_may_decline)
     if len(valid) == 1 and not may_decline:
         return valid[0], "only", ""
-    if not settings.rank:
+    if mode is not RankMode.RANKED and mode is not RankMode.TRIAL:
         return valid[0], "first", "train.evolve.rank is off"
+    reply, why = await _rank(ctx, pack, variables, valid, may_decline)
+    if reply is None:
+        return valid[0], "rank_fallback", why
+    if not (0 <= reply.choice < len(valid) or (may_decline and reply.choice == RANK_NONE)):
+        return valid[0], "rank_fallback", f"rank choice {reply.choice} is not in 0..{len(valid) - 1}"
+    if mode is RankMode.TRIAL:
+        return valid[0], trial_choice(reply.choice != RANK_NONE), why
+    if reply.choice == RANK_NONE:
+        return None, "rank", why
+    return valid[reply.choice], "rank", why
+
+
+async def _rank(
+    ctx: TrainContext,
+    pack: CasePack,
+    variables: Mapping[str, Any],
+    valid: Sequence[_Valid],
+    may_decline: bool,
+) -> tuple[RankReply | None, str]:
+    """The rank role's reply and its reason, or None and why it cannot be used."""
     candidates = [
         EditSetView(rationale=t.edit_set.rationale, edits_json=t.edit_set.model_dump_json()) for t in valid
     ]
@@ -279,11 +310,7 @@ async def _choose(
     )
     reply = parse_reply(RankReply, answer.text) if answer.text is not None else None
     if reply is None:
-        return valid[0], "rank_fallback", _one_line(f"rank call failed: {answer.error}")[:300]
+        return None, _one_line(f"rank call failed: {answer.error}")[:300]
     if isinstance(reply, ReplyRefusal):
-        return valid[0], "rank_fallback", _one_line(f"rank reply unusable: {reply.detail}")[:300]
-    if may_decline and reply.choice == RANK_NONE:
-        return None, "rank", _one_line(reply.reason)[:300]
-    if not 0 <= reply.choice < len(valid):
-        return valid[0], "rank_fallback", f"rank choice {reply.choice} is not in 0..{len(valid) - 1}"
-    return valid[reply.choice], "rank", _one_line(reply.reason)[:300]
+        return None, _one_line(f"rank reply unusable: {reply.detail}")[:300]
+    return reply, _one_line(reply.reason)[:300]

@@ -272,6 +272,7 @@ async def _close(
             "open": [o for o in ckpt.open if o.key != oc.key],
             "round_fed": [*ckpt.round_fed, oc.key],
             "round_closed": [*ckpt.round_closed, oc.target],
+            "rank_trial": ckpt.rank_trial.observe(oc.choice, [] if oc.merged_with else oc.observed),
         }
     )
     cursor = {**cursor, "gate": oc.key}  # the cursor an accepted version records: one per test

@@ -14,6 +14,7 @@ from skillharness.train.gate import run_guarantee
 from skillharness.train.state.budget import StopGuard
 from skillharness.train.state.checkpoint import Checkpoint, RunState, Spent
 from skillharness.train.state.context import TrainContext
+from skillharness.train.state.rank_trial import rank_mode
 from skillharness.train.validate.final_score import FinalValScore
 
 __all__ = ["budget_stop_metrics", "checkpoint_saver", "final_metrics", "mark_interrupted"]
@@ -89,6 +90,9 @@ def _common_metrics(
             # What each trained class's claims rest on: its distinct val questions (draws with
             # replacement add observations, not questions).
             "distinct_val": _distinct_val(ctx),
+            # How proposals were chosen at the end; with train.evolve.rank auto, the trial that chose it.
+            "rank_design": rank_mode(ctx.config.evolve.rank, ckpt.rank_trial).value,
+            "rank_trial": _trial_record(ckpt) if ctx.config.evolve.rank == "auto" else None,
         },
         "alpha_spent": {
             "sum": ckpt.alpha_spent,
@@ -103,6 +107,16 @@ def _common_metrics(
         # never scored, so they show here and nowhere in a score (train/state/refusals.py).
         "refusals": ctx.refusals.record(),
         "budget": budget_metric(ctx, spent, guard).value,
+    }
+
+
+def _trial_record(ckpt: Checkpoint) -> dict[str, Any]:
+    trial = ckpt.rank_trial
+    return {
+        "verdict": trial.verdict,
+        "p_value": trial.p_value,
+        "endorsed": len(trial.endorsed),
+        "declined": len(trial.declined),
     }
 
 

@@ -32,6 +32,7 @@ from skillharness.train.loop.open_gates import open_candidate
 from skillharness.train.loop.rounds import evidence_round
 from skillharness.train.state.checkpoint import Checkpoint, RetiredTarget
 from skillharness.train.state.context import TrainContext
+from skillharness.train.state.rank_trial import judge_trial, rank_mode
 from skillharness.train.state.records import Candidate, CasePack, Refused
 from skillharness.train.validate.reach import Screened, screen_packs
 
@@ -68,7 +69,8 @@ async def run_step(
     packs = list(screened.packs)
     rejected = {label: tuple(memo) for label, memo in ckpt.rejected.items()}
     shown = under_test(ckpt) if ctx.config.evolve.show_under_test else {}
-    proposals = await evolve_all(ctx, start, packs, rejected, shown)
+    mode = rank_mode(ctx.config.evolve.rank, ckpt.rank_trial)
+    proposals = await evolve_all(ctx, start, packs, rejected, shown, mode)
     for index in range(ckpt.target_index, len(proposals)):
         before_decision()
         cursor = {"epoch": epoch, "step": step, "target": index}
@@ -126,8 +128,9 @@ def _screened_packs(
 
 def _begin(ctx: TrainContext, ckpt: Checkpoint) -> Checkpoint:
     """The step's start, saved before anything is asked: the bundle it proposes against, the gates
-    run and accepts so far (its reachability screen) and the targets whose open tests fill
-    ``max_open``."""
+    run and accepts so far (its reachability screen), the targets whose open tests fill
+    ``max_open``, and the rank trial judged on the tests closed so far (its verdict is the step's
+    design, so it is judged nowhere else)."""
     busy = sorted(
         label
         for label in {o.target for o in ckpt.open}
@@ -138,6 +141,9 @@ def _begin(ctx: TrainContext, ckpt: Checkpoint) -> Checkpoint:
         "step_gates_run": ckpt.gates_run,
         "step_accepts": ckpt.accepts,
         "step_busy": busy,
+        "rank_trial": judge_trial(
+            ckpt.rank_trial, ctx.config.evolve.rank_trial_tests, ctx.config.evolve.rank_trial_alpha
+        ),
     }
     return ckpt.model_copy(update=update)
 

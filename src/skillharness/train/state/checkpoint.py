@@ -31,6 +31,7 @@ from pydantic import Field, ValidationError
 
 from skillharness.errors import ConfigError
 from skillharness.train.roles.prompt_specs import EditSetView
+from skillharness.train.state.rank_trial import RankTrial
 from skillharness.train.state.records import RejectedEdit
 from skillharness.util.atomic import atomic_write_json
 from skillharness.util.model import StrictModel, describe_validation
@@ -205,6 +206,9 @@ class Checkpoint(StrictModel):
     # Paired observations per class: [discordant, observed], the discordance each test is sized by.
     discordance: dict[str, list[int]] = Field(default_factory=dict)
     spent: Spent = Field(default_factory=Spent)  # the run's budget spent so far, every invocation's
+    # train.evolve.rank auto: the rank trial's evidence and verdict, judged only at a step's start
+    # so that a resumed step proposes under the design it began with.
+    rank_trial: RankTrial = Field(default_factory=RankTrial)
 
     def save(self, folder: Path) -> None:
         """Write atomically (temp file, fsync, replace): a crash leaves the previous one (P1-7)."""
