@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from evolve_support import Env, evolve_env
+
+# The report's page parser (tests/report/report_html.py), for the training tests that check what a
+# run's report shows.
+_REPORT_TESTS = str(Path(__file__).resolve().parents[1] / "report")
+if _REPORT_TESTS not in sys.path:
+    sys.path.append(_REPORT_TESTS)
 
 
 @pytest.fixture

@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 from evolve_support import Env, RecordingModel, ScriptedModel, user_text, with_evolve, with_model
 from loop_support import Spending, decisions, loop_config, train_observed, train_once
+from report_html import parse_page
 
 from bench_support import Bench
 from skillharness.config import load_config
+from skillharness.eval.report import build_report
 from skillharness.llm.roles import RANK_DECLINE_OFFER, Role
 from skillharness.sim import SimServer, decisive_world
 from skillharness.store import GateDecisionRow, RunMetric, RunReader
@@ -161,7 +163,11 @@ async def test_a_run_with_rank_auto_trials_judges_once_and_then_follows_its_verd
     assert verdict == "distrusted" or "rank" in after
     assert final["rank_design"] == rank_mode("auto", judged.rank_trial).value
     assert final["rank_trial"]["verdict"] == judged.rank_trial.verdict
-    assert decisions(config_path, "t-trial")
+    # The report says how the run's proposals were chosen, and on what trial.
+    files = build_report(load_config(config_path).store.url, "t-trial", experiment / "report.html")
+    shown = parse_page(files.html.read_text())["rank-design"]
+    assert shown.attrs["data-value"] == final["rank_design"]
+    assert f"rank trial: {verdict}" in shown.text
 
 
 async def test_the_rank_trial_survives_a_budget_stop_and_resume_exactly(
