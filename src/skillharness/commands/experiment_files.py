@@ -122,7 +122,7 @@ def experiment_yaml(exp: Experiment, pools_sha256: str) -> str:
             "task_types": None,
             "gate": {"alpha": train.gate.alpha, "n_max": train.gate.n_max}
             | ({} if exp.min_distinct is None else {"min_distinct": exp.min_distinct}),
-            "evolve": {"candidates": train.evolve.candidates},
+            "evolve": {"candidates": train.evolve.candidates, "rank": train.evolve.rank},
             "budget": {"max_calls": None, "max_wall_s": None},
             "roles": {"evolve": {"temperature": _EVOLVE_TEMPERATURE}},
         },
