@@ -329,7 +329,7 @@ def test_p1_1_sampling_draws_with_replacement_and_warns_about_few_questions(
 def test_7e_evolve_candidates_at_temperature_0_are_warned_about(
     tmp_path: Path, bench: Bench, shared_sim: SimServer
 ) -> None:
-    for name in ("default", "ranked", "trusting", "t0", "seeded", "t07", "one"):
+    for name in ("default", "ranked", "trusting", "t0", "seeded", "t07", "one", "trial"):
         (tmp_path / name).mkdir()
 
     def roles_row(folder: str, **train: object) -> str:
@@ -364,6 +364,10 @@ def test_7e_evolve_candidates_at_temperature_0_are_warned_about(
     assert sampled == f"evolve: 3 candidate(s) per target (temperature 0.7); {unranked}"
     assert not sampled.startswith("WARN")
     assert not roles_row("one", evolve={"candidates": 1}).startswith("WARN")
+    # rank auto: the row says what the trial decides between.
+    trial = roles_row("trial", evolve={"candidates": 3, "rank": "auto", "rank_trial_tests": 12})
+    assert trial.startswith("evolve: 3 candidate(s) per target (temperature 0.7) once a rank trial of 12")
+    assert trial.endswith("one, unranked, if it does not")
 
 
 def test_classes_left_out_for_few_questions_name_the_setting_that_trains_them(

@@ -215,7 +215,13 @@ def _roles(train: TrainConfig, out: Collector) -> str:
         f", seed {sampling.seed}" if sampling.seed is not None else ""
     )
     summary = f"evolve: {calls} candidate(s) per target ({how})"
-    if train.evolve.rank:
+    if train.evolve.rank == "auto":
+        summary += (
+            f" once a rank trial of {train.evolve.rank_trial_tests} closed tests trusts the rank role "
+            "(one proposal each until then, tested as proposed, the rank role asked beside it); one, "
+            "unranked, if it does not"
+        )
+    elif train.evolve.rank:
         summary += "; the rank role " + (
             "picks one or declines them all" if train.evolve.rank_may_decline else "picks one"
         )
