@@ -259,7 +259,8 @@ class CasePackConfig(StrictModel):
 class EvolveConfig(StrictModel):
     # Greedy by default: one proposal, tested as proposed. Several ranked candidates were worse than
     # one when the ranker reads the text no better than chance, and no better beyond the seeds'
-    # spread when it was perfect (docs/benchmarks.md, "The honest world at the current code").
+    # spread when it was perfect; the rank trial (rank auto) was not shown better either
+    # (docs/benchmarks.md, "The rank trial").
     candidates: int = Field(
         1,
         ge=1,

@@ -98,7 +98,9 @@ class Candidate:
     bundle: Bundle
     document_before: str
     document_after: str
-    choice: str  # "only" | "first" (rank off) | "rank" | "rank_fallback" (rank failed: first valid taken)
+    # "only" | "first" (rank off) | "rank" | "rank_fallback" (rank failed: first valid taken) |
+    # "trial_endorsed" / "trial_declined" (rank auto, during the rank trial: tested either way)
+    choice: str
     evidence_ids: frozenset[str] = frozenset()
     choice_detail: str = ""  # the rank's reason, or why the rank fell back
     # A step's edit set is re-applied to the incumbent as it stands at its decision (an earlier
