@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from enum import StrEnum
 
 from pydantic import Field
-from scipy.stats import mannwhitneyu
 
 from skillharness.util.model import StrictModel
 
@@ -85,6 +84,8 @@ def judge_trial(trial: RankTrial, tests: int, alpha: float) -> RankTrial:
         return trial
     if len(trial.endorsed) < 2 or len(trial.declined) < 2:
         return trial.model_copy(update={"verdict": "distrusted"})
+    from scipy.stats import mannwhitneyu  # deferred: scipy.stats is most of a command's start-up
+
     p = float(mannwhitneyu(trial.endorsed, trial.declined, alternative="greater").pvalue)
     p = 1.0 if math.isnan(p) else p
     return trial.model_copy(update={"verdict": "trusted" if p < alpha else "distrusted", "p_value": p})
