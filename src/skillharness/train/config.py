@@ -257,9 +257,9 @@ class CasePackConfig(StrictModel):
 
 
 class EvolveConfig(StrictModel):
-    # Greedy by default: one proposal, tested as proposed. Several ranked candidates were worse than
-    # one when the ranker reads the text no better than chance, and no better beyond the seeds'
-    # spread when it was perfect; the rank trial (rank auto) was not shown better either
+    # Greedy by default: one proposal, tested as proposed. Several ranked candidates were far worse
+    # than one when the ranker reads the text no better than chance (better with a perfect one);
+    # the rank trial (rank auto) ties greedy at chance but leaned lower with the world's ranker
     # (docs/benchmarks.md, "The rank trial").
     candidates: int = Field(
         1,
