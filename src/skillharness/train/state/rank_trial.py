@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import Field
 
@@ -52,7 +53,7 @@ class RankTrial(StrictModel):
 
     endorsed: list[float] = Field(default_factory=list)  # closed tests' mean observation
     declined: list[float] = Field(default_factory=list)
-    verdict: str = Field("open", pattern="^(open|trusted|distrusted)$")
+    verdict: Literal["open", "trusted", "distrusted"] = "open"
     p_value: float | None = None
 
     @property
