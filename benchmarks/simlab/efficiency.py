@@ -269,14 +269,8 @@ async def measure_job(job: Job) -> dict[str, Any]:
         },
         "alpha_sum": ckpt.alpha_spent,
         "gates": ckpt.gates_run,
-        "open_at_end": len(ckpt.open),
-        "rank_trial": {
-            "verdict": ckpt.rank_trial.verdict,
-            "p_value": ckpt.rank_trial.p_value,
-            "endorsed": len(ckpt.rank_trial.endorsed),
-            "declined": len(ckpt.rank_trial.declined),
-            "decided_at_calls": curve.trial_decided_at,
-        },  # tests still open when the run ended (a budget stop leaves some)
+        "open_at_end": len(ckpt.open),  # tests still open when the run ended (a budget stop leaves some)
+        "rank_trial": {**ckpt.rank_trial.summary(), "decided_at_calls": curve.trial_decided_at},
         "alpha_spending": config.train.gate.alpha_spending,
         "usage": {
             role: {k: u.get(k, 0) for k in ("calls", "cache_hits")}

@@ -41,7 +41,7 @@ from skillharness.train.roles.prompt_specs import EditSetView
 from skillharness.train.roles.replies import RankReply, ReplyRefusal, parse_reply
 from skillharness.train.state.caller import RoleAnswer, distinct_samples
 from skillharness.train.state.context import TrainContext
-from skillharness.train.state.rank_trial import RankMode, trial_choice
+from skillharness.train.state.rank_trial import RankMode, RankTrial, rank_mode, trial_choice
 from skillharness.train.state.records import (
     RANK_DECLINED,
     Candidate,
@@ -102,7 +102,8 @@ async def evolve(
         pack: the target's case pack (its cases are shown; their questions are the evidence).
         rejected: the target's earlier rejected edit sets (the last ``rejected_memory`` are shown).
         under_test: the target's edit sets whose tests are open (shown, so as not to be repeated).
-        mode: the step's design (``train.evolve.rank`` and the rank trial); None: ``rank`` as set.
+        mode: the step's design (``train.evolve.rank`` and the rank trial); None: ``rank`` as set, a
+            trial not yet judged.
 
     Returns:
         The chosen :class:`Candidate`, or :class:`Refused` with the most common refusal reason.
@@ -113,7 +114,7 @@ async def evolve(
     variables = await evolve_variables(ctx, bundle, pack, rejected, under_test)
     before = variables["document"]
     template = evolve_template(pack.target)
-    mode = mode or (RankMode.RANKED if ctx.config.evolve.rank is True else RankMode.GREEDY)
+    mode = mode or rank_mode(ctx.config.evolve.rank, RankTrial())
     wanted = 1 if mode in (RankMode.TRIAL, RankMode.ALONE) else ctx.config.evolve.candidates
     calls = distinct_samples(wanted, ctx.caller.sampling_for(Role.EVOLVE))
     answers = await asyncio.gather(*(ctx.caller.ask(template, variables, sample_idx=i) for i in range(calls)))
@@ -273,7 +274,7 @@ async def _choose(
     may_decline = mode is RankMode.TRIAL or (mode is RankMode.RANKED and settings.rank_may_decline)
     if len(valid) == 1 and not may_decline:
         return valid[0], "only", ""
-    if mode is not RankMode.RANKED and mode is not RankMode.TRIAL:
+    if mode not in (RankMode.RANKED, RankMode.TRIAL):
         return valid[0], "first", "train.evolve.rank is off"
     reply, why = await _rank(ctx, pack, variables, valid, may_decline)
     if reply is None:

@@ -92,7 +92,7 @@ def _common_metrics(
             "distinct_val": _distinct_val(ctx),
             # How proposals were chosen at the end; with train.evolve.rank auto, the trial that chose it.
             "rank_design": rank_mode(ctx.config.evolve.rank, ckpt.rank_trial).value,
-            "rank_trial": _trial_record(ckpt) if ctx.config.evolve.rank == "auto" else None,
+            "rank_trial": ckpt.rank_trial.summary() if ctx.config.evolve.rank == "auto" else None,
         },
         "alpha_spent": {
             "sum": ckpt.alpha_spent,
@@ -107,16 +107,6 @@ def _common_metrics(
         # never scored, so they show here and nowhere in a score (train/state/refusals.py).
         "refusals": ctx.refusals.record(),
         "budget": budget_metric(ctx, spent, guard).value,
-    }
-
-
-def _trial_record(ckpt: Checkpoint) -> dict[str, Any]:
-    trial = ckpt.rank_trial
-    return {
-        "verdict": trial.verdict,
-        "p_value": trial.p_value,
-        "endorsed": len(trial.endorsed),
-        "declined": len(trial.declined),
     }
 
 

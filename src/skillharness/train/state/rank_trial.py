@@ -60,6 +60,15 @@ class RankTrial(StrictModel):
     def closed(self) -> int:
         return len(self.endorsed) + len(self.declined)
 
+    def summary(self) -> dict[str, object]:
+        """What a run's metrics and a benchmark record of the trial: its verdict and group sizes."""
+        return {
+            "verdict": self.verdict,
+            "p_value": self.p_value,
+            "endorsed": len(self.endorsed),
+            "declined": len(self.declined),
+        }
+
     def observe(self, choice: str, observed: Sequence[int]) -> RankTrial:
         """The trial with one more closed test of a trial proposal (none without observations:
         a test refused before its first draw says nothing about the proposal)."""
