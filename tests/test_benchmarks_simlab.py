@@ -10,6 +10,7 @@ import sys
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -19,11 +20,20 @@ import train as simlab_train
 from simlab.efficiency import SETUPS, Job, plan_jobs, prepare
 from simlab.marks import Accept, Reading, accept_of, point_at, read_mark, spread, summarize
 from simlab.report import VAL_TEST_HEAD, curve_table, line_counts, runs_table, summary_table, verdicts
-from simlab.world import MVBENCH_LIKE, Point, Source, mvbench_like_source, sim_fingerprint, sim_world
+from simlab.world import (
+    MVBENCH_LIKE,
+    CurveObserver,
+    Point,
+    Source,
+    mvbench_like_source,
+    sim_fingerprint,
+    sim_world,
+)
 from skillharness.data.adapter import load_adapter
 from skillharness.data.pools import load_pools
 from skillharness.data.selection import read_questions
 from skillharness.errors import RunError
+from skillharness.train.state.rank_trial import TRIAL_DECLINED, TRIAL_ENDORSED, RankTrial
 
 
 def _p(calls: int, version: str, closure: float, alpha: float = 0.0) -> Point:
@@ -380,3 +390,24 @@ def test_issue_47_the_mvbench_like_setup_deals_20_tasks_of_five_options_with_8_v
     task_of = {q.question_id: q.task_type for q in questions}
     assert {pool: len(ids) for pool, ids in pools.items()} == {"train": 20, "val": 160, "test": 100}
     assert Counter(task_of[i] for i in pools["val"]) == dict.fromkeys(by_task, 8)
+
+
+def test_the_curve_records_each_trial_test_as_it_closes_with_the_calls_then() -> None:
+    now = {"calls": 0}
+    observer = CurveObserver(truth=None, workspace=Path("."), count=lambda _ctx: now["calls"])  # type: ignore[arg-type]
+    observer.ctx = object()  # type: ignore[assignment]
+    observer._closure["v0000"] = (0.0, 0.0)
+    trial = RankTrial()
+    states = [
+        trial.observe(TRIAL_ENDORSED, [1, 1]),
+        trial.observe(TRIAL_ENDORSED, [1, 1]).observe(TRIAL_DECLINED, [0, -1]).observe(TRIAL_ENDORSED, [1]),
+        trial.observe(TRIAL_ENDORSED, [1, 1]).observe(TRIAL_DECLINED, [0, -1]).observe(TRIAL_ENDORSED, [1]),
+    ]
+    for calls, state in zip((100, 200, 300), states, strict=True):
+        now["calls"] = calls
+        observer.on_checkpoint(
+            SimpleNamespace(version="v0000", rank_trial=state, alpha_spent=0.0, gates_run=0)
+        )
+    # Two closes at the second checkpoint (their order within it is not known), none new at the
+    # third: each close recorded once, at the calls of the checkpoint that first holds it.
+    assert observer.trial_closes == [(100, "endorsed", 1.0), (200, "endorsed", 1.0), (200, "declined", -0.5)]

@@ -270,7 +270,11 @@ async def measure_job(job: Job) -> dict[str, Any]:
         "alpha_sum": ckpt.alpha_spent,
         "gates": ckpt.gates_run,
         "open_at_end": len(ckpt.open),  # tests still open when the run ended (a budget stop leaves some)
-        "rank_trial": {**ckpt.rank_trial.summary(), "decided_at_calls": curve.trial_decided_at},
+        "rank_trial": {
+            **ckpt.rank_trial.summary(),
+            "decided_at_calls": curve.trial_decided_at,
+            "closes": curve.trial_closes,
+        },
         "alpha_spending": config.train.gate.alpha_spending,
         "usage": {
             role: {k: u.get(k, 0) for k in ("calls", "cache_hits")}

@@ -236,6 +236,9 @@ class CurveObserver:
         self.ctx: TrainContext | None = None
         self._closure: dict[str, tuple[float, float]] = {}
         self.trial_decided_at: int | None = None  # calls when the rank trial was judged (rank auto)
+        # Each trial test as it closed: calls, the rank role's word, its effect estimate; so other
+        # trial rules can be read off one run (until a verdict the trial's design is the greedy one).
+        self.trial_closes: list[tuple[int, str, float]] = []
 
     def on_start(self, ctx: TrainContext) -> None:
         self.ctx = ctx
@@ -256,8 +259,12 @@ class CurveObserver:
                 self.truth.closure(bundle, "val"),
             )
         test, val = self._closure[ckpt.version]
-        if self.trial_decided_at is None and ckpt.rank_trial.verdict != "open":
+        trial = ckpt.rank_trial
+        if self.trial_decided_at is None and trial.verdict != "open":
             self.trial_decided_at = self.count(self.ctx)
+        seen = {word: sum(w == word for _, w, _ in self.trial_closes) for word in ("endorsed", "declined")}
+        for word, effects in (("endorsed", trial.endorsed), ("declined", trial.declined)):
+            self.trial_closes += [(self.count(self.ctx), word, e) for e in effects[seen[word] :]]
         self.points.append(
             Point(self.count(self.ctx), ckpt.version, test, val, ckpt.alpha_spent, ckpt.gates_run)
         )
