@@ -180,7 +180,6 @@ CLASSIFICATION: Mapping[str, Scope] = types.MappingProxyType(
         "train.evolve.rank_may_decline": _T,
         "train.evolve.rank_trial_tests": _T,
         "train.evolve.rank_trial_alpha": _T,
-        "train.evolve.rank_trial_looks": _T,
         "train.evolve.max_edits": _T,
         "train.evolve.max_body_chars": _T,
         "train.evolve.max_system_chars": _T,

@@ -329,7 +329,7 @@ def test_p1_1_sampling_draws_with_replacement_and_warns_about_few_questions(
 def test_7e_evolve_candidates_at_temperature_0_are_warned_about(
     tmp_path: Path, bench: Bench, shared_sim: SimServer
 ) -> None:
-    for name in ("default", "ranked", "trusting", "t0", "seeded", "t07", "one", "trial", "looks"):
+    for name in ("default", "ranked", "trusting", "t0", "seeded", "t07", "one", "trial"):
         (tmp_path / name).mkdir()
 
     def roles_row(folder: str, **train: object) -> str:
@@ -368,9 +368,6 @@ def test_7e_evolve_candidates_at_temperature_0_are_warned_about(
     trial = roles_row("trial", evolve={"candidates": 3, "rank": "auto", "rank_trial_tests": 12})
     assert trial.startswith("evolve: 3 candidate(s) per target (temperature 0.7) once a rank trial of 12")
     assert trial.endswith("one, unranked, if it does not")
-    assert "looks" not in trial
-    looking = roles_row("looks", evolve={"rank": "auto", "rank_trial_tests": 12, "rank_trial_looks": 3})
-    assert "once a rank trial of 12 closed tests (3 looks) trusts the rank role" in looking
 
 
 def test_classes_left_out_for_few_questions_name_the_setting_that_trains_them(

@@ -28,7 +28,6 @@ from skillharness.train.state.rank_trial import (
     RankMode,
     RankTrial,
     judge_trial,
-    look_points,
     rank_mode,
 )
 from skillharness.train.state.records import Candidate
@@ -61,31 +60,6 @@ def test_a_rank_role_whose_endorsement_says_nothing_is_distrusted() -> None:
     assert judge_trial(_trial([0.9] * 9, [-0.9]), tests=10, alpha=0.5).verdict == "distrusted"
     # The wrong way round (it endorses the worse ones) is no trust either: the test is one-sided.
     assert judge_trial(_trial([-0.5] * 5, [0.5] * 5), tests=10, alpha=0.05).verdict == "distrusted"
-
-
-def test_an_early_look_may_only_trust_and_each_look_spends_its_share_of_alpha() -> None:
-    assert look_points(24, 3) == [8, 16, 24]
-    assert look_points(10, 3) == [4, 7, 10]
-    clear = _trial([0.5, 0.4, 0.6, 0.3], [-0.1, 0.0, -0.2, 0.1])  # p = 1/70 for 4 against 4
-    # Eight closed at the first of three looks: p 0.014 is below 0.05 / 3, so it trusts early.
-    early = judge_trial(clear, tests=24, alpha=0.05, looks=3)
-    assert (early.verdict, early.looks) == ("trusted", 1)
-    # The same evidence at one look of 8 passes 0.05 too; at 0.03 over three looks (0.01 each)
-    # it does not, and an early look that does not trust leaves the trial open, counting the look.
-    waiting = judge_trial(clear, tests=24, alpha=0.03, looks=3)
-    assert (waiting.verdict, waiting.looks) == ("open", 1)
-    assert waiting.p_value is not None
-    assert 0.01 < waiting.p_value < 0.03
-    # Nothing new until the next look point: the same trial is returned, the look not retaken.
-    assert judge_trial(waiting.observe(TRIAL_ENDORSED, [0]), tests=24, alpha=0.03, looks=3).looks == 1
-    # A step that crosses the two last points at once takes one look, and it is the last: it decides.
-    grown = _trial([0.5, 0.4, 0.6, 0.3] + [0.0] * 8, [-0.1, 0.0, -0.2, 0.1] + [0.0] * 8)
-    last = judge_trial(grown.model_copy(update={"looks": 1}), tests=24, alpha=0.03, looks=3)
-    assert (last.verdict, last.looks) == ("distrusted", 3)
-    # Too few in a group at an early look only waits; at the last look it distrusts.
-    lopsided = _trial([0.9] * 8, [])
-    assert judge_trial(lopsided, tests=24, alpha=0.05, looks=3).verdict == "open"
-    assert judge_trial(lopsided, tests=8, alpha=0.05, looks=1).verdict == "distrusted"
 
 
 def test_only_closed_tests_of_trial_proposals_with_observations_count() -> None:
@@ -200,20 +174,14 @@ async def test_the_rank_trial_survives_a_budget_stop_and_resume_exactly(
     train_bench: Bench, experiment: Path
 ) -> None:
     """A run stopped by its budget mid-trial and resumed makes the decisions, and reaches the
-    trial's verdict, of the run never stopped (with two looks, so the stop may fall between them)."""
-    evolve_settings = {
-        "candidates": 2,
-        "rank": "auto",
-        "rank_trial_tests": 4,
-        "rank_trial_alpha": 0.5,
-        "rank_trial_looks": 2,
-    }
+    trial's verdict, of the run never stopped."""
+    evolve_settings = {"candidates": 2, "rank": "auto", "rank_trial_tests": 4, "rank_trial_alpha": 0.5}
     with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
         whole = loop_config(experiment / "whole", train_bench, sim, evolve=evolve_settings)
         observer = Spending()
         await train_observed(whole, "t-trial-r", observer)
-        # Stop between the trial's looks: one taken, no verdict yet.
-        inside = next(c for c in observer.saved if c.rank_trial.looks and c.rank_trial.verdict == "open")
+        # Stop where the trial holds some closed tests but no verdict yet.
+        inside = next(c for c in observer.saved if c.rank_trial.closed and c.rank_trial.verdict == "open")
         budget = {"max_calls": inside.spent.calls + 1}
         cut = loop_config(experiment / "cut", train_bench, sim, evolve=evolve_settings, budget=budget)
         with pytest.raises(TrainingStopped, match="call budget"):
@@ -222,8 +190,7 @@ async def test_the_rank_trial_survives_a_budget_stop_and_resume_exactly(
         resumed = loop_config(experiment / "cut", train_bench, sim, evolve=evolve_settings)
         outcome = await train_once(resumed, "t-trial-r", resume=True)
     reference = Checkpoint.load(run_folder(whole.parent, "t-trial-r"))
-    assert stopped.rank_trial.verdict == "open"  # the stop fell inside the trial, after its first look
-    assert stopped.rank_trial.looks == 1
+    assert stopped.rank_trial.verdict == "open"  # the stop fell inside the trial
     assert stopped.rank_trial.closed < reference.rank_trial.closed
     assert reference.rank_trial.verdict != "open"
     assert outcome.checkpoint.rank_trial == reference.rank_trial

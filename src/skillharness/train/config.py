@@ -287,13 +287,7 @@ class EvolveConfig(StrictModel):
     rank_trial_tests: int = Field(
         24,
         ge=4,
-        description="With rank auto: closed tests of trial proposals by the trial's last look.",
-    )
-    rank_trial_looks: int = Field(
-        1,
-        ge=1,
-        description="With rank auto: looks the trial takes, evenly spaced up to rank_trial_tests closed "
-        "tests, each at rank_trial_alpha / looks; an early look may only trust, the last decides.",
+        description="With rank auto: closed tests of trial proposals the trial is judged on, once.",
     )
     rank_trial_alpha: float = Field(
         0.05,

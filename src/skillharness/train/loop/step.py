@@ -136,14 +136,13 @@ def _begin(ctx: TrainContext, ckpt: Checkpoint) -> Checkpoint:
         for label in {o.target for o in ckpt.open}
         if sum(o.target == label for o in ckpt.open) >= ctx.config.gate.max_open
     )
-    evolve = ctx.config.evolve
     update = {
         "step_version": ckpt.version,
         "step_gates_run": ckpt.gates_run,
         "step_accepts": ckpt.accepts,
         "step_busy": busy,
         "rank_trial": judge_trial(
-            ckpt.rank_trial, evolve.rank_trial_tests, evolve.rank_trial_alpha, evolve.rank_trial_looks
+            ckpt.rank_trial, ctx.config.evolve.rank_trial_tests, ctx.config.evolve.rank_trial_alpha
         ),
     }
     return ckpt.model_copy(update=update)

@@ -217,9 +217,7 @@ def _roles(train: TrainConfig, out: Collector) -> str:
     summary = f"evolve: {calls} candidate(s) per target ({how})"
     if train.evolve.rank == "auto":
         summary += (
-            f" once a rank trial of {train.evolve.rank_trial_tests} closed tests"
-            + (f" ({train.evolve.rank_trial_looks} looks)" if train.evolve.rank_trial_looks > 1 else "")
-            + " trusts the rank role "
+            f" once a rank trial of {train.evolve.rank_trial_tests} closed tests trusts the rank role "
             "(one proposal each until then, tested as proposed, the rank role asked beside it); one, "
             "unranked, if it does not"
         )

@@ -6,14 +6,11 @@ evidence, at the cost of one rank call per proposal while it lasts. During the t
 gets the greedy design (one proposal, tested as proposed), and the rank role is asked, beside it,
 whether that proposal is worth a test. Its answer changes nothing about the test. When a test of
 such a proposal closes, its effect estimate (the mean paired observation, in [-1, 1]) joins the
-endorsed or the declined group. The trial looks ``rank_trial_looks`` times, evenly spaced up to
-``rank_trial_tests`` closed tests; at each look one one-sided Mann-Whitney test asks whether the
-endorsed proposals did better, at ``rank_trial_alpha / rank_trial_looks`` (Bonferroni over the
-looks, so a rank role at chance is trusted with probability at most ``rank_trial_alpha`` however
-many looks). Below it the run ranks from then on (``candidates`` proposals, the rank role choosing
-and declining); at the last look without it the run stays greedy and stops asking. Early looks let
-a ranker that is plainly informative start paying sooner. Decided once, kept in the checkpoint: a
-resume continues the same trial, and the verdict never flips back.
+endorsed or the declined group. At ``rank_trial_tests`` closed tests, one one-sided Mann-Whitney
+test asks whether the endorsed proposals did better. Below ``rank_trial_alpha`` the run ranks
+from then on (``candidates`` proposals, the rank role choosing and declining); otherwise it stays
+greedy and stops asking. One look, decided once, kept in the checkpoint: a resume continues the
+same trial, and the verdict never flips back.
 """
 
 from __future__ import annotations
@@ -33,7 +30,6 @@ __all__ = [
     "RankMode",
     "RankTrial",
     "judge_trial",
-    "look_points",
     "rank_mode",
     "trial_choice",
 ]
@@ -59,7 +55,6 @@ class RankTrial(StrictModel):
     declined: list[float] = Field(default_factory=list)
     verdict: Literal["open", "trusted", "distrusted"] = "open"
     p_value: float | None = None
-    looks: int = 0  # looks taken so far (a step that crosses several look points takes one)
 
     @property
     def closed(self) -> int:
@@ -70,7 +65,6 @@ class RankTrial(StrictModel):
         return {
             "verdict": self.verdict,
             "p_value": self.p_value,
-            "looks": self.looks,
             "endorsed": len(self.endorsed),
             "declined": len(self.declined),
         }
@@ -90,35 +84,21 @@ def trial_choice(endorsed: bool) -> str:
     return TRIAL_ENDORSED if endorsed else TRIAL_DECLINED
 
 
-def look_points(tests: int, looks: int) -> list[int]:
-    """Closed-test counts at which the trial looks: ``looks`` evenly spaced, the last at ``tests``."""
-    return [math.ceil(tests * (i + 1) / looks) for i in range(looks)]
+def judge_trial(trial: RankTrial, tests: int, alpha: float) -> RankTrial:
+    """The trial decided once ``tests`` trial tests have closed (unchanged before, and after).
 
-
-def judge_trial(trial: RankTrial, tests: int, alpha: float, looks: int = 1) -> RankTrial:
-    """The trial after the look its closed tests have reached, if any (unchanged between looks,
-    and once decided).
-
-    A group with fewer than two tests cannot show a difference: at an early look that only waits;
-    at the last it distrusts a rank role that endorses (or declines) nearly everything, which is
-    what it has earned.
+    A group with fewer than two tests cannot show a difference: a rank role that endorses (or
+    declines) nearly everything is distrusted, which is what it has earned.
     """
-    if trial.verdict != "open":
+    if trial.verdict != "open" or trial.closed < tests:
         return trial
-    points = look_points(tests, looks)
-    reached = sum(trial.closed >= point for point in points)
-    if reached <= trial.looks:
-        return trial
-    last = reached == len(points)
-    p: float | None = None
-    if len(trial.endorsed) >= 2 and len(trial.declined) >= 2:
-        from scipy.stats import mannwhitneyu  # deferred: scipy.stats is most of a command's start-up
+    if len(trial.endorsed) < 2 or len(trial.declined) < 2:
+        return trial.model_copy(update={"verdict": "distrusted"})
+    from scipy.stats import mannwhitneyu  # deferred: scipy.stats is most of a command's start-up
 
-        p = float(mannwhitneyu(trial.endorsed, trial.declined, alternative="greater").pvalue)
-        p = 1.0 if math.isnan(p) else p
-    trusted = p is not None and p < alpha / len(points)
-    verdict = "trusted" if trusted else "distrusted" if last else "open"
-    return trial.model_copy(update={"verdict": verdict, "p_value": p, "looks": reached})
+    p = float(mannwhitneyu(trial.endorsed, trial.declined, alternative="greater").pvalue)
+    p = 1.0 if math.isnan(p) else p
+    return trial.model_copy(update={"verdict": "trusted" if p < alpha else "distrusted", "p_value": p})
 
 
 def rank_mode(rank: bool | str, trial: RankTrial) -> RankMode:
