@@ -343,12 +343,14 @@ def test_7e_evolve_candidates_at_temperature_0_are_warned_about(
     # The defaults are greedy: one proposal, no rank role.
     assert roles_row("default") == "evolve: 1 candidate(s) per target (temperature 0.7)"
     # The evolve role samples by default: three distinct candidates, nothing to warn about.
-    ranked = roles_row("ranked", evolve={"candidates": 3, "rank": True})
+    declining = {"candidates": 3, "rank": True, "rank_may_decline": True}
+    ranked = roles_row("ranked", evolve=declining)
     assert (
         "evolve: 3 candidate(s) per target (temperature 0.7); the rank role picks one or declines" in ranked
     )
     assert not ranked.startswith("WARN")
-    trusting = roles_row("trusting", evolve={"candidates": 3, "rank": True, "rank_may_decline": False})
+    # Ranking does not decline unless asked to.
+    trusting = roles_row("trusting", evolve={"candidates": 3, "rank": True})
     assert "the rank role picks one;" not in trusting
     assert trusting.endswith("the rank role picks one")
     # At temperature 0 three calls of one prompt would be three copies.

@@ -28,7 +28,7 @@ def loop_config(folder: Path, bench: Bench, sim: SimServer, **train: Any) -> Pat
         "gate": {"n_max": 48, "first_stage": 8, "guard_draws": 8},
         # The ranked design (the defaults are greedy): these runs exercise the rank role's calls,
         # its records and their resume as well.
-        "evolve": {"candidates": 2, "rank": True},
+        "evolve": {"candidates": 2, "rank": True, "rank_may_decline": True},
         "roles": {"evolve": {"temperature": 0.7}},  # two candidates that can differ
         **train,
     }

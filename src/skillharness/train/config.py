@@ -296,12 +296,16 @@ class EvolveConfig(StrictModel):
         description="With rank auto: the trial trusts the rank role when the proposals it endorsed did "
         "better on their tests than those it declined, one-sided Mann-Whitney p below this.",
     )
+    # Off by default: a rank role that reads only the text declines real insights as often as it
+    # spares a useless test; ranking without declining lost less at chance and gained as much with a
+    # perfect ranker (docs/benchmarks.md, "Ranking without declining").
     rank_may_decline: bool = Field(
-        True,
+        False,
         description="With rank on, evolve_rank may answer that no candidate is worth a test (choice "
         "-1), and it is asked even about a single valid candidate: a step of generic advice then opens "
         "no test and is remembered as reject_invalid (rank_declined). False: the best one is always "
-        "tested.",
+        "tested. The rank trial (rank auto) offers declining whatever this says: its evidence is the "
+        "rank role's word on each proposal.",
     )
     max_edits: int = Field(8, ge=1, description="Most edits in one patch set.")
     max_body_chars: int = Field(8000, ge=1, description="Longest body an edit may produce.")
