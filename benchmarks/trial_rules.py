@@ -6,8 +6,9 @@ evolve.rank_trial_tests=200``). Until a verdict the trial's design is the greedy
 rule, so each run's recorded trial tests (``rank_trial.closes``: calls, the rank role's word, the
 effect estimate) are what any rule would have seen up to the point it decides. For each rule
 (closed tests at the last look, looks, level) this prints how many runs it trusts the rank role
-in and at what calls. A look is taken at the first checkpoint at or past its point, as the loop
-judges at a step's start; an early look trusts at level alpha / looks or waits, the last decides.
+in and at what calls. A look is taken at the first recorded checkpoint (after each decision) at
+or past its point; the loop judges only at a step's start, so a replayed look may come a decision
+sooner. An early look trusts at level alpha / looks or waits; the last decides.
 The statistic is the product's own (``judge_trial``). Seconds.
 """
 
@@ -17,6 +18,8 @@ import argparse
 import json
 import math
 from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 
 from skillharness.train.state.rank_trial import RankTrial, judge_trial
@@ -45,8 +48,8 @@ def replay(closes: list[tuple[int, str, float]], tests: int, looks: int, alpha: 
     endorsed: list[float] = []
     declined: list[float] = []
     taken = 0
-    for calls in sorted({c for c, _, _ in closes}):
-        for _, word, effect in (c for c in closes if c[0] == calls):
+    for calls, at_once in groupby(closes, key=itemgetter(0)):  # recorded in order, one group per checkpoint
+        for _, word, effect in at_once:
             (endorsed if word == "endorsed" else declined).append(effect)
         closed = len(endorsed) + len(declined)
         reached = sum(closed >= point for point in points)

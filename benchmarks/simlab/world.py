@@ -239,6 +239,7 @@ class CurveObserver:
         # Each trial test as it closed: calls, the rank role's word, its effect estimate; so other
         # trial rules can be read off one run (until a verdict the trial's design is the greedy one).
         self.trial_closes: list[tuple[int, str, float]] = []
+        self._trial_seen = {"endorsed": 0, "declined": 0}  # how much of each group is recorded
 
     def on_start(self, ctx: TrainContext) -> None:
         self.ctx = ctx
@@ -262,9 +263,10 @@ class CurveObserver:
         trial = ckpt.rank_trial
         if self.trial_decided_at is None and trial.verdict != "open":
             self.trial_decided_at = self.count(self.ctx)
-        seen = {word: sum(w == word for _, w, _ in self.trial_closes) for word in ("endorsed", "declined")}
+        calls = self.count(self.ctx)
         for word, effects in (("endorsed", trial.endorsed), ("declined", trial.declined)):
-            self.trial_closes += [(self.count(self.ctx), word, e) for e in effects[seen[word] :]]
+            self.trial_closes += [(calls, word, e) for e in effects[self._trial_seen[word] :]]
+            self._trial_seen[word] = len(effects)
         self.points.append(
             Point(self.count(self.ctx), ckpt.version, test, val, ckpt.alpha_spent, ckpt.gates_run)
         )
