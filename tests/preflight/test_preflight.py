@@ -340,8 +340,10 @@ def test_7e_evolve_candidates_at_temperature_0_are_warned_about(
         assert rows["roles"].status in (CheckStatus.PASS, CheckStatus.WARN)
         return ("WARN: " if rows["roles"].status is CheckStatus.WARN else "") + rows["roles"].message
 
-    # The defaults are greedy: one proposal, no rank role.
-    assert roles_row("default") == "evolve: 1 candidate(s) per target (temperature 0.7)"
+    # The defaults run the rank trial: one proposal until it trusts the rank role, then three.
+    default = roles_row("default")
+    assert default.startswith("evolve: 3 candidate(s) per target (temperature 0.7) once a rank trial of 24")
+    assert default.endswith("one, unranked, if it does not")
     # The evolve role samples by default: three distinct candidates, nothing to warn about.
     declining = {"candidates": 3, "rank": True, "rank_may_decline": True}
     ranked = roles_row("ranked", evolve=declining)
@@ -361,7 +363,9 @@ def test_7e_evolve_candidates_at_temperature_0_are_warned_about(
     seeded = roles_row("seeded", evolve={"candidates": 3}, roles={"evolve": {"temperature": 0.7, "seed": 1}})
     assert seeded.startswith("WARN: ")
     assert "fixed seed" in seeded
-    sampled = roles_row("t07", evolve={"candidates": 3}, roles={"evolve": {"temperature": 0.7}})
+    sampled = roles_row(
+        "t07", evolve={"candidates": 3, "rank": False}, roles={"evolve": {"temperature": 0.7}}
+    )
     unranked = "the first valid one is tested (train.evolve.rank is off)"
     assert sampled == f"evolve: 3 candidate(s) per target (temperature 0.7); {unranked}"
     assert not sampled.startswith("WARN")

@@ -257,16 +257,18 @@ class CasePackConfig(StrictModel):
 
 
 class EvolveConfig(StrictModel):
-    # Greedy by default: one proposal, tested as proposed. Several ranked candidates were far worse
-    # than one when the ranker reads the text no better than chance (better with a perfect one);
-    # the rank trial (rank auto) ties greedy at chance but leaned lower with the world's ranker
-    # (docs/benchmarks.md, "The rank trial").
+    # The rank trial by default: one proposal per step, tested as proposed, until the run's own
+    # tests show whether the rank role tells better proposals from worse; three ranked candidates
+    # only once it has. Ranking from the start lost to one proposal with a ranker at chance; the
+    # trial stays within a point of one proposal there and gains with a good ranker
+    # (docs/benchmarks.md, "The rank trial as the default").
     candidates: int = Field(
-        1,
+        3,
         ge=1,
         description="Edit sets proposed per target and step when the evolve role samples "
         "(train.roles.evolve.temperature above 0, no seed); at temperature 0 one is asked (they would be "
-        "identical).",
+        "identical). With rank auto, one until the rank trial trusts the rank role, and one for good if "
+        "it does not.",
     )
     rejected_memory: int = Field(
         5, ge=0, description="Rejected edit sets per target shown to the next proposal."
@@ -277,7 +279,7 @@ class EvolveConfig(StrictModel):
         "repeat them.",
     )
     rank: bool | Literal["auto"] = Field(
-        False,
+        "auto",
         description="Let evolve_rank choose among several valid candidates (else the first); it pays "
         "only when the rank role tells a useful edit from a useless one better than chance. auto: a rank "
         "trial measures that on the run's own tests first (one proposal each, tested as proposed, the rank "
