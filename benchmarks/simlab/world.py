@@ -261,15 +261,13 @@ class CurveObserver:
             )
         test, val = self._closure[ckpt.version]
         trial = ckpt.rank_trial
-        if self.trial_decided_at is None and trial.verdict != "open":
-            self.trial_decided_at = self.count(self.ctx)
         calls = self.count(self.ctx)
+        if self.trial_decided_at is None and trial.verdict != "open":
+            self.trial_decided_at = calls
         for word, effects in (("endorsed", trial.endorsed), ("declined", trial.declined)):
             self.trial_closes += [(calls, word, e) for e in effects[self._trial_seen[word] :]]
             self._trial_seen[word] = len(effects)
-        self.points.append(
-            Point(self.count(self.ctx), ckpt.version, test, val, ckpt.alpha_spent, ckpt.gates_run)
-        )
+        self.points.append(Point(calls, ckpt.version, test, val, ckpt.alpha_spent, ckpt.gates_run))
 
     def calls_to(self, share: float) -> int | None:
         return next((p.calls for p in self.points if p.closure_test >= share), None)

@@ -169,8 +169,8 @@ def evolve_env(base: Path) -> Iterator[Env]:
     with SimServer(sim_config, questions=bench.questions) as sim:
         runner = LoopThread()
         # The ranked design under test: three sampled candidates (at temperature 0 they would be one,
-        # a server answers alike) and the rank role choosing among them or declining them all (the
-        # defaults are greedy, and ranking declines only when asked to).
+        # a server answers alike) and the rank role choosing among them or declining them all from
+        # the first step (the defaults run the rank trial first, and ranking declines only when asked).
         sampling = {
             "roles": {"evolve": {"temperature": 0.7}},
             "evolve": {"candidates": 3, "rank": True, "rank_may_decline": True},

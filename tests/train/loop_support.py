@@ -26,8 +26,8 @@ def loop_config(folder: Path, bench: Bench, sim: SimServer, **train: Any) -> Pat
         "early_stop_patience": 3,
         "task_types": list(TRAINED),
         "gate": {"n_max": 48, "first_stage": 8, "guard_draws": 8},
-        # The ranked design (the defaults are greedy): these runs exercise the rank role's calls,
-        # its records and their resume as well.
+        # The ranked design from the first step (the defaults run the rank trial first): these runs
+        # exercise the rank role's calls, its records and their resume as well.
         "evolve": {"candidates": 2, "rank": True, "rank_may_decline": True},
         "roles": {"evolve": {"temperature": 0.7}},  # two candidates that can differ
         **train,
