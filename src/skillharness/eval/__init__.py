@@ -20,13 +20,13 @@ __all__, __getattr__ = lazy_surface(
             "EvalConfig",
             "ReportConfig",
         ),
-        "skillharness.eval.holdout": (
+        "skillharness.eval.holdout": ("run_holdout",),
+        "skillharness.eval.holdout_plan": (
             "Arm",
             "HoldoutSettings",
             "TestPool",
             "default_eval_id",
             "load_test_pool",
-            "run_holdout",
         ),
         "skillharness.eval.group_scores": ("compare_group_scores",),
         "skillharness.eval.transfer": ("check_transfers", "run_transfers", "under_protocol"),

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from skillharness.data import Pool
 from skillharness.errors import ConfigError, StoreError
 from skillharness.eval.compare_report import ComparedRun, CompareRow, RunComparison
-from skillharness.eval.holdout import TestPool
+from skillharness.eval.holdout_plan import TestPool
 from skillharness.eval.holdout_report import HoldoutReport
 from skillharness.eval.ledger import HOLDOUT, count_test_pool_runs
 from skillharness.eval.tables import compare_groups

@@ -3,7 +3,8 @@
 Each bundle is one run of kind ``eval`` on pool ``test`` (``<eval id>.final`` and
 ``<eval id>.baseline``), a child of the training run when there is one, and each records why it
 read the test pool (``eval_purpose``). Both answer the same ``(question, sample)`` draws, so the
-comparison is paired. The report is stored as the ``holdout`` metric (see
+comparison is paired (what is read and why is planned in
+:mod:`skillharness.eval.holdout_plan`). The report is stored as the ``holdout`` metric (see
 :mod:`skillharness.eval.ledger`) and returned.
 """
 
@@ -11,156 +12,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Protocol
 
-from pydantic import ValidationError
-
-from skillharness.data import Pool, Question, load_pool_questions
-from skillharness.errors import ConfigError
-from skillharness.eval.config import EvalConfig
+from skillharness.data import Question
 from skillharness.eval.group_scores import compare_group_scores
-from skillharness.eval.holdout_report import GroupRow, GroupScores, HoldoutReport
-from skillharness.eval.ledger import (
-    EVAL_PURPOSE,
-    HOLDOUT,
-    EvalArm,
-    arm_run_id,
-    compare_val_holdout,
-    count_test_pool_runs,
-    val_gain,
+from skillharness.eval.holdout_plan import (
+    Arm,
+    HoldoutPlan,
+    HoldoutSettings,
+    TestPool,
+    plan_holdout,
+    purpose_metrics,
 )
+from skillharness.eval.holdout_report import GroupRow, GroupScores, HoldoutReport
+from skillharness.eval.ledger import HOLDOUT, compare_val_holdout, count_test_pool_runs, val_gain
 from skillharness.eval.tables import compare_groups
 from skillharness.eval.truth import SimTruth, agent_path, simulator_truth
-from skillharness.infer import (
-    InferProgress,
-    RunSession,
-    check_agent_slot,
-    inputs_hash,
-    open_session,
-    probe_endpoints,
-    run_provenance,
-)
-from skillharness.infer.runner import InferSettings, check_media
+from skillharness.infer import InferProgress, RunSession, open_session, probe_endpoints
 from skillharness.skills import Bundle
-from skillharness.store import (
-    Prediction,
-    RunKind,
-    RunMetric,
-    RunProvenance,
-    RunReader,
-    RunStore,
-)
-from skillharness.util.model import describe_validation
+from skillharness.store import Prediction, RunMetric, RunReader, RunStore
 
-__all__ = ["Arm", "HoldoutSettings", "TestPool", "default_eval_id", "load_test_pool", "run_holdout"]
-
-
-class HoldoutSettings(InferSettings, Protocol):
-    """The config sections the holdout reads (``skillharness.config.Config`` is one)."""
-
-    @property
-    def eval(self) -> EvalConfig: ...
-
-
-@dataclass(frozen=True)
-class TestPool:
-    """The sealed pool, read only here: its questions, the val ids (for the oracle) and the split hash."""
-
-    questions: tuple[Question, ...]
-    val_ids: tuple[str, ...]
-    pools_sha256: str
-
-
-@dataclass(frozen=True)
-class Arm:
-    """One side of the comparison: a bundle and a label saying where it came from."""
-
-    bundle: Bundle
-    label: str
-
-
-_SIDES = ("final", "baseline")
-
-
-def default_eval_id() -> str:
-    return f"eval-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
-
-
-def load_test_pool(config: HoldoutSettings) -> TestPool:
-    """The test pool's questions (ConfigError without a split or with an empty test pool)."""
-    chosen, frozen = load_pool_questions(config.data, (Pool.TEST,), purpose="the holdout")
-    if not chosen[Pool.TEST]:
-        raise ConfigError(f"{config.data.pools} has an empty test pool: there is nothing to hold out")
-    return TestPool(chosen[Pool.TEST], tuple(frozen.questions.get(Pool.VAL, ())), frozen.sha256)
-
-
-def _provenance(
-    config: HoldoutSettings, run_id: str, bundle: Bundle, pools_sha256: str, parent: str | None
-) -> RunProvenance:
-    return run_provenance(
-        run_id=run_id,
-        kind=RunKind.EVAL,
-        config_hash=inputs_hash(config.fingerprint(), config.data.questions),
-        bundle_hash=bundle.bundle_hash,
-        pool=Pool.TEST,
-        pools_sha256=pools_sha256,
-        llm=config.llm,
-        agent=config.agent,
-        parent_run_id=parent,
-    )
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """One evaluation, resolved: its id, why, for which run, the two arms and their runs, the pool."""
-
-    eval_id: str
-    purpose: str
-    train_run_id: str | None
-    arms: tuple[Arm, Arm]  # final, baseline
-    runs: tuple[RunProvenance, RunProvenance]
-    pool: TestPool
-
-
-def _plan(
-    config: HoldoutSettings,
-    final: Bundle | Arm,
-    baseline: Bundle | Arm,
-    train_run_id: str | None,
-    purpose: str,
-    eval_id: str | None,
-) -> _Plan:
-    if not purpose.strip():
-        raise ConfigError("an eval needs a purpose: say why the test pool is read")
-    arms = (_as_arm(final), _as_arm(baseline))
-    pool = load_test_pool(config)
-    check_media(config.data, pool.questions, subtitles=config.agent.subtitles)
-    check_agent_slot(config.agent, config.data.benchmark)
-    eval_id = eval_id or default_eval_id()
-    try:
-        runs = (
-            _provenance(
-                config, arm_run_id(eval_id, EvalArm.FINAL), arms[0].bundle, pool.pools_sha256, train_run_id
-            ),
-            _provenance(
-                config, arm_run_id(eval_id, EvalArm.BASELINE), arms[1].bundle, pool.pools_sha256, train_run_id
-            ),
-        )
-    except ValidationError as exc:
-        raise ConfigError(f"invalid eval id {eval_id!r}: {describe_validation(exc, limit=1)}") from None
-    return _Plan(eval_id, purpose, train_run_id, arms, runs, pool)
-
-
-def _as_arm(side: Bundle | Arm) -> Arm:
-    return side if isinstance(side, Arm) else Arm(side, side.source)
+__all__ = ["run_holdout"]
 
 
 async def _roll_arms(
-    session: RunSession, plan: _Plan, draws: Sequence[tuple[Question, int]], progress: InferProgress
+    session: RunSession, plan: HoldoutPlan, draws: Sequence[tuple[Question, int]], progress: InferProgress
 ) -> list[list[Prediction]]:
     done = 0
     for provenance in plan.runs:
@@ -172,22 +48,6 @@ async def _roll_arms(
         async with await session.store.open_or_resume(provenance) as log:
             results.append(await session.rollout(arm.bundle, draws, log, on_done=progress.advance))
     return results
-
-
-def _purposes(plan: _Plan) -> list[RunMetric]:
-    return [
-        RunMetric(
-            run_id=run.run_id,
-            name=EVAL_PURPOSE,
-            value={
-                "purpose": plan.purpose,
-                "arm": side,
-                "train_run_id": plan.train_run_id,
-                "eval_id": plan.eval_id,
-            },
-        )
-        for side, run in zip(_SIDES, plan.runs, strict=True)
-    ]
 
 
 def _with_truth(rows: list[GroupRow], truth: SimTruth | None) -> list[GroupRow]:
@@ -237,7 +97,7 @@ async def run_holdout(
         progress: told the totals once, then each new prediction.
         metric: the report's name in the store (``transfer.<protocol>``: no val comparison).
     """
-    plan = _plan(config, final, baseline, train_run_id, purpose, eval_id)
+    plan = plan_holdout(config, final, baseline, train_run_id, purpose, eval_id)
     # A dead endpoint or a model it does not serve stops us before either arm asks a question.
     await probe_endpoints(config.llm, {config.llm.model: "llm.model"})
     draws = [(q, s) for q in plan.pool.questions for s in range(config.eval.samples)]
@@ -250,7 +110,7 @@ async def run_holdout(
         salt=plan.eval_id,
     ) as session:
         final_preds, base_preds = await _roll_arms(session, plan, draws, progress or InferProgress())
-        await session.store.aupsert(_purposes(plan))
+        await session.store.aupsert(purpose_metrics(plan))
         rows = compare_groups(
             plan.pool.questions,
             final_preds,
@@ -275,7 +135,7 @@ async def run_holdout(
 async def _report(
     config: HoldoutSettings,
     store: RunStore,
-    plan: _Plan,
+    plan: HoldoutPlan,
     rows: list[GroupRow],
     groups: GroupScores | None,
     *,

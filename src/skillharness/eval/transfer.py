@@ -17,7 +17,8 @@ from typing import Any, Protocol
 
 from skillharness.agent import BundleSlot, ProtocolName
 from skillharness.errors import ConfigError
-from skillharness.eval.holdout import Arm, HoldoutSettings, run_holdout
+from skillharness.eval.holdout import run_holdout
+from skillharness.eval.holdout_plan import Arm, HoldoutSettings
 from skillharness.eval.holdout_report import HoldoutReport
 from skillharness.eval.ledger import transfer_metric
 from skillharness.infer import InferProgress, check_agent_slot
