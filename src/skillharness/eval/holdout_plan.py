@@ -60,7 +60,7 @@ class Arm:
     label: str
 
 
-_SIDES = ("final", "baseline")
+_SIDES = (EvalArm.FINAL, EvalArm.BASELINE)  # the order of a plan's arms and runs
 
 
 def default_eval_id() -> str:
@@ -119,17 +119,13 @@ def plan_holdout(
     check_agent_slot(config.agent, config.data.benchmark)
     eval_id = eval_id or default_eval_id()
     try:
-        runs = (
-            _provenance(
-                config, arm_run_id(eval_id, EvalArm.FINAL), arms[0].bundle, pool.pools_sha256, train_run_id
-            ),
-            _provenance(
-                config, arm_run_id(eval_id, EvalArm.BASELINE), arms[1].bundle, pool.pools_sha256, train_run_id
-            ),
+        runs = tuple(
+            _provenance(config, arm_run_id(eval_id, side), arm.bundle, pool.pools_sha256, train_run_id)
+            for side, arm in zip(_SIDES, arms, strict=True)
         )
     except ValidationError as exc:
         raise ConfigError(f"invalid eval id {eval_id!r}: {describe_validation(exc, limit=1)}") from None
-    return HoldoutPlan(eval_id, purpose, train_run_id, arms, runs, pool)
+    return HoldoutPlan(eval_id, purpose, train_run_id, arms, (runs[0], runs[1]), pool)
 
 
 def _as_arm(side: Bundle | Arm) -> Arm:
@@ -143,7 +139,7 @@ def purpose_metrics(plan: HoldoutPlan) -> list[RunMetric]:
             name=EVAL_PURPOSE,
             value={
                 "purpose": plan.purpose,
-                "arm": side,
+                "arm": side.value,
                 "train_run_id": plan.train_run_id,
                 "eval_id": plan.eval_id,
             },
