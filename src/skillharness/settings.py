@@ -151,6 +151,7 @@ CLASSIFICATION: Mapping[str, Scope] = types.MappingProxyType(
         "train.gate.merge_min_wealth": _T,
         "train.gate.merge_sizing": _T,
         "train.gate.merge_max_parts": _T,
+        "train.gate.merge_credit": _T,
         "train.gate.bet_strategy": _T,
         "train.gate.first_stage": _T,
         "train.gate.stage_growth": _T,

@@ -268,6 +268,40 @@ async def test_a_merged_set_refused_at_rebase_reopens_as_the_proposal_alone(
     assert next(o for o in closed.open if o.key == bare.key).invalid.startswith("rebased onto")
 
 
+@pytest.mark.parametrize(("partner_d", "lands"), [(1, False), (0, True)], ids=["partner_matched", "set_more"])
+async def test_each_part_credit_withholds_a_passing_set_its_partner_matched(
+    train_bench: Bench, experiment: Path, partner_d: int, lands: bool
+) -> None:
+    """The real gate on the decisive world: a set carrying the counting insight passes its test;
+    with merge_credit each_part it lands only if it measured more per draw than its partner's
+    own test (given here as 16 wins, or 16 ties)."""
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        insight = f"- {sim.world.insights_for('Counting Problem')[0].canonical}"
+        initial = Bundle.load(train_bench.bundle)
+        ckpt, _, ws, _ = await _open_two(
+            experiment, train_bench, sim, _patch(initial, COUNTING, Edit(
+                op=EditOp.INSERT_AFTER, anchor=_anchor(initial, COUNTING), text=f"\n{insight}")),
+            merge_credit="each_part",
+        )  # fmt: skip
+        partner, merged = ckpt.open
+        seen = partner.model_copy(update={"observed": [partner_d] * 16, "stage_ends": [8, 16]})
+        ckpt = ckpt.model_copy(update={"open": [seen, merged]})
+        async with train_context(experiment / "experiment.yaml", run_id="t-merge") as ctx:
+            for stage in range(12):
+                pick = next((o for o in ckpt.open if o.key == merged.key), None)
+                if pick is None:
+                    break
+                ckpt = await _advance(ctx, ws, ckpt, pick, {"epoch": 1, "step": 2 + stage})
+    with RunReader(load_config(experiment / "experiment.yaml").store) as reader:
+        rows = reader.ledger(GateDecisionRow, train_run_id="t-merge")
+    (row,) = [r for r in rows if r.gate_index == merged.key]
+    credit = row.evidence["part_credit"]  # the set passed its test either way
+    assert (credit["partner"], credit["partner_mean"]) == (partner.key, float(partner_d))
+    assert (row.reason == "accept") is lands
+    assert (ckpt.version != "v0000") is lands
+    assert [o.key for o in ckpt.open] == [partner.key]  # the partner's test goes on
+
+
 def test_lever4_the_proposer_sees_the_tests_open_as_its_step_began_strongest_first() -> None:
     """A resumed step must ask the same prompts: tests opened in the running step are not listed."""
 

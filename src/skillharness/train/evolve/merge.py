@@ -8,7 +8,8 @@ both edit sets apply together as one patch set. The merged set is a new test wit
 fresh samples; the partner keeps its own test, so a harmful new edit costs the partner nothing.
 Whichever lands first, the other is rebased without the edits that landed (:func:`without_landed`).
 A set counts the proposals it carries (``parts``): ``train.gate.merge_max_parts`` caps them, and
-``train.gate.merge_sizing`` may size its test for the effect each claims (train/loop/decide.py).
+``train.gate.merge_sizing`` may size its test for the effect each claims (train/loop/decide.py);
+``train.gate.merge_credit`` may ask its accept to show each part's effect (train/loop/merged_credit.py).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from skillharness.train.validate.guard import guard_size
 from skillharness.train.validate.paired_gate import draw_plan
 from skillharness.train.validate.scope import gate_scope, scope_hash
 
-__all__ = ["candidate_of", "is_stale", "open_candidate", "rebase", "scope_hash"]
+__all__ = ["candidate_of", "is_stale", "open_candidate", "rebase", "reopen_alone", "scope_hash"]
 
 # What a new test (an opening or a rebase) sets in its OpenCandidate.
 _TEST_FIELDS = (
@@ -236,20 +236,30 @@ def rebase(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, oc: OpenCandidate
     if isinstance(restarted, Checkpoint):
         return restarted
     if oc.merged_with and oc.own_edit_set is not None:
-        alone = oc.model_copy(
-            update={
-                "merged_with": [],
-                "own_edit_set": None,
-                "parts": 1,
-                "choice_detail": f"reopened alone: the merged set was refused ({restarted})"[:300],
-            }
-        )
-        own = EditSet.model_validate_json(json.dumps(oc.own_edit_set))
-        reopened = _restart(ctx, ckpt, alone, incumbent, target, own)
+        reopened = reopen_alone(ctx, ckpt, oc, incumbent, f"the merged set was refused ({restarted})")
         if isinstance(reopened, Checkpoint):
             return reopened
     invalid = oc.model_copy(update={"invalid": f"rebased onto {ckpt.version}: {restarted}"[:300]})
     return _replace(ckpt, oc, invalid)
+
+
+def reopen_alone(
+    ctx: TrainContext, ckpt: Checkpoint, oc: OpenCandidate, incumbent: Bundle, why: str
+) -> Checkpoint | str:
+    """The checkpoint with merged set ``oc`` restarted as its own proposal alone (``own_edit_set``)
+    against ``incumbent``, as a new test, or why it cannot be."""
+    if oc.own_edit_set is None:
+        return "it carries no proposal of its own"
+    alone = oc.model_copy(
+        update={
+            "merged_with": [],
+            "own_edit_set": None,
+            "parts": 1,
+            "choice_detail": f"reopened alone: {why}"[:300],
+        }
+    )
+    own = EditSet.model_validate_json(json.dumps(oc.own_edit_set))
+    return _restart(ctx, ckpt, alone, incumbent, EditTarget.parse(oc.target), own)
 
 
 def _restart(

@@ -6,7 +6,8 @@ each decision has its own ``dual_metric`` row). A pick whose incumbent has chang
 first (:func:`~skillharness.train.loop.open_gates.rebase`). The candidate's ladder is rebuilt by
 replaying its observations, fed one stage of fresh paired draws from its plan, and it closes when
 the ladder decides (``accept`` then the McNemar guard for system and tool edits,
-``reject_evidence``, ``reject_inertia`` at its size or when its futility is plausible). The next
+``reject_evidence``, ``reject_inertia`` at its size or when its futility is plausible; a merged
+set's accept may be withheld, :mod:`~skillharness.train.loop.merged_credit`). The next
 pick is a pure function of the checkpoint, which is saved after each one: a resume continues the
 round exactly.
 """
@@ -27,6 +28,7 @@ from skillharness.train.gate import (
 )
 from skillharness.train.gate.power import plausibly_futile
 from skillharness.train.loop.decide import record_decision
+from skillharness.train.loop.merged_credit import credit_parts, reopen_orphans
 from skillharness.train.loop.open_gates import candidate_of, is_stale, rebase
 from skillharness.train.state.checkpoint import Checkpoint, OpenCandidate
 from skillharness.train.state.context import TrainContext
@@ -148,6 +150,7 @@ async def _advance(
         # with no evidence either way (the run's refusal share stops the run when they matter).
         decision = replace(decision, kind=DecisionKind.REJECT_INERTIA, next_request=0)
     outcome = await _outcome(ctx, arms, scope, candidate, plan, oc, decision, ckpt.discordance, check)
+    outcome = credit_parts(ctx, ckpt, oc, outcome)
     return await _close(ctx, ws, ckpt, oc, candidate, outcome, cursor, check)
 
 
@@ -275,6 +278,7 @@ async def _close(
             "rank_trial": ckpt.rank_trial.observe(oc.choice, [] if oc.merged_with else oc.observed),
         }
     )
+    ckpt = reopen_orphans(ctx, ws, ckpt, oc, outcome)
     cursor = {**cursor, "gate": oc.key}  # the cursor an accepted version records: one per test
     return await record_decision(
         ctx, ws, ckpt, candidate, outcome, cursor=cursor, gate_index=oc.key, check_stop=check
