@@ -58,11 +58,10 @@ def _observed(ckpt: Checkpoint, partner: list[int], merged: list[int]) -> Checkp
     ],
     ids=["more", "equal", "less", "partner_undrawn"],
 )
-@pytest.mark.parametrize("mode", ["above_partner", "each_part"])
 async def test_a_merged_accept_lands_only_when_it_measured_more_than_its_open_partner(
-    tmp_path: Path, partner: list[int], merged: list[int], lands: bool, mode: str
+    tmp_path: Path, partner: list[int], merged: list[int], lands: bool
 ) -> None:
-    ctx = FakeContext(gate={**EACH, "merge_credit": mode})
+    ctx = FakeContext(gate=EACH)
     ws, initial = workspace(tmp_path)
     ckpt = _observed(await _merged(ctx, ws, initial), partner, merged)
     outcome = credit_parts(ctx.typed(), ckpt, ckpt.open[1], ACCEPTED)
@@ -76,7 +75,7 @@ async def test_a_merged_accept_lands_only_when_it_measured_more_than_its_open_pa
         assert outcome.reason is GateReason.REJECT_INERTIA
         assert (outcome.alpha, outcome.decision) == (ACCEPTED.alpha, ACCEPTED.decision)
         assert f"for its partner alone (gate {ckpt.open[0].key})" in outcome.detail
-        assert outcome.detail.endswith(f"(merge_credit {mode})")
+        assert "merge_credit each_part" in outcome.detail
 
 
 async def test_set_credit_a_single_proposal_and_a_rejection_pass_unchanged(tmp_path: Path) -> None:
@@ -132,9 +131,8 @@ async def test_a_merged_set_whose_partner_closed_without_landing_reopens_alone(t
     # The partner landed (its edits are in the incumbent: the set's rebase handles that), or the
     # whole set is credited: nothing is reopened.
     assert reopen_orphans(ctx.typed(), ws, closed, partner, ACCEPTED) is closed
-    for credit in ("set", "above_partner"):
-        other = FakeContext(gate={**EACH, "merge_credit": credit}).typed()
-        assert reopen_orphans(other, ws, closed, partner, rejected) is closed
+    whole_set = FakeContext(gate={**EACH, "merge_credit": "set"}).typed()
+    assert reopen_orphans(whole_set, ws, closed, partner, rejected) is closed
 
 
 async def test_a_merged_set_that_cannot_reopen_alone_is_marked_to_close(tmp_path: Path) -> None:

@@ -1,14 +1,14 @@
-"""Credit for each part of a merged set (``train.gate.merge_credit``: above_partner, each_part).
+"""Credit for each part of a merged set (``train.gate.merge_credit: each_part``).
 
 A merged set's test shows that the set as a whole helps; it says nothing of which of its proposals
 did. In SimLab most lines of no effect that land ride in such sets (docs/benchmarks.md, "Ten
 seeds, and what a merged set may carry"). The partner's own test, running beside it, is evidence
 the set's accept already paid for: a set that measured no more per draw than its partner alone
 shows no effect of its later proposal, and a set whose partner closed without landing rests on
-the later proposal alone. So, with ``above_partner``, the first closes as ``reject_inertia`` (the
-partner's test goes on, and lands the partner if it can), and with ``each_part`` the second also
-reopens as its own proposal alone, as a new test. Both only withhold accepts the gate would have
-made; no test's level changes, and nothing lands that no passing test covered.
+the later proposal alone. So, with ``each_part``, the first closes as ``reject_inertia`` (the
+partner's test goes on, and lands the partner if it can) and the second reopens as its own
+proposal alone, as a new test. Both only withhold accepts the gate would have made; no test's
+level changes, and nothing lands that no passing test covered.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from skillharness.train.state.records import GateOutcome, GateReason
 __all__ = ["credit_parts", "partner_of", "reopen_orphans"]
 
 
-def _above_partner(ctx: TrainContext) -> bool:
-    return ctx.config.gate.merge_credit in ("above_partner", "each_part")
+def _each_part(ctx: TrainContext) -> bool:
+    return ctx.config.gate.merge_credit == "each_part"
 
 
 def partner_of(ckpt: Checkpoint, oc: OpenCandidate) -> OpenCandidate | None:
@@ -41,7 +41,7 @@ def _mean(observed: list[int]) -> float | None:
 def credit_parts(ctx: TrainContext, ckpt: Checkpoint, oc: OpenCandidate, outcome: GateOutcome) -> GateOutcome:
     """``outcome``, or, for an accepted merged set that measured no more per draw than its open
     partner alone, a ``reject_inertia`` saying so (the evidence holds both means either way)."""
-    if not (_above_partner(ctx) and outcome.accepted and oc.parts > 1 and oc.merged_with):
+    if not (_each_part(ctx) and outcome.accepted and oc.parts > 1 and oc.merged_with):
         return outcome
     partner = partner_of(ckpt, oc)
     if partner is None:  # its partner landed and the set kept its edits: nothing to compare with
@@ -54,8 +54,8 @@ def credit_parts(ctx: TrainContext, ckpt: Checkpoint, oc: OpenCandidate, outcome
     shown = "nothing yet" if theirs is None else f"{theirs:+.3f}"
     detail = (
         f"the merged set passed ({outcome.detail}), but measured {mine or 0.0:+.3f} per draw against "
-        f"{shown} for its partner alone (gate {partner.key}): its later proposal shows no effect of its "
-        f"own, so nothing lands and the partner's test goes on (merge_credit {ctx.config.gate.merge_credit})"
+        f"{shown} for its partner alone (gate {partner.key}): its later proposal shows no effect of "
+        "its own, so nothing lands and the partner's test goes on (merge_credit each_part)"
     )
     return GateOutcome(
         GateReason.REJECT_INERTIA,
@@ -72,7 +72,7 @@ def reopen_orphans(
 ) -> Checkpoint:
     """With ``each_part``, every merged set carrying the edits of ``closed``, which closed without
     landing, restarted as its own proposal alone (marked invalid, to close, when it cannot be)."""
-    if ctx.config.gate.merge_credit != "each_part" or outcome.accepted:
+    if not _each_part(ctx) or outcome.accepted:
         return ckpt
     keys = {closed.key, *closed.rebased_from}
     orphans = [o for o in ckpt.open if keys & set(o.merged_with)]
