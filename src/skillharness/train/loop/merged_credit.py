@@ -9,6 +9,11 @@ the later proposal alone. So, with ``each_part``, the first closes as ``reject_i
 partner's test goes on, and lands the partner if it can) and the second reopens as its own
 proposal alone, as a new test. Both only withhold accepts the gate would have made; no test's
 level changes, and nothing lands that no passing test covered.
+
+In SimLab the first rule almost never binds (a set that passes has crossed its threshold and an
+open partner has not), so what ``each_part`` does is the reopening: fewer lines of no effect on
+one setup, less closure on both; it is off by default (docs/benchmarks.md, "Crediting each part
+of a merged set").
 """
 
 from __future__ import annotations
