@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-from unit_support import COUNTING_SKILL, FakeContext, line_candidate, never, workspace
+from unit_support import COUNTING_SKILL, FakeContext, line_candidate, never, open_test, workspace
 
 from skillharness.skills import Bundle, EditSet, Workspace
 from skillharness.train.loop.merged_credit import credit_parts, partner_of, reopen_orphans
 from skillharness.train.loop.open_gates import open_candidate
-from skillharness.train.state.checkpoint import Checkpoint, OpenCandidate
+from skillharness.train.state.checkpoint import Checkpoint
 from skillharness.train.state.records import GateOutcome, GateReason
 
 CURSOR = {"epoch": 1, "step": 3, "target": 0}
@@ -94,22 +93,13 @@ async def test_set_credit_a_single_proposal_and_a_rejection_pass_unchanged(tmp_p
 
 
 def test_the_partner_is_followed_through_its_rebases() -> None:
-    edit_set: dict[str, Any] = json.loads(
-        EditSet(skill_update_mode="patch", edits=(), rationale="r").model_dump_json()
-    )
-
-    def oc(key: int, **update: Any) -> OpenCandidate:
-        fields = dict(
-            key=key, target="skill:counting_problem", edit_set=edit_set, base_version="v0000",
-            base_hash="b", bundle_hash=f"h{key}", alpha=0.05, n_max=48, first_sample=0, opened=(1, 0),
-        )  # fmt: skip
-        return OpenCandidate(**(fields | update))
-
-    merged = oc(3, merged_with=[1], parts=2)
-    rebased = oc(7, rebased_from=[1, 4])
-    ckpt = Checkpoint(run_id="r", baseline_run_id="r.b", open=[oc(2), rebased, merged])
+    edit_set = EditSet(skill_update_mode="patch", edits=(), rationale="r")
+    merged = open_test(3, COUNTING_SKILL, edit_set).model_copy(update={"merged_with": [1], "parts": 2})
+    rebased = open_test(7, COUNTING_SKILL, edit_set).model_copy(update={"rebased_from": [1, 4]})
+    other = open_test(2, COUNTING_SKILL, edit_set)
+    ckpt = Checkpoint(run_id="r", baseline_run_id="r.b", open=[other, rebased, merged])
     assert partner_of(ckpt, merged) == rebased
-    assert partner_of(ckpt.model_copy(update={"open": [oc(2), merged]}), merged) is None
+    assert partner_of(ckpt.model_copy(update={"open": [other, merged]}), merged) is None
 
 
 async def test_a_merged_set_whose_partner_closed_without_landing_reopens_alone(tmp_path: Path) -> None:
