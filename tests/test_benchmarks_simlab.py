@@ -17,7 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import train as simlab_train
-from simlab.efficiency import SETUPS, Job, plan_jobs, prepare
+from simlab.efficiency import SETUPS, Job, accept_kind, plan_jobs, prepare
 from simlab.marks import Accept, Reading, accept_of, point_at, read_mark, spread, summarize
 from simlab.report import VAL_TEST_HEAD, curve_table, line_counts, runs_table, summary_table, verdicts
 from simlab.world import (
@@ -411,3 +411,13 @@ def test_the_curve_records_each_trial_test_as_it_closes_with_the_calls_then() ->
     # Two closes at the second checkpoint (their order within it is not known), none new at the
     # third: each close recorded once, at the calls of the checkpoint that first holds it.
     assert observer.trial_closes == [(100, "endorsed", 1.0), (200, "endorsed", 1.0), (200, "declined", -0.5)]
+
+
+def test_an_accept_records_whether_a_merged_set_an_own_test_or_a_test_decided_at_once_made_it() -> None:
+    # The evidence of an open test's decision carries its parts and partners (train/loop/rounds.py).
+    assert accept_kind({"parts": 2, "merged_with": ["skill:a#3"]}) == "merged"
+    assert accept_kind({"parts": 1, "merged_with": []}) == "own"
+    # A merged set reopened alone keeps no partner: its line's evidence is its own.
+    assert accept_kind({"parts": 1, "merged_with": None}) == "own"
+    # An epoch end's momentum or consolidation test is opened and decided at once.
+    assert accept_kind({"alpha": 0.05, "guard": None}) == "at_once"

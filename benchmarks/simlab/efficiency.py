@@ -192,9 +192,24 @@ def _accepts(store_url: str, truth: Truth, ws: Workspace, curve: CurveObserver) 
         lines = line_effects(truth, before, row.target, row.document_before, row.document_after or "")
         accept = Accept(calls, effect["test"], effect["val"], tuple(line["effect_test"] for line in lines))
         out.append(
-            {**asdict(accept), "target": row.target, "version_after": row.version_after, "lines": lines}
+            {
+                **asdict(accept),
+                "target": row.target,
+                "version_after": row.version_after,
+                "kind": accept_kind(row.evidence),
+                "lines": lines,
+            }
         )
     return out
+
+
+def accept_kind(evidence: dict[str, Any]) -> str:
+    """How an accept was tested: ``merged`` (a merged set: no line of it has evidence alone), ``own``
+    (one proposal's own open test) or ``at_once`` (a test opened and decided at once: an epoch end's
+    momentum or consolidation, or a run without open tests)."""
+    if evidence.get("merged_with"):
+        return "merged"
+    return "own" if "parts" in evidence else "at_once"
 
 
 def line_effects(
