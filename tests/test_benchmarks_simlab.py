@@ -19,7 +19,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import train as simlab_train
 from simlab.efficiency import SETUPS, Job, accept_kind, plan_jobs, prepare
 from simlab.marks import Accept, Reading, accept_of, point_at, read_mark, spread, summarize
-from simlab.report import VAL_TEST_HEAD, curve_table, line_counts, runs_table, summary_table, verdicts
+from simlab.report import (
+    VAL_TEST_HEAD,
+    curve_table,
+    kind_table,
+    line_counts,
+    runs_table,
+    summary_table,
+    verdicts,
+)
 from simlab.world import (
     MVBENCH_LIKE,
     CurveObserver,
@@ -421,3 +429,22 @@ def test_an_accept_records_whether_a_merged_set_an_own_test_or_a_test_decided_at
     assert accept_kind({"parts": 1, "merged_with": None}) == "own"
     # An epoch end's momentum or consolidation test is opened and decided at once.
     assert accept_kind({"alpha": 0.05, "guard": None}) == "at_once"
+
+
+def test_the_kind_table_counts_lines_of_no_effect_by_how_their_accept_was_tested() -> None:
+    def line(effect: float) -> dict[str, float | str]:
+        return {"line": "- a rule", "effect_test": effect, "effect_val": effect}
+
+    run = {
+        "setup": "videomme-q",
+        "accepts": [
+            {"kind": "own", "lines": [line(0.02)]},
+            {"kind": "merged", "lines": [line(0.03), line(0.0)]},
+            {"kind": "at_once", "lines": [line(-0.01), line(0.01)]},
+            {"lines": [line(0.0)]},  # measured before accepts said how they were tested
+        ],
+    }
+    failed = {"setup": "videomme-q", "error": "boom"}
+    table = kind_table([run, failed], ["videomme-q"])
+    assert table.splitlines()[0] == "| setup | own | merged | at_once | not recorded |"
+    assert table.splitlines()[2] == "| videomme-q | 0/1 | 1/2 | 1/2 | 1/1 |"

@@ -154,6 +154,31 @@ def line_counts(record: dict[str, Any]) -> tuple[int, int]:
     return len(effects), sum(e <= NO_EFFECT for e in effects)
 
 
+# How an accept was tested (simlab.efficiency.accept_kind); results measured before it was recorded
+# read "not recorded".
+ACCEPT_KINDS = ("own", "merged", "at_once", "not recorded")
+
+
+def kind_table(records: Sequence[dict[str, Any]], setups: Sequence[str]) -> str:
+    """Per setup, over its runs to their end: the lines inserted by each kind of accept, and how many
+    of them are <= 0 on test (a line in a merged set or an epoch end's update has no test alone)."""
+    lines = [
+        "| setup | " + " | ".join(ACCEPT_KINDS) + " |",
+        "|---|" + "---|" * len(ACCEPT_KINDS),
+    ]
+    for setup in setups:
+        counts = {kind: [0, 0] for kind in ACCEPT_KINDS}
+        for r in ok_records(records, setup):
+            for a in r["accepts"]:
+                effects = [float(line["effect_test"]) for line in a.get("lines", ())]
+                kind = counts[a.get("kind", "not recorded")]
+                kind[0] += len(effects)
+                kind[1] += sum(e <= NO_EFFECT for e in effects)
+        cells = [f"{bad}/{n}" if n else "–" for n, bad in counts.values()]
+        lines.append(f"| {setup} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def runs_table(records: Sequence[dict[str, Any]]) -> str:
     lines = [
         "| setup | seed | budget | calls spent | end | wall s | s / 1,000 calls | trained classes "
@@ -220,6 +245,9 @@ def section(
         + curve_table(records, setups)
         + "\nEach run at each mark (the last checkpoint at or before it, and the calls spent there):\n\n"
         + marks_table(records, budgets)
+        + "\nLines ≤ 0 on test over the lines inserted, by how their accept was tested (every run "
+        + "to its end; own: its own test; merged: a merged set; at_once: an epoch end's update):\n\n"
+        + kind_table(records, setups)
         + "\nRuns:\n\n"
         + runs_table(records)
     )
