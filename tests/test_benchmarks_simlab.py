@@ -423,10 +423,11 @@ def test_the_curve_records_each_trial_test_as_it_closes_with_the_calls_then() ->
 
 def test_an_accept_records_whether_a_merged_set_an_own_test_or_a_test_decided_at_once_made_it() -> None:
     # The evidence of an open test's decision carries its parts and partners (train/loop/rounds.py).
-    assert accept_kind({"parts": 2, "merged_with": ["skill:a#3"]}) == "merged"
+    assert accept_kind({"parts": 2, "merged_with": [3]}) == "merged"
     assert accept_kind({"parts": 1, "merged_with": []}) == "own"
-    # A merged set reopened alone keeps no partner: its line's evidence is its own.
-    assert accept_kind({"parts": 1, "merged_with": None}) == "own"
+    # Once its partner's edits landed, what is left of a merged set is tested (and sized) as one
+    # proposal, though it still names the partner.
+    assert accept_kind({"parts": 1, "merged_with": [3]}) == "own"
     # An epoch end's momentum or consolidation test is opened and decided at once.
     assert accept_kind({"alpha": 0.05, "guard": None}) == "at_once"
 

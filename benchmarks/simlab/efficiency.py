@@ -197,6 +197,7 @@ def _accepts(store_url: str, truth: Truth, ws: Workspace, curve: CurveObserver) 
                 "target": row.target,
                 "version_after": row.version_after,
                 "kind": accept_kind(row.evidence),
+                "parts": row.evidence.get("parts"),
                 "lines": lines,
             }
         )
@@ -204,12 +205,14 @@ def _accepts(store_url: str, truth: Truth, ws: Workspace, curve: CurveObserver) 
 
 
 def accept_kind(evidence: dict[str, Any]) -> str:
-    """How an accept was tested: ``merged`` (a merged set: no line of it has evidence alone), ``own``
-    (one proposal's own open test) or ``at_once`` (a test opened and decided at once: an epoch end's
-    momentum or consolidation, or a run without open tests)."""
-    if evidence.get("merged_with"):
-        return "merged"
-    return "own" if "parts" in evidence else "at_once"
+    """How an accept was tested: ``merged`` (a merged set of several proposals: no line of it has
+    evidence alone), ``own`` (an open test of one proposal, or of what was left of a merged set once
+    its partner's edits landed, which is sized as one: the remainder of a set of three or more may
+    still carry several proposals) or ``at_once`` (a test opened and decided at
+    once: an epoch end's momentum or consolidation, or a run without open tests)."""
+    if "parts" not in evidence:
+        return "at_once"
+    return "merged" if evidence["parts"] > 1 else "own"
 
 
 def line_effects(
