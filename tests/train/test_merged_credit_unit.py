@@ -139,3 +139,43 @@ async def test_a_merged_set_that_cannot_reopen_alone_is_marked_to_close(tmp_path
     ).open
     assert marked.key == merged.key
     assert marked.invalid.startswith(f"its partner (gate {partner.key}) closed as reject_evidence; reopening")
+
+
+async def test_split_tests_a_partner_that_closed_for_too_little_evidence_again_beside_its_sets_proposal(
+    tmp_path: Path,
+) -> None:
+    ctx = FakeContext(gate={**EACH, "merge_credit": "split"})
+    ws, initial = workspace(tmp_path)
+    ckpt = await _merged(ctx, ws, initial)
+    partner, merged = ckpt.open
+    closed = ckpt.model_copy(update={"open": [merged]})
+    inertia = GateOutcome(GateReason.REJECT_INERTIA, "futility plausible", alpha=0.05)
+    after = reopen_orphans(ctx.typed(), ws, closed, partner, inertia)
+    alone, again = after.open
+    own = line_candidate(initial, COUNTING_SKILL, "second", nth=0).edit_set
+    assert EditSet.model_validate_json(json.dumps(alone.edit_set)) == own
+    # The partner's edits, as a new test: its own gate index, level and fresh samples.
+    assert again.edit_set == partner.edit_set
+    assert (again.key, again.rebased_from, again.observed, again.wealth) == (
+        alone.key + 1,
+        [partner.key],
+        [],
+        1.0,
+    )
+    assert after.gates_run == closed.gates_run + 2
+    assert after.alpha_spent == pytest.approx(closed.alpha_spent + 2 * again.alpha)
+    assert again.choice_detail == f"tested again: its merged set (gate {merged.key}) was split"
+    # Harm shown is no reason to test again: only the set's own proposal reopens.
+    harm = GateOutcome(GateReason.REJECT_EVIDENCE, "wealth fell", alpha=0.05)
+    (only,) = reopen_orphans(ctx.typed(), ws, closed, partner, harm).open
+    assert only.edit_set == alone.edit_set
+    # Without a set carrying it, a partner that closed is not tested again.
+    bare = ckpt.model_copy(update={"open": []})
+    assert reopen_orphans(ctx.typed(), ws, bare, partner, inertia) is bare
+
+
+async def test_split_credits_a_passing_set_beside_its_open_partner_as_each_part_does(tmp_path: Path) -> None:
+    ctx = FakeContext(gate={**EACH, "merge_credit": "split"})
+    ws, initial = workspace(tmp_path)
+    ckpt = _observed(await _merged(ctx, ws, initial), [1, 1, 0, 0], [1, 1, 0, 0])
+    assert credit_parts(ctx.typed(), ckpt, ckpt.open[1], ACCEPTED).reason is GateReason.REJECT_INERTIA

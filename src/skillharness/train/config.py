@@ -81,13 +81,14 @@ class GateConfig(StrictModel):
         "its partner's own test lands the partner alone; one, for min_effect like any test. Sizing "
         "decides only when a test gives up, never its level.",
     )
-    merge_credit: Literal["set", "each_part"] = Field(
+    merge_credit: Literal["set", "each_part", "split"] = Field(
         "set",
         description="What a merged set's accept must also show before it lands. set: nothing more, "
         "its test passing. each_part: that its later proposal added something: the set lands only "
         "while its partner's test is open and measured more per draw than the partner alone (else it "
         "closes as reject_inertia and the partner's test goes on), and a set whose partner closes "
-        "without landing reopens as its own proposal alone. Neither changes a test's level.",
+        "without landing reopens as its own proposal alone. split: as each_part, and a partner that "
+        "closed as reject_inertia is tested again alone beside it. None changes a test's level.",
     )
     share_incumbent: bool = Field(
         False,

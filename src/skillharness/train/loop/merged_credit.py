@@ -13,7 +13,11 @@ level changes, and nothing lands that no passing test covered.
 In SimLab the first rule almost never binds (a set that passes has crossed its threshold and an
 open partner has not), so what ``each_part`` does is the reopening: fewer lines of no effect on
 one setup, less closure on both; it is off by default (docs/benchmarks.md, "Crediting each part
-of a merged set").
+of a merged set"). That closure is the partner's: a partner that closed as ``reject_inertia`` was
+most often a real line too small for its test, which the set then carried to an accept. With
+``split`` such a partner is tested again alone, beside its set's later proposal alone, so each
+line that lands has a passing test of its own (docs/benchmarks.md, "Splitting a merged set whose
+partner closed").
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from skillharness.skills import Workspace
-from skillharness.train.loop.open_gates import reopen_alone
+from skillharness.train.loop.open_gates import reopen_alone, retest
 from skillharness.train.state.checkpoint import Checkpoint, OpenCandidate
 from skillharness.train.state.context import TrainContext
 from skillharness.train.state.records import GateOutcome, GateReason
@@ -30,7 +34,7 @@ __all__ = ["credit_parts", "partner_of", "reopen_orphans"]
 
 
 def _each_part(ctx: TrainContext) -> bool:
-    return ctx.config.gate.merge_credit == "each_part"
+    return ctx.config.gate.merge_credit in ("each_part", "split")
 
 
 def partner_of(ckpt: Checkpoint, oc: OpenCandidate) -> OpenCandidate | None:
@@ -76,7 +80,9 @@ def reopen_orphans(
     ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, closed: OpenCandidate, outcome: GateOutcome
 ) -> Checkpoint:
     """With ``each_part``, every merged set carrying the edits of ``closed``, which closed without
-    landing, restarted as its own proposal alone (marked invalid, to close, when it cannot be)."""
+    landing, restarted as its own proposal alone (marked invalid, to close, when it cannot be);
+    with ``split``, and ``closed`` tested again alone when it closed as ``reject_inertia`` (too
+    little evidence either way, not harm)."""
     if not _each_part(ctx) or outcome.accepted:
         return ckpt
     keys = {closed.key, *closed.rebased_from}
@@ -92,4 +98,7 @@ def reopen_orphans(
             continue
         invalid = oc.model_copy(update={"invalid": f"{why}; reopening alone: {reopened}"[:300]})
         ckpt = ckpt.model_copy(update={"open": [invalid if o.key == oc.key else o for o in ckpt.open]})
+    if ctx.config.gate.merge_credit == "split" and outcome.reason is GateReason.REJECT_INERTIA:
+        again = retest(ctx, ckpt, closed, incumbent, f"its merged set (gate {orphans[0].key}) was split")
+        ckpt = again if isinstance(again, Checkpoint) else ckpt
     return ckpt

@@ -30,7 +30,7 @@ from skillharness.train.validate.guard import guard_size
 from skillharness.train.validate.paired_gate import draw_plan
 from skillharness.train.validate.scope import gate_scope, scope_hash
 
-__all__ = ["candidate_of", "is_stale", "open_candidate", "rebase", "reopen_alone", "scope_hash"]
+__all__ = ["candidate_of", "is_stale", "open_candidate", "rebase", "reopen_alone", "retest", "scope_hash"]
 
 # What a new test (an opening or a rebase) sets in its OpenCandidate.
 _TEST_FIELDS = (
@@ -260,6 +260,17 @@ def reopen_alone(
     )
     own = EditSet.model_validate_json(json.dumps(oc.own_edit_set))
     return _restart(ctx, ckpt, alone, incumbent, EditTarget.parse(oc.target), own)
+
+
+def retest(
+    ctx: TrainContext, ckpt: Checkpoint, closed: OpenCandidate, incumbent: Bundle, why: str
+) -> Checkpoint | str:
+    """The checkpoint with ``closed`` (a test no longer open) tested again against ``incumbent``, as a
+    new test of its edits, or why it cannot be."""
+    again = closed.model_copy(update={"choice_detail": f"tested again: {why}"[:300], "invalid": ""})
+    with_it = ckpt.model_copy(update={"open": [*ckpt.open, again]})
+    edits = EditSet.model_validate_json(json.dumps(closed.edit_set))
+    return _restart(ctx, with_it, again, incumbent, EditTarget.parse(closed.target), edits)
 
 
 def _restart(
