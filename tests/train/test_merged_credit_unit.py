@@ -12,7 +12,7 @@ from unit_support import COUNTING_SKILL, FakeContext, line_candidate, never, ope
 from skillharness.skills import Bundle, EditSet, Workspace
 from skillharness.train.loop.merged_credit import credit_parts, partner_of, reopen_orphans
 from skillharness.train.loop.open_gates import open_candidate
-from skillharness.train.state.checkpoint import Checkpoint
+from skillharness.train.state.checkpoint import Checkpoint, OpenCandidate
 from skillharness.train.state.records import GateOutcome, GateReason
 
 CURSOR = {"epoch": 1, "step": 3, "target": 0}
@@ -36,6 +36,19 @@ async def _merged(ctx: FakeContext, ws: Workspace, initial: Bundle) -> Checkpoin
     assert status == "opened"
     assert ckpt.open[1].merged_with == [ckpt.open[0].key]
     return ckpt
+
+
+async def _partner_closed(
+    ctx: FakeContext, tmp_path: Path
+) -> tuple[Workspace, Bundle, OpenCandidate, OpenCandidate, Checkpoint, GateOutcome]:
+    """A merged set whose partner just closed as reject_inertia: (workspace, initial bundle,
+    partner, set, the checkpoint without the partner, the partner's outcome)."""
+    ws, initial = workspace(tmp_path)
+    ckpt = await _merged(ctx, ws, initial)
+    partner, merged = ckpt.open
+    closed = ckpt.model_copy(update={"open": [merged]})
+    inertia = GateOutcome(GateReason.REJECT_INERTIA, "futility plausible", alpha=0.05)
+    return ws, initial, partner, merged, closed, inertia
 
 
 def _observed(ckpt: Checkpoint, partner: list[int], merged: list[int]) -> Checkpoint:
@@ -104,11 +117,7 @@ def test_the_partner_is_followed_through_its_rebases() -> None:
 
 async def test_a_merged_set_whose_partner_closed_without_landing_reopens_alone(tmp_path: Path) -> None:
     ctx = FakeContext(gate=EACH)
-    ws, initial = workspace(tmp_path)
-    ckpt = await _merged(ctx, ws, initial)
-    partner, merged = ckpt.open
-    closed = ckpt.model_copy(update={"open": [merged]})
-    rejected = GateOutcome(GateReason.REJECT_INERTIA, "futility plausible", alpha=0.05)
+    ws, initial, partner, merged, closed, rejected = await _partner_closed(ctx, tmp_path)
     after = reopen_orphans(ctx.typed(), ws, closed, partner, rejected)
     (alone,) = after.open
     assert (alone.merged_with, alone.own_edit_set, alone.parts, alone.invalid) == ([], None, 1, "")
@@ -145,11 +154,7 @@ async def test_split_tests_a_partner_that_closed_for_too_little_evidence_again_b
     tmp_path: Path,
 ) -> None:
     ctx = FakeContext(gate={**EACH, "merge_credit": "split"})
-    ws, initial = workspace(tmp_path)
-    ckpt = await _merged(ctx, ws, initial)
-    partner, merged = ckpt.open
-    closed = ckpt.model_copy(update={"open": [merged]})
-    inertia = GateOutcome(GateReason.REJECT_INERTIA, "futility plausible", alpha=0.05)
+    ws, initial, partner, merged, closed, inertia = await _partner_closed(ctx, tmp_path)
     after = reopen_orphans(ctx.typed(), ws, closed, partner, inertia)
     alone, again = after.open
     own = line_candidate(initial, COUNTING_SKILL, "second", nth=0).edit_set
@@ -170,7 +175,7 @@ async def test_split_tests_a_partner_that_closed_for_too_little_evidence_again_b
     (only,) = reopen_orphans(ctx.typed(), ws, closed, partner, harm).open
     assert only.edit_set == alone.edit_set
     # Without a set carrying it, a partner that closed is not tested again.
-    bare = ckpt.model_copy(update={"open": []})
+    bare = closed.model_copy(update={"open": []})
     assert reopen_orphans(ctx.typed(), ws, bare, partner, inertia) is bare
 
 
