@@ -150,7 +150,11 @@ def val_test_cells(closure_val: float, closure_test: float, lines: int, harmful_
 
 def line_counts(record: dict[str, Any]) -> tuple[int, int]:
     """(lines the run's accepts inserted, those whose true test effect, added alone, is <= 0)."""
-    effects = [float(line["effect_test"]) for a in record["accepts"] for line in a.get("lines", ())]
+    return _lines_of(record["accepts"])
+
+
+def _lines_of(accepts: Sequence[dict[str, Any]]) -> tuple[int, int]:
+    effects = [float(line["effect_test"]) for a in accepts for line in a.get("lines", ())]
     return len(effects), sum(e <= NO_EFFECT for e in effects)
 
 
@@ -167,14 +171,9 @@ def kind_table(records: Sequence[dict[str, Any]], setups: Sequence[str]) -> str:
         "|---|" + "---|" * len(ACCEPT_KINDS),
     ]
     for setup in setups:
-        counts = {kind: [0, 0] for kind in ACCEPT_KINDS}
-        for r in ok_records(records, setup):
-            for a in r["accepts"]:
-                effects = [float(line["effect_test"]) for line in a.get("lines", ())]
-                kind = counts[a.get("kind", "not recorded")]
-                kind[0] += len(effects)
-                kind[1] += sum(e <= NO_EFFECT for e in effects)
-        cells = [f"{bad}/{n}" if n else "–" for n, bad in counts.values()]
+        accepts = [a for r in ok_records(records, setup) for a in r["accepts"]]
+        counts = [_lines_of([a for a in accepts if a.get("kind", "not recorded") == k]) for k in ACCEPT_KINDS]
+        cells = [f"{bad}/{n}" if n else "–" for n, bad in counts]
         lines.append(f"| {setup} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from skillharness.skills import Workspace
-from skillharness.train.loop.open_gates import reopen_alone, retest
+from skillharness.train.loop.open_gates import mark_invalid, reopen_alone, retest
 from skillharness.train.state.checkpoint import Checkpoint, OpenCandidate
 from skillharness.train.state.context import TrainContext
 from skillharness.train.state.records import GateOutcome, GateReason
@@ -33,7 +33,7 @@ from skillharness.train.state.records import GateOutcome, GateReason
 __all__ = ["credit_parts", "partner_of", "reopen_orphans"]
 
 
-def _each_part(ctx: TrainContext) -> bool:
+def _credits_parts(ctx: TrainContext) -> bool:
     return ctx.config.gate.merge_credit in ("each_part", "split")
 
 
@@ -50,7 +50,7 @@ def _mean(observed: list[int]) -> float | None:
 def credit_parts(ctx: TrainContext, ckpt: Checkpoint, oc: OpenCandidate, outcome: GateOutcome) -> GateOutcome:
     """``outcome``, or, for an accepted merged set that measured no more per draw than its open
     partner alone, a ``reject_inertia`` saying so (the evidence holds both means either way)."""
-    if not (_each_part(ctx) and outcome.accepted and oc.parts > 1 and oc.merged_with):
+    if not (_credits_parts(ctx) and outcome.accepted and oc.parts > 1 and oc.merged_with):
         return outcome
     partner = partner_of(ckpt, oc)
     if partner is None:  # its partner landed and the set kept its edits: nothing to compare with
@@ -83,7 +83,7 @@ def reopen_orphans(
     landing, restarted as its own proposal alone (marked invalid, to close, when it cannot be);
     with ``split``, and ``closed`` tested again alone when it closed as ``reject_inertia`` (too
     little evidence either way, not harm)."""
-    if not _each_part(ctx) or outcome.accepted:
+    if not _credits_parts(ctx) or outcome.accepted:
         return ckpt
     keys = {closed.key, *closed.rebased_from}
     orphans = [o for o in ckpt.open if keys & set(o.merged_with)]
@@ -93,11 +93,11 @@ def reopen_orphans(
     why = f"its partner (gate {closed.key}) closed as {outcome.reason.value}"
     for oc in orphans:
         reopened = reopen_alone(ctx, ckpt, oc, incumbent, why)
-        if isinstance(reopened, Checkpoint):
-            ckpt = reopened
-            continue
-        invalid = oc.model_copy(update={"invalid": f"{why}; reopening alone: {reopened}"[:300]})
-        ckpt = ckpt.model_copy(update={"open": [invalid if o.key == oc.key else o for o in ckpt.open]})
+        ckpt = (
+            reopened
+            if isinstance(reopened, Checkpoint)
+            else mark_invalid(ckpt, oc, f"{why}; reopening alone: {reopened}")
+        )
     if ctx.config.gate.merge_credit == "split" and outcome.reason is GateReason.REJECT_INERTIA:
         again = retest(ctx, ckpt, closed, incumbent, f"its merged set (gate {orphans[0].key}) was split")
         ckpt = again if isinstance(again, Checkpoint) else ckpt

@@ -30,7 +30,16 @@ from skillharness.train.validate.guard import guard_size
 from skillharness.train.validate.paired_gate import draw_plan
 from skillharness.train.validate.scope import gate_scope, scope_hash
 
-__all__ = ["candidate_of", "is_stale", "open_candidate", "rebase", "reopen_alone", "retest", "scope_hash"]
+__all__ = [
+    "candidate_of",
+    "is_stale",
+    "mark_invalid",
+    "open_candidate",
+    "rebase",
+    "reopen_alone",
+    "retest",
+    "scope_hash",
+]
 
 # What a new test (an opening or a rebase) sets in its OpenCandidate.
 _TEST_FIELDS = (
@@ -239,8 +248,13 @@ def rebase(ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, oc: OpenCandidate
         reopened = reopen_alone(ctx, ckpt, oc, incumbent, f"the merged set was refused ({restarted})")
         if isinstance(reopened, Checkpoint):
             return reopened
-    invalid = oc.model_copy(update={"invalid": f"rebased onto {ckpt.version}: {restarted}"[:300]})
-    return _replace(ckpt, oc, invalid)
+    return mark_invalid(ckpt, oc, f"rebased onto {ckpt.version}: {restarted}")
+
+
+def mark_invalid(ckpt: Checkpoint, oc: OpenCandidate, why: str) -> Checkpoint:
+    """The checkpoint with open test ``oc`` marked invalid: it closes as ``reject_invalid`` when next
+    picked."""
+    return _replace(ckpt, oc, oc.model_copy(update={"invalid": why[:300]}))
 
 
 def reopen_alone(
