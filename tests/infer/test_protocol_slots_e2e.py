@@ -17,19 +17,29 @@ pytestmark = pytest.mark.sim_world(
 
 
 def _bodies(sim: SimServer, bench: Bench, tmp_path, protocol: str, slot: str) -> dict[str, dict]:
-    """The run's request bodies by their last user text part's question line."""
+    """The run's request bodies by their question and options (requests run concurrently, so their
+    order is not the questions')."""
     sim.state.recorded.clear()
     config = write_config(tmp_path / f"{protocol}-{slot}.yaml", bench, sim, subtitles=False)
     run = ["--config", str(config), "--protocol", protocol, "--pool", "all", "--bundle-slot", slot]
     done = cli("infer", *run, "--run-id", f"{protocol}-{slot}", "--no-vision")
     assert done.returncode == 0, done.stderr
-    return {_key(body): body for body in sim.state.recorded}
+    bodies = {_key(body): body for body in sim.state.recorded}
+    assert len(bodies) == len(sim.state.recorded), "two requests share a key: the pairing would guess"
+    return bodies
 
 
 def _key(body: dict) -> str:
+    """The question line and its option lines: options alone repeat across questions ("A. 2 …")."""
     user = next(m for m in body["messages"] if m["role"] == "user")
-    texts = [part["text"] for part in user["content"] if part["type"] == "text"]
-    return next(line for text in texts for line in text.split("\n") if line.startswith(("A. ", "A) ")))
+    lines = [line for part in user["content"] if part["type"] == "text" for line in part["text"].split("\n")]
+    first = next(i for i, line in enumerate(lines) if line.startswith(("A. ", "A) ")))
+    options = [
+        line
+        for line in lines[first:]
+        if line[:3] in {f"{c}. " for c in "ABCDEFGH"} | {f"{c}) " for c in "ABCDEFGH"}
+    ]
+    return "\n".join([lines[first - 1], *options])
 
 
 @pytest.mark.slow
