@@ -94,6 +94,10 @@ def test_experiment_init_sets_up_an_experiment_that_train_runs_and_a_rerun_write
         assert not Path(doc["data"][key]).is_absolute(), key
     assert doc["store"]["url"] == "sqlite:///runs.sqlite"
     assert doc["eval"]["run_holdout_eval"] is True
+    # The design a run trains with is written out (docs/benchmarks.md measured these defaults).
+    design = doc["train"]["gate"]["merge_credit"], doc["train"]["momentum"]["enabled"]
+    assert design == ("split", False)
+    assert doc["train"]["evolve"] == {"candidates": 3, "rank": "auto"}
     # The comments are the models' descriptions, not a copy that can drift.
     text = config_path.read_text()
     assert f"# {DataConfig.model_fields['questions'].description}\n  questions:" in text

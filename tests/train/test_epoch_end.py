@@ -59,7 +59,8 @@ def _epoch_end_decisions(config: Path, run_id: str) -> list[GateDecisionRow]:
 
 
 async def test_a_gated_slow_momentum_update_is_accepted(train_bench: Bench, experiment: Path) -> None:
-    """Gating is the default: the momentum candidate is gated as built, and one that helps lands."""
+    """Gating is the default once momentum is on: the candidate is gated as built, and one that helps
+    lands."""
     # Two insights a question: the epoch's accepted edits state one, so momentum has one to add.
     world = decisive_world(5)
     two = world.world.model_copy(update={"insights_per_task": 2, "needed_min": 2, "needed_max": 2})
@@ -70,7 +71,7 @@ async def test_a_gated_slow_momentum_update_is_accepted(train_bench: Bench, expe
         # room for a one-insight gain; four open tests per target (the default until issue 48) give the
         # epoch the accepts this scenario was built on, so momentum has a document to complete
         gate = {"n_max": 120, "first_stage": 8, "guard_draws": 8, "max_open": 4}
-        config = loop_config(experiment, train_bench, sim, epochs=1, gate=gate)
+        config = loop_config(experiment, train_bench, sim, epochs=1, gate=gate, momentum={"enabled": True})
         outcome = await train_once(config, "t-momentum")
     # At epoch end, a skill's decision is its momentum's (consolidation targets the system prompt).
     momentum = [r for r in _epoch_end_decisions(config, "t-momentum") if r.target.startswith("skill:")]

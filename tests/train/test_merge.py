@@ -172,6 +172,8 @@ async def test_lever4_merged_tests_run_end_to_end_and_name_their_partner(
     """The real loop on the decisive world, merging on, merges at least one proposal into an open
     test, and its decision's evidence names the partner."""
     gate = {"n_max": 48, "first_stage": 8, "guard_draws": 8, "merge_open": True, "merge_min_wealth": 1.0}
+    # Sets that land as sets: the default, split, reopens alone a set whose partner closed.
+    gate["merge_credit"] = "set"
     # Two insights per class: beside an open test of one, a proposal can state the other (with one,
     # it can only repeat it or add filler, which the rank role declines).
     world = decisive_world(5)

@@ -179,7 +179,9 @@ _MOMENTUM_CHILD = textwrap.dedent(
 
 async def test_p0_6_slow_momentum_is_idempotent_on_resume(train_bench: Bench, experiment: Path) -> None:
     with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
-        config = loop_config(experiment, train_bench, sim, epochs=1, momentum={"gated": False})
+        config = loop_config(
+            experiment, train_bench, sim, epochs=1, momentum={"enabled": True, "gated": False}
+        )
         child = await asyncio.to_thread(
             subprocess.run,
             [sys.executable, "-c", _MOMENTUM_CHILD, str(config)],

@@ -220,14 +220,16 @@ async def test_a_budget_that_runs_out_just_before_an_epoch_end_stops_within_one_
     """The epoch end (momentum tests, consolidation, the val score) checks the budget like a step:
     a run whose budget ends as the epoch end begins overshoots by one stage at most, not by the
     epoch end's tests and two passes over val."""
+    # Slow momentum is off by default; on, the epoch end has a test to cut.
+    on = {"momentum": {"enabled": True}}
     with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
-        reference = loop_config(experiment / "ref", train_bench, sim, epochs=1)
+        reference = loop_config(experiment / "ref", train_bench, sim, epochs=1, **on)
         seen = Spending()
         whole = await train_observed(reference, "t-ref", seen)
         assert whole.checkpoint.momentum_done, "no momentum test ran: the test needs an epoch end to cut"
         before_end = [c for c in seen.saved if c.epoch_end_done == 0 and not c.momentum_done][-1]
         budget = before_end.spent.calls + 1
-        cut = loop_config(experiment / "cut", train_bench, sim, epochs=1, budget={"max_calls": budget})
+        cut = loop_config(experiment / "cut", train_bench, sim, epochs=1, budget={"max_calls": budget}, **on)
         with pytest.raises(TrainingStopped, match="call budget"):
             await train_once(cut, "t-cut")
         stopped = Checkpoint.load(run_folder(cut.parent, "t-cut"))

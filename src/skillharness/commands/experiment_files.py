@@ -89,6 +89,22 @@ class Experiment:
         return os.path.relpath(path.resolve(), self.folder)
 
 
+def _train_values(train: TrainConfig, exp: Experiment) -> dict[str, Any]:
+    """The train keys init writes: the design a run trains with, written out so the file shows it."""
+    gate = {"alpha": train.gate.alpha, "n_max": train.gate.n_max, "merge_credit": train.gate.merge_credit}
+    return {
+        "epochs": train.epochs,
+        "batch_size": train.batch_size,
+        "early_stop_patience": train.early_stop_patience,
+        "task_types": None,
+        "gate": gate | ({} if exp.min_distinct is None else {"min_distinct": exp.min_distinct}),
+        "evolve": {"candidates": train.evolve.candidates, "rank": train.evolve.rank},
+        "momentum": {"enabled": train.momentum.enabled},
+        "budget": {"max_calls": None, "max_wall_s": None},
+        "roles": {"evolve": {"temperature": _EVOLVE_TEMPERATURE}},
+    }
+
+
 def experiment_yaml(exp: Experiment, pools_sha256: str) -> str:
     """The complete experiment.yaml: the keys a run over this split needs, each commented."""
     train, evals = TrainConfig(), EvalConfig()
@@ -115,17 +131,7 @@ def experiment_yaml(exp: Experiment, pools_sha256: str) -> str:
             # Written out, so the file shows how paired draws are taken (null: independent arms).
             "sampling": {"temperature": exp.temperature, "seed": "per_draw" if exp.temperature > 0 else None},
         },
-        "train": {
-            "epochs": train.epochs,
-            "batch_size": train.batch_size,
-            "early_stop_patience": train.early_stop_patience,
-            "task_types": None,
-            "gate": {"alpha": train.gate.alpha, "n_max": train.gate.n_max}
-            | ({} if exp.min_distinct is None else {"min_distinct": exp.min_distinct}),
-            "evolve": {"candidates": train.evolve.candidates, "rank": train.evolve.rank},
-            "budget": {"max_calls": None, "max_wall_s": None},
-            "roles": {"evolve": {"temperature": _EVOLVE_TEMPERATURE}},
-        },
+        "train": _train_values(train, exp),
         "eval": {"run_holdout_eval": exp.holdout, "samples": evals.samples},
     }
     notes = {

@@ -82,7 +82,7 @@ class GateConfig(StrictModel):
         "decides only when a test gives up, never its level.",
     )
     merge_credit: Literal["set", "each_part", "split"] = Field(
-        "set",
+        "split",
         description="What a merged set's accept must also show before it lands. set: nothing more, "
         "its test passing. each_part: that its later proposal added something: the set lands only "
         "while its partner's test is open and measured more per draw than the partner alone (else it "
@@ -326,7 +326,11 @@ class EvolveConfig(StrictModel):
 
 
 class MomentumConfig(StrictModel):
-    enabled: bool = True
+    # Off by default: in SimLab's honest world its tests, sized for an insight's effect, mostly end
+    # in inertia on a restatement's, taking calls, and its restatements were a quarter of the lines
+    # of no effect left once merged sets are split (docs/benchmarks.md, "Splitting without slow
+    # momentum").
+    enabled: bool = Field(False, description="Run slow momentum at each epoch end (SPEC 4.4).")
     gated: bool = Field(True, description="Gate momentum guidance like any edit (false: apply it directly).")
     max_chars: int = Field(1200, ge=1, description="Longest momentum guidance kept.")
 
