@@ -29,16 +29,15 @@ def _bodies(sim: SimServer, bench: Bench, tmp_path, protocol: str, slot: str) ->
     return bodies
 
 
+_OPTION_STARTS = tuple(f"{c}{mark} " for c in "ABCDEFGH" for mark in ".)")
+
+
 def _key(body: dict) -> str:
     """The question line and its option lines: options alone repeat across questions ("A. 2 …")."""
     user = next(m for m in body["messages"] if m["role"] == "user")
     lines = [line for part in user["content"] if part["type"] == "text" for line in part["text"].split("\n")]
     first = next(i for i, line in enumerate(lines) if line.startswith(("A. ", "A) ")))
-    options = [
-        line
-        for line in lines[first:]
-        if line[:3] in {f"{c}. " for c in "ABCDEFGH"} | {f"{c}) " for c in "ABCDEFGH"}
-    ]
+    options = [line for line in lines[first:] if line.startswith(_OPTION_STARTS)]
     return "\n".join([lines[first - 1], *options])
 
 

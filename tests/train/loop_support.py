@@ -15,6 +15,8 @@ from skillharness.train.loop.training import TrainOutcome, TrainRequest, run_fol
 from skillharness.train.state.checkpoint import Checkpoint
 
 TRAINED = ("Counting Problem", "Object Recognition", "OCR Problems")
+# Slow momentum is off by default; the runs that exercise the epoch end turn it on.
+MOMENTUM_ON: dict[str, Any] = {"enabled": True}
 
 
 def loop_config(folder: Path, bench: Bench, sim: SimServer, **train: Any) -> Path:

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from loop_support import Spending, decisions, loop_config
+from loop_support import MOMENTUM_ON, Spending, decisions, loop_config
 
 from bench_support import Bench
 from skillharness.config import load_config
@@ -117,7 +117,7 @@ async def test_elond_levels_carry_the_accepts_across_a_budget_stop_and_resume(
 ) -> None:
     with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
         # Slow momentum on, as this run was built: without its epoch-end tests it ends under 600 calls.
-        on = {"momentum": {"enabled": True}}
+        on = {"momentum": MOMENTUM_ON}
         cut = loop_config(experiment, train_bench, sim, gate=GATE, budget={"max_calls": 600}, **on)
         first = Spending()
         with pytest.raises(TrainingStopped, match="call budget"):

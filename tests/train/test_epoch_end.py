@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from loop_support import loop_config, train_once
+from loop_support import MOMENTUM_ON, loop_config, train_once
 
 from bench_support import Bench
 from skillharness.config import load_config
@@ -71,7 +71,7 @@ async def test_a_gated_slow_momentum_update_is_accepted(train_bench: Bench, expe
         # room for a one-insight gain; four open tests per target (the default until issue 48) give the
         # epoch the accepts this scenario was built on, so momentum has a document to complete
         gate = {"n_max": 120, "first_stage": 8, "guard_draws": 8, "max_open": 4}
-        config = loop_config(experiment, train_bench, sim, epochs=1, gate=gate, momentum={"enabled": True})
+        config = loop_config(experiment, train_bench, sim, epochs=1, gate=gate, momentum=MOMENTUM_ON)
         outcome = await train_once(config, "t-momentum")
     # At epoch end, a skill's decision is its momentum's (consolidation targets the system prompt).
     momentum = [r for r in _epoch_end_decisions(config, "t-momentum") if r.target.startswith("skill:")]

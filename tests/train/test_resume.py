@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from loop_support import decisions, loop_config, train_once
+from loop_support import MOMENTUM_ON, decisions, loop_config, train_once
 
 from bench_support import Bench
 from skillharness.config import load_config
@@ -179,9 +179,7 @@ _MOMENTUM_CHILD = textwrap.dedent(
 
 async def test_p0_6_slow_momentum_is_idempotent_on_resume(train_bench: Bench, experiment: Path) -> None:
     with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
-        config = loop_config(
-            experiment, train_bench, sim, epochs=1, momentum={"enabled": True, "gated": False}
-        )
+        config = loop_config(experiment, train_bench, sim, epochs=1, momentum={**MOMENTUM_ON, "gated": False})
         child = await asyncio.to_thread(
             subprocess.run,
             [sys.executable, "-c", _MOMENTUM_CHILD, str(config)],

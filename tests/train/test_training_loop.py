@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 import yaml
-from loop_support import TRAINED, Spending, decisions, loop_config, train_observed, train_once
+from loop_support import MOMENTUM_ON, TRAINED, Spending, decisions, loop_config, train_observed, train_once
 
 from bench_support import Bench
 from skillharness.config import load_config
@@ -220,8 +220,7 @@ async def test_a_budget_that_runs_out_just_before_an_epoch_end_stops_within_one_
     """The epoch end (momentum tests, consolidation, the val score) checks the budget like a step:
     a run whose budget ends as the epoch end begins overshoots by one stage at most, not by the
     epoch end's tests and two passes over val."""
-    # Slow momentum is off by default; on, the epoch end has a test to cut.
-    on = {"momentum": {"enabled": True}}
+    on = {"momentum": MOMENTUM_ON}  # the epoch end then has a test to cut
     with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
         reference = loop_config(experiment / "ref", train_bench, sim, epochs=1, **on)
         seen = Spending()

@@ -1,4 +1,5 @@
-"""Credit for each part of a merged set (``train.gate.merge_credit: each_part``).
+"""Credit for each part of a merged set (``train.gate.merge_credit``: ``each_part``, or ``split``,
+the default).
 
 A merged set's test shows that the set as a whole helps; it says nothing of which of its proposals
 did. In SimLab most lines of no effect that land ride in such sets (docs/benchmarks.md, "Ten
@@ -12,12 +13,12 @@ level changes, and nothing lands that no passing test covered.
 
 In SimLab the first rule almost never binds (a set that passes has crossed its threshold and an
 open partner has not), so what ``each_part`` does is the reopening: fewer lines of no effect on
-one setup, less closure on both; it is off by default (docs/benchmarks.md, "Crediting each part
-of a merged set"). That closure is the partner's: a partner that closed as ``reject_inertia`` was
+one setup, less closure on both (docs/benchmarks.md, "Crediting each part of a merged set").
+That closure is the partner's: a partner that closed as ``reject_inertia`` was
 most often a real line too small for its test, which the set then carried to an accept. With
 ``split`` such a partner is tested again alone, beside its set's later proposal alone, so each
 line that lands has a passing test of its own (docs/benchmarks.md, "Splitting a merged set whose
-partner closed").
+partner closed"; with slow momentum off it is the default: "Splitting without slow momentum").
 """
 
 from __future__ import annotations
