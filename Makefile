@@ -18,8 +18,8 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/ruff format --check src tests benchmarks
 
-# Mutation testing of the safety-critical modules (not part of CI or `make test`; about half an
-# hour). A subset: make mutation ARGS="--module breaker --module retry --workers 2".
+# Mutation testing of the safety-critical modules (not part of CI or `make test`; about an hour on
+# 2 cores). A subset: make mutation ARGS="--module breaker --module retry --workers 2".
 mutation: $(STAMP)
 	$(VENV)/bin/python scripts/mutation.py $(ARGS)
 

@@ -56,6 +56,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from simlab.efficiency import BUDGETS, EPOCHS, SETUPS, line_effects, plan_jobs, run_jobs, setup_sources
 from simlab.marks import NO_EFFECT
 from simlab.provenance import code_state
@@ -86,7 +88,9 @@ from skillharness.data.synth import MICRO_TASK_TYPES
 from skillharness.sim import SimConfig, SimServer
 from skillharness.skills import Workspace, initial_bundle
 from skillharness.store import GateDecisionRow, RunMetric, RunReader
+from skillharness.train.config import TrainConfig
 from skillharness.train.loop.training import TrainRequest, run_folder, run_training
+from skillharness.util.model import describe_validation
 
 SPLIT_SEED = 3
 ALPHA = 0.05
@@ -384,11 +388,16 @@ def ablations(args: argparse.Namespace, argv: list[str]) -> str:
 
 
 def train_settings(items: list[str]) -> dict[str, Any]:
-    """``--set gate.merge_open=false`` ... as the nested train settings they name."""
+    """``--set gate.merge_open=false`` ... as the nested train settings they name, checked against
+    the train config before any run starts: an unknown key or a bad value ends the command."""
     try:
-        return dotted_settings(items, "--set")
+        settings = dotted_settings(items, "--set")
+        TrainConfig.model_validate(settings)
+    except ValidationError as exc:
+        sys.exit(f"--set: {describe_validation(exc)}")
     except ValueError as exc:
         sys.exit(str(exc))
+    return settings
 
 
 def sim_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -573,6 +582,8 @@ def main(argv: list[str] | None = None) -> None:
     uses_videomme = args.dataset == ["videomme"] or any(SETUPS[d].source == "videomme" for d in setups)
     if uses_videomme and not args.videomme.is_file():
         sys.exit(f"no Video-MME questions at {args.videomme}: nothing to measure (see --videomme)")
+    if args.set and not setups:  # the ablation rows are each a fixed set of train settings
+        sys.exit("--set applies to the efficiency setups; each ablation row sets its own train settings")
     sys.stdout.write(efficiency(args, given) if setups else ablations(args, given))
 
 

@@ -259,6 +259,18 @@ def test_issue_37_simlab_sets_simulator_knobs_from_the_command_line(tmp_path: Pa
     assert [job.sim for job in jobs] == [settings, settings]
 
 
+def test_train_settings_are_checked_before_any_run_and_refused_for_the_ablation_rows() -> None:
+    assert simlab_train.train_settings(["gate.alpha=0.025", "task_types=null"]) == {
+        "gate": {"alpha": 0.025},
+        "task_types": None,
+    }
+    for bad, needle in ((["gate.alpah=0.1"], "unknown key 'alpah'"), (["gate.alpha=2"], "gate.alpha")):
+        with pytest.raises(SystemExit, match=needle):
+            simlab_train.train_settings(bad)
+    with pytest.raises(SystemExit, match="--set applies to the efficiency setups"):
+        simlab_train.main(["--dataset", "synth", "--set", "gate.alpha=0.1", "--no-write"])
+
+
 @pytest.mark.parametrize(
     "setting",
     [

@@ -235,3 +235,60 @@ def test_a_bare_number_ttl_says_to_write_never_or_a_duration(tmp_path: Path, val
     assert "'never'" in message
     assert "'3600s'" in message
     assert "valid string" not in message
+
+
+def test_a_key_given_twice_is_an_error_naming_both_lines(tmp_path: Path) -> None:
+    path = write(tmp_path, "train:\n  batch_size: 0\n  epochs: 2\n  batch_size: 8\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert str(path) in message
+    assert "found the key 'batch_size' twice (first on line 2)" in message
+    assert "line 4" in message
+    merged = write(tmp_path, "x: &a {epochs: 2}\ntrain:\n  <<: *a\n  epochs: 3\n")  # a merge key is no twin
+    with pytest.raises(ConfigError, match="unknown key 'x'"):
+        load_config(merged)
+
+
+@pytest.mark.parametrize("value", ["per_drew", "1.5"])
+def test_a_bad_value_of_a_union_setting_is_blamed_on_the_file_under_its_own_key(
+    tmp_path: Path, value: str
+) -> None:
+    path = write(tmp_path, f"agent:\n  sampling:\n    temperature: 0.7\n    seed: {value}\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert "agent.sampling.seed: " in message
+    assert f"(in {path})" in message
+    assert "environment" not in message
+    assert "seed.int" not in message
+
+
+def test_a_variable_with_one_underscore_after_its_section_is_an_error_naming_the_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SKILLHARNESS_TRAIN_BATCH_SIZE", "4")
+    with pytest.raises(ConfigError) as info:
+        load_config()
+    assert "SKILLHARNESS_TRAIN_BATCH_SIZE" in str(info.value)
+    assert "SKILLHARNESS_TRAIN__BATCH_SIZE" in str(info.value)
+    monkeypatch.delenv("SKILLHARNESS_TRAIN_BATCH_SIZE")
+    monkeypatch.setenv("SKILLHARNESS_VIDEOMME_QUESTIONS", "/elsewhere")  # no section's name: not ours
+    assert load_config().train.batch_size == 8
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("SKILLHARNESS_TRAIN", "x"), ("SKILLHARNESS_LLM__ENDPOINTS", "garbage")]
+)
+def test_a_section_or_list_variable_that_is_not_json_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as info:
+        load_config()
+    assert f"environment variable {name}: not valid JSON" in str(info.value)
+
+
+def test_a_folder_given_as_the_config_says_to_name_the_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="is a folder; name the experiment's YAML file"):
+        load_config(tmp_path)

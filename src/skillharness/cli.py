@@ -76,7 +76,8 @@ def _register(argv: list[str] | None = None) -> None:
 
 
 def main() -> None:
-    """Console entry point: user errors print one clear message and exit 2, never a traceback."""
+    """Console entry point: user errors print one clear message and exit 2, a file the system would
+    not read or write (naming it) exits 1; never a traceback for either."""
     _register(sys.argv[1:2])
     # The modules just imported live as long as the process: a full collection during the command
     # (a pause in its event loop) need not walk them again.
@@ -95,6 +96,14 @@ def _run() -> None:
     except SkillharnessError as exc:
         typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
         sys.exit(2)
+    except OSError as exc:
+        if exc.filename is None:  # not about a path the user named: a bug to show in full
+            raise
+        # A read-only or full disk, a file where a folder must go, a permission: the path and the
+        # system's reason are the whole message (exit 1: the environment, not the command line).
+        paths = " -> ".join(str(p) for p in (exc.filename, exc.filename2) if p is not None)
+        typer.secho(f"error: {paths}: {exc.strerror or exc}", err=True, fg=typer.colors.RED)
+        sys.exit(1)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:

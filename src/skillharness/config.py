@@ -10,6 +10,7 @@ the environment variable that holds its key (``api_key_env``), and the key is re
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any, get_args
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError
 
 from skillharness.agent.config import AgentConfig
 from skillharness.data.config import DataConfig
@@ -28,6 +30,7 @@ from skillharness.llm.config import CacheConfig, LLMConfig
 from skillharness.settings import run_settings
 from skillharness.store import RunKind, StoreConfig, content_hash
 from skillharness.train.config import TrainConfig
+from skillharness.util import strict_yaml
 from skillharness.util.model import validation_problems
 
 __all__ = ["ENV_PREFIX", "Config", "flag_overrides", "load_config"]
@@ -128,10 +131,12 @@ def flag_overrides(flags: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a folder; name the experiment's YAML file in it", file=str(path))
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}", file=str(path))
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = strict_yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}", file=str(path)) from exc
     if data is None:
@@ -150,11 +155,21 @@ def _check_env_sections() -> None:
     sections = set(Config.model_fields)
     for name in os.environ:
         if name.upper().startswith(ENV_PREFIX):
-            head = name[len(ENV_PREFIX) :].split(_NESTED)[0].lower()
-            if head and head not in sections and "__" in name[len(ENV_PREFIX) :]:
+            rest = name[len(ENV_PREFIX) :]
+            head = rest.split(_NESTED)[0].lower()
+            if head and head not in sections and "__" in rest:
                 raise ConfigError(
                     f"environment variable {name}: unknown config section {head!r} "
                     f"(known: {', '.join(sorted(sections))})",
+                    variable=name,
+                )
+            # SKILLHARNESS_TRAIN_EPOCHS would be read as nothing at all: a setting lost without a word.
+            typo = next((sec for sec in sections if head.startswith(f"{sec}_") and _NESTED not in rest), None)
+            if typo is not None:
+                fixed = ENV_PREFIX + typo.upper() + _NESTED + rest[len(typo) + 1 :]
+                raise ConfigError(
+                    f"environment variable {name}: a section and its keys are joined by two underscores "
+                    f"({fixed}); as it stands it sets nothing",
                     variable=name,
                 )
 
@@ -191,7 +206,25 @@ def _origin(loc: tuple[Any, ...], yaml_data: dict[str, Any], flags: dict[str, An
         return f"the environment ({variable})"
     if _has_path(yaml_data, loc):
         return str(path)
-    return f"the environment ({ENV_PREFIX}{_NESTED.join(str(p).upper() for p in loc)})"
+    return f"the environment ({_env_name(loc)})"
+
+
+def _given(loc: tuple[Any, ...], yaml_data: dict[str, Any], flags: dict[str, Any]) -> tuple[Any, ...]:
+    """``loc`` up to the deepest key a source gave: pydantic adds a union member's label to the path
+    of a value none of its types took (``agent.sampling.seed.int``), which no file or variable names."""
+    for depth in range(len(loc), 0, -1):
+        head = loc[:depth]
+        if (
+            _has_path(flags, head)
+            or _has_path(yaml_data, head)
+            or (_env_variable(head) or "").upper() == _env_name(head)
+        ):
+            return head
+    return loc
+
+
+def _env_name(loc: tuple[Any, ...]) -> str:
+    return ENV_PREFIX + _NESTED.join(str(p).upper() for p in loc)
 
 
 def _explain(
@@ -199,8 +232,9 @@ def _explain(
 ) -> str:
     lines = []
     for problem in validation_problems(exc):
-        dotted = ".".join(str(p) for p in problem.loc)
-        where = _origin(problem.loc, yaml_data, flags, path)
+        loc = _given(problem.loc, yaml_data, flags)
+        dotted = ".".join(str(p) for p in loc)
+        where = _origin(loc, yaml_data, flags, path)
         if problem.kind == "extra_forbidden":
             lines.append(f"unknown key {str(problem.loc[-1])!r} at {dotted} (in {where})")
         else:
@@ -254,6 +288,17 @@ def _resolved_at(values: dict[str, Any], keys: tuple[str, ...], base: Path) -> d
     return {**values, head: str(path if path.is_absolute() else (base / path).resolve())}
 
 
+def _not_json(exc: SettingsError) -> str:
+    """What pydantic-settings' refusal of a variable's value means, naming the variable."""
+    field = re.search(r'field "([^"]+)"', str(exc))
+    section = (ENV_PREFIX + field.group(1)).upper() if field else ENV_PREFIX
+    names = [n for n in os.environ if n.upper() == section or n.upper().startswith(section + _NESTED)]
+    return (
+        f"environment variable {' or '.join(sorted(names)) or '(unknown)'}: not valid JSON; a variable that "
+        f"sets a whole section or a list must hold it as JSON ({exc})"
+    )
+
+
 def load_config(path: Path | str | None = None, flags: Mapping[str, Any] | None = None) -> Config:
     """Build the config from ``path`` (optional YAML), the environment and given ``flags``."""
     file_path = Path(path) if path is not None else None
@@ -265,5 +310,7 @@ def load_config(path: Path | str | None = None, flags: Mapping[str, Any] | None 
         return Config(**overrides)
     except ValidationError as exc:
         raise ConfigError(_explain(exc, yaml_data, overrides, file_path), file=str(file_path)) from exc
+    except SettingsError as exc:  # a variable holding a section (or list) that is not JSON
+        raise ConfigError(_not_json(exc)) from exc
     finally:
         _yaml_data.reset(token)

@@ -46,3 +46,15 @@ def test_templates_export_into_a_file_is_one_clear_error(tmp_path: Path) -> None
     assert f"error: --out {taken}: exists and is not a folder" in result.stderr
     assert "Traceback" not in result.stderr
     assert taken.read_text() == "keep me"
+
+
+@pytest.mark.slow
+def test_a_path_the_system_refuses_is_one_message_naming_it_and_exit_1(tmp_path: Path) -> None:
+    taken = tmp_path / "keep.txt"
+    taken.write_text("keep me")
+    result = _cli("data", "synth", "--out", str(taken / "bench"), "--videos", "2")
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ")
+    assert str(taken) in result.stderr  # the path at fault, with the system's reason
+    assert taken.read_text() == "keep me"

@@ -31,6 +31,8 @@ def row(qid: str = "001-1", **changes: Any) -> dict[str, Any]:
         "answer": "C",
     }
     base.update(changes)
+    if "videoID" not in changes:  # one file per video, as the loader requires
+        base["videoID"] = f"yt{base['video_id']}"
     return base
 
 
@@ -214,4 +216,36 @@ def test_a_file_that_is_not_utf8_is_a_data_error(tmp_path: Path, suffix: str) ->
     text = path.read_text(encoding="utf-8").replace("\\u00f9", "ù")  # JSONL escapes it; undo that
     path.write_bytes(text.encode("latin-1"))  # a legacy export: "ù" is the lone byte 0xF9
     with pytest.raises(DataError, match="unreadable as UTF-8"):
+        load_questions(path)
+
+
+def test_rows_of_one_video_that_disagree_on_its_file_or_duration_are_named(tmp_path: Path) -> None:
+    rows = [row("001-1"), row("001-2", duration="long"), row("001-3", videoID="other"), row("002-1")]
+    with pytest.raises(DataError) as info:
+        load_questions(write_json(tmp_path, rows))
+    message = str(info.value)
+    assert "row 2: field 'duration': 'long', but row 1 of the same video '001' says 'short'" in message
+    assert "row 3: field 'videoID': 'other', but row 1 of the same video '001' says 'yt001'" in message
+    assert "row 4" not in message
+
+
+def test_one_file_behind_two_videos_is_refused_as_a_possible_leak(tmp_path: Path) -> None:
+    rows = [row("001-1"), row("002-1", videoID="yt001"), row("003-1")]
+    with pytest.raises(DataError) as info:
+        load_questions(write_json(tmp_path, rows))
+    message = str(info.value)
+    assert "row 2: field 'videoID': 'yt001' is also the file of video '001' (row 1)" in message
+    assert "two pools" in message
+    assert len(load_questions(write_json(tmp_path, [rows[0], rows[2]], name="ok.json"))) == 2
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv"])
+def test_a_row_with_more_cells_than_the_header_is_named(tmp_path: Path, suffix: str) -> None:
+    path = write_table(tmp_path / f"q{suffix}", [row("001-1"), row("002-1")])
+    sep = "\t" if suffix == ".tsv" else ","
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([*lines[:2], lines[2] + sep + "stray"]) + "\n")
+    with pytest.raises(
+        DataError, match=rf"line 3: {len(REQUIRED_COLUMNS) + 1} cells for {len(REQUIRED_COLUMNS)}"
+    ):
         load_questions(path)

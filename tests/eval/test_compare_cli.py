@@ -69,3 +69,29 @@ def test_compare_refuses_a_run_without_a_holdout_with_the_reason(exp: Experiment
     assert "skillharness eval --config EXPERIMENT --run train-none" in result.stderr
     assert "Traceback" not in result.stderr
     assert not out.exists()
+
+
+@pytest.mark.slow
+def test_compare_replaces_its_own_outputs_and_refuses_any_other(exp: Experiment, tmp_path: Path) -> None:
+    store = Path(str(exp.config.store.url).removeprefix("sqlite:///"))
+    out, page = tmp_path / "c.json", tmp_path / "c.html"
+    args = ("compare", "train-a", "infer-test", "--config", str(exp.config_path))
+    assert run_cli(*args, "--json", str(out), "--html", str(page), env=PIPED).returncode == 0
+    again = run_cli(*args, "--json", str(out), "--html", str(page), env=PIPED)
+    assert again.returncode == 0, again.stderr  # a comparison replaces an earlier comparison
+
+    before = store.read_bytes()
+    for flag in ("--json", "--html"):
+        refused = run_cli(*args, flag, str(store), env=PIPED)
+        assert refused.returncode == 2
+        assert f"error: {flag} {store}: exists and is not an earlier output of this command" in refused.stderr
+        assert "Traceback" not in refused.stderr
+        assert store.read_bytes() == before  # the run store is untouched
+    folder = run_cli(*args, "--json", str(tmp_path), env=PIPED)
+    assert folder.returncode == 2
+    assert "is a folder; name a file" in folder.stderr
+    other = tmp_path / "notes.json"
+    other.write_text("[1, 2]")
+    forced = run_cli(*args, "--json", str(other), "--force", env=PIPED)
+    assert forced.returncode == 0, forced.stderr
+    assert RunComparison.model_validate_json(other.read_text()).a.run_id == "train-a"

@@ -113,3 +113,18 @@ def test_infer_under_lmms_eval_protocol(tmp_path: Path, bench: Bench, sim: SimSe
     )
     assert other.returncode != 0
     assert "config" in other.stderr.lower()
+
+
+@pytest.mark.slow
+def test_infer_refuses_to_export_over_a_file_it_did_not_write_before_it_runs(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    config = write_config(tmp_path / "exp.yaml", bench, sim)
+    before, asked = bench.questions.read_bytes(), len(sim.state.recorded)
+    args = ["--config", str(config), "--pool", "all", "--run-id", "ref-2"]
+    refused = cli("infer", *args, "--export-official", str(bench.questions))
+    assert refused.returncode == 2
+    assert f"--export-official {bench.questions}: exists and is not an earlier output" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert bench.questions.read_bytes() == before
+    assert len(sim.state.recorded) == asked  # refused before any question was asked

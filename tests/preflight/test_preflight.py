@@ -266,9 +266,25 @@ def test_pool_question_missing_from_the_questions_file_is_named(
     questions = tmp_path / "questions.json"
     questions.write_text(json.dumps(kept))
     report = _preflight(tmp_path, bench, shared_sim, data={"questions": str(questions)})
+    drift, missing = _messages(report, "data")
+    assert missing.startswith(f"pools.json names 1 train question(s) not in {questions}")
+    assert dropped in missing
+    assert drift.startswith(f"{questions} changed since the split was made")
+
+
+def test_a_questions_file_edited_after_the_split_is_a_preflight_error(
+    tmp_path: Path, bench: Bench, shared_sim: SimServer
+) -> None:
+    rows = json.loads(bench.questions.read_text())
+    rows[0]["answer"] = "B" if rows[0]["answer"] != "B" else "C"  # one answer key changed
+    questions = tmp_path / "questions.json"
+    questions.write_text(json.dumps(rows))
+    report = _preflight(tmp_path, bench, shared_sim, data={"questions": str(questions)})
     [message] = _messages(report, "data")
-    assert message.startswith(f"pools.json names 1 train question(s) not in {questions}")
-    assert dropped in message
+    assert message.startswith(f"{questions} changed since the split was made")
+    assert "split verify" in message
+    (tmp_path / "same").mkdir()
+    assert _messages(_preflight(tmp_path / "same", bench, shared_sim), "data") == []
 
 
 async def test_preflight_runs_inside_an_event_loop(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -16,7 +17,7 @@ from skillharness.commands import report as report_cmd
 from skillharness.commands.demo_report import edit_scope, points
 from skillharness.data import slugify
 from skillharness.data.loader import load_questions
-from skillharness.errors import StoreError
+from skillharness.errors import ConfigError, StoreError
 from skillharness.eval.report import ReportData, build_report
 from skillharness.sim import SimServer
 from skillharness.sim.oracle import BundleText
@@ -109,3 +110,45 @@ async def test_report_command_writes_both_files(tmp_path: Path) -> None:
     missing = runner.invoke(app, ["report", "--config", str(config), "--run", "nope"])
     assert isinstance(missing.exception, StoreError)  # cli.main prints it as one line, exit 2
     assert "no run 'nope'" in str(missing.exception)
+    child = runner.invoke(app, ["report", "--config", str(config), "--run", "train-cli.baseline"])
+    assert isinstance(child.exception, StoreError)
+    assert "is an infer run, part of training run 'train-cli', not a training run" in str(child.exception)
+    assert not (tmp_path / "runs" / "train-cli.baseline").exists()
+
+
+async def test_report_replaces_its_own_files_and_refuses_any_other(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    await build_training_store(url, "train-cli", val_questions(12), epochs=1, steps=1, draws=8)
+    config = tmp_path / "experiment.yaml"
+    config.write_text(yaml.safe_dump({"store": {"url": url}}))
+    pools = tmp_path / "split" / "pools.json"
+    pools.parent.mkdir()
+    pools.write_text('{"train": [], "val": [], "test": []}')
+    runner, app = CliRunner(), command_app(report_cmd.register)
+
+    def report(*extra: str) -> Any:
+        return runner.invoke(app, ["report", "--config", str(config), "--run", "train-cli", *extra])
+
+    page = tmp_path / "r.html"
+    assert report("--out", str(page)).exit_code == 0
+    first = (page.stat().st_ino, page.with_suffix(".json").stat().st_ino)
+    again = report("--out", str(page))  # a report replaces an earlier report
+    assert again.exit_code == 0, again.output
+    assert ReportData.model_validate_json(page.with_suffix(".json").read_text()).run.run_id == "train-cli"
+    assert (page.stat().st_ino, page.with_suffix(".json").stat().st_ino) != first  # both written anew
+
+    # The split's pools.json would be the page's JSON twin; the config would be the page itself.
+    for out, victim in ((pools.with_suffix(".html"), pools), (config, config)):
+        before = victim.read_bytes()
+        refused = report("--out", str(out))
+        assert isinstance(refused.exception, ConfigError), refused.output
+        assert "is not an earlier output of this command" in str(refused.exception)
+        assert "--force" in str(refused.exception)
+        assert victim.read_bytes() == before
+    twin = report("--out", str(tmp_path / "r.json"))
+    assert isinstance(twin.exception, ConfigError)
+    assert "name an .html file" in str(twin.exception)
+
+    forced = report("--out", str(pools.with_suffix(".html")), "--force")
+    assert forced.exit_code == 0, forced.output
+    assert ReportData.model_validate_json(pools.read_text()).run.run_id == "train-cli"

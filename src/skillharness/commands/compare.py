@@ -10,6 +10,7 @@ from rich.console import Console
 
 from skillharness.commands.cells import ci, deff, p_value, pct, signed, with_ci
 from skillharness.commands.fit_table import Col, FitTable
+from skillharness.commands.folders import json_with_keys, output_file, text_with_marker
 from skillharness.config import load_config
 from skillharness.eval import (
     ComparedRun,
@@ -33,6 +34,10 @@ _JSON = typer.Option(None, "--json", help="Also write the comparison as JSON to 
 _HTML = typer.Option(
     None, "--html", help="Also write a page with both runs' learning curves and accepted edits."
 )
+_FORCE = typer.Option(False, "--force", help="Replace files at --json / --html that no comparison wrote.")
+# What an earlier comparison looks like, so that rerunning `compare` replaces it and nothing else.
+_OUR_PAGE = text_with_marker("<title>skillharness compare: ")
+_OUR_DATA = json_with_keys(("a", "b", "pools_sha256", "rows"))
 
 
 def _table(comparison: RunComparison, grouping: str, rows: list[CompareRow]) -> FitTable:
@@ -98,12 +103,17 @@ def compare_command(
     config: Path = _CONFIG,
     json_out: Path | None = _JSON,
     html: Path | None = _HTML,
+    force: bool = _FORCE,
 ) -> None:
     """Compare two runs' predictions on the same sealed test pool: B − A by video, McNemar, per task type.
 
     A training run stands for its latest holdout (`skillharness eval --run`); an eval or `infer --pool
     test` run for itself. Runs on different splits, questions or samples are refused with the reason.
     """
+    if json_out is not None:
+        output_file(json_out, "--json", ours=_OUR_DATA, force=force)
+    if html is not None:
+        output_file(html, "--html", ours=_OUR_PAGE, force=force)
     settings = load_config(config)
     pool = load_test_pool(settings)
     with contextlib.closing(RunReader(settings.store)) as reader:

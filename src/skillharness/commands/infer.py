@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +12,7 @@ import typer
 from pydantic import TypeAdapter, ValidationError
 from rich.console import Console
 
+from skillharness.commands.folders import output_file
 from skillharness.commands.scores_table import print_scores
 from skillharness.config import load_config
 from skillharness.data import Pool
@@ -80,6 +82,8 @@ def infer(
         "store.url": store,
         "cache.url": cache,
     }
+    if export_official is not None:  # checked before the run, not found out after it
+        output_file(export_official, "--export-official", ours=_earlier_export, force=False)
     job = _job(config, flags, chosen, run_id, resume)
     console = Console()
     console.print(
@@ -90,6 +94,21 @@ def infer(
     result = _execute(console, job)
     _report(console, job, result, export_official)
     _exit_for(job, result)
+
+
+def _earlier_export(path: Path) -> bool:
+    """Whether ``path`` holds an earlier official-format export (every video with ``missing``, every
+    question with a ``response``), which a new export may replace; a questions file in the same
+    layout has neither, and is never replaced."""
+    try:
+        videos = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(videos, list)
+        and all(isinstance(v, dict) and "missing" in v for v in videos)
+        and all(isinstance(q, dict) and "response" in q for v in videos for q in v.get("questions", ()))
+    )
 
 
 def _slot(job: InferJob) -> str:

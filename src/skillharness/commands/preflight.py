@@ -24,7 +24,9 @@ _STYLE = {
 def preflight(
     config: Path = typer.Option(..., "--config", help="Experiment YAML of the training run."),
     pool: str = typer.Option("val", "--pool", help="Pool whose videos are checked: train | val | test."),
-    timeout: float = typer.Option(10.0, "--timeout", min=0.1, help="Seconds per endpoint probe attempt."),
+    timeout: float | None = typer.Option(
+        None, "--timeout", min=0.1, help="Seconds per endpoint probe attempt (default: llm.timeouts.probe_s)."
+    ),
 ) -> None:
     """Check everything a training run needs; list every problem; exit 2 on any."""
     report = run_preflight(load_config(config), pool=pool, endpoint_timeout_s=timeout)

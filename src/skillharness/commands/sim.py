@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from skillharness.data.config import DEFAULT_BENCHMARK
 from skillharness.errors import ConfigError, InfraError
+from skillharness.util import strict_yaml
 from skillharness.util.model import describe_validation
 
 sim_app = typer.Typer(
@@ -35,7 +36,7 @@ def load_sim_config(world: Path | None, seed: int | None) -> Any:
         if not world.is_file():
             raise ConfigError(f"--world file not found: {world}", file=str(world))
         try:
-            data = yaml.safe_load(world.read_text(encoding="utf-8")) or {}
+            data = strict_yaml.safe_load(world.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError as exc:
             raise ConfigError(f"{world}: not valid YAML/JSON: {exc}", file=str(world)) from exc
         if not isinstance(data, dict):

@@ -19,6 +19,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from skillharness.data.metric_rules import METRIC_RULES
 from skillharness.errors import DataError
+from skillharness.util import strict_yaml
 from skillharness.util.model import StrictModel, describe_validation
 
 __all__ = [
@@ -384,7 +385,7 @@ def load_adapter(name_or_path: str | Path) -> Adapter:
 
 def _read(path: Path) -> Adapter:
     try:
-        raw: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw: Any = strict_yaml.safe_load(path.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise DataError(f"{path}: not valid YAML: {exc}", file=str(path)) from exc
     if not isinstance(raw, dict):

@@ -64,6 +64,7 @@ def load_questions(path: Path | str, benchmark: Benchmark = VIDEO_MME) -> list[Q
         questions.append(question)
     if not questions and not problems:
         problems.append(f"{source}: the file holds no questions")
+    problems += _video_problems(source, questions, first_row_of)
     if problems:
         shown = problems[:MAX_REPORTED_PROBLEMS]
         more = len(problems) - len(shown)
@@ -74,6 +75,33 @@ def load_questions(path: Path | str, benchmark: Benchmark = VIDEO_MME) -> list[Q
             problems=problems,
         )
     return questions
+
+
+def _video_problems(source: Path, questions: list[Question], row_of: Mapping[str, int]) -> list[str]:
+    """Rows of one video that disagree on its file or its duration, and one file named by two videos.
+
+    The split keeps a video's questions in one pool by ``video_id``, and the agent plays ``videoID``:
+    a file behind two video ids could sit in two pools, a leak no later check would see."""
+    first: dict[str, Question] = {}
+    owner: dict[str, Question] = {}
+    problems = []
+    for q in questions:
+        seen = first.setdefault(q.video_id, q)
+        for field in ("videoID", "duration"):
+            mine, theirs = getattr(q, field), getattr(seen, field)
+            if mine != theirs:
+                problems.append(
+                    f"{source}: row {row_of[q.question_id]}: field {field!r}: {mine!r}, but row "
+                    f"{row_of[seen.question_id]} of the same video {q.video_id!r} says {theirs!r}"
+                )
+        other = owner.setdefault(q.videoID, q)
+        if other.video_id != q.video_id:
+            problems.append(
+                f"{source}: row {row_of[q.question_id]}: field 'videoID': {q.videoID!r} is also the file of "
+                f"video {other.video_id!r} (row {row_of[other.question_id]}); one file must be one video, "
+                "or the split could put it in two pools"
+            )
+    return problems
 
 
 def _validate_row(
@@ -199,15 +227,28 @@ def _jsonl_rows(source: Path) -> Iterator[Mapping[str, Any]]:
 
 
 def _csv_rows(source: Path) -> Iterator[Mapping[str, Any]]:
-    delimiter = "\t" if source.suffix.lower() == ".tsv" else ","
-    with source.open(encoding=_ENCODING, newline="") as handle:
-        yield from csv.DictReader(handle, delimiter=delimiter)
+    yield from _delimited_rows(source, "\t" if source.suffix.lower() == ".tsv" else ",")
 
 
 def _tsv_rows(source: Path) -> Iterator[Mapping[str, Any]]:
     # A TSV named .txt (an adapter's declared format) is still tab-separated.
+    yield from _delimited_rows(source, "\t")
+
+
+def _delimited_rows(source: Path, delimiter: str) -> Iterator[Mapping[str, Any]]:
     with source.open(encoding=_ENCODING, newline="") as handle:
-        yield from csv.DictReader(handle, delimiter="\t")
+        reader = csv.DictReader(handle, delimiter=delimiter)
+        for row in reader:
+            # DictReader files cells past the header under the key None, where no field reads them.
+            if None in row:
+                columns = len(reader.fieldnames or ())
+                raise DataError(
+                    f"{source}: line {reader.line_num}: {columns + len(row[None])} cells for {columns} "
+                    "columns (an unquoted delimiter inside a cell?)",
+                    file=str(source),
+                    row=reader.line_num,
+                )
+            yield row
 
 
 def _parquet_rows(source: Path) -> Iterable[Mapping[str, Any]]:

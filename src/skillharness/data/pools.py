@@ -38,6 +38,7 @@ __all__ = [
     "existing_artifacts",
     "load_pools",
     "pools_bytes",
+    "source_drift",
     "source_sha256",
     "verify_split",
     "write_split",
@@ -193,6 +194,28 @@ def load_pools(path: Path, expected_sha256: str | None = None) -> FrozenPools:
     if unit not in get_args(UnitKind):
         raise SplitError(f"{path}: unit must be one of {get_args(UnitKind)}, got {unit!r}", file=str(path))
     return FrozenPools(unit, units, qids, digest)
+
+
+def source_drift(pools_path: Path, questions: Path) -> str | None:
+    """Why ``questions`` is not the file the split beside ``pools_path`` was made from (its
+    manifest's source sha256), or None: the same file, or no manifest to compare with.
+
+    An answer key edited after the split would otherwise train and score on answers the split's
+    record does not hold; `split verify` says the same, but only when someone runs it."""
+    manifest_path = pools_path.parent / MANIFEST_FILE
+    if not manifest_path.is_file() or not questions.exists():
+        return None
+    try:
+        recorded = json.loads(manifest_path.read_text(encoding="utf-8"))["source"]["sha256"]
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
+        return f"{manifest_path}: unreadable manifest: {exc!r}"
+    digest = source_sha256(questions)
+    if digest == recorded:
+        return None
+    return (
+        f"{questions} changed since the split was made (sha256 {digest[:12]}…, the manifest {manifest_path} "
+        f"records {recorded[:12]}…): restore it, or split again; `skillharness split verify` checks the rest"
+    )
 
 
 def verify_split(out_dir: Path, questions_path: Path | None = None) -> list[str]:

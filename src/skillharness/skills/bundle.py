@@ -29,6 +29,7 @@ from skillharness.skills.edits import EditLimits, EditSet, Refusal, RefusalReaso
 from skillharness.skills.hashing import BUNDLE_HASH_SCHEME, RELEVANT_HASH_SCHEME, content_hash
 from skillharness.skills.markers import MARKER_LIKE
 from skillharness.skills.patch import apply_edit_set, apply_edit_set_to_text
+from skillharness.util import strict_yaml
 from skillharness.util.atomic import atomic_write_bytes
 from skillharness.util.model import StrictModel
 
@@ -306,7 +307,7 @@ def _read_text(path: Path) -> str:
 
 def _parse_tools(text: str, source: str) -> dict[str, str]:
     try:
-        loaded = yaml.safe_load(text)
+        loaded = strict_yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

@@ -218,7 +218,8 @@ DEFAULT_ROLE_TEMPERATURE: dict[str, float] = {"evolve": 0.7}
 
 
 class RoleSettings(StrictModel):
-    """Model and sampling of one non-agent role; unset fields take the agent's."""
+    """Model and sampling of one non-agent role: an unset model is ``llm.model``; an unset sampling
+    field is not sent (the agent's ``agent.sampling`` is not inherited)."""
 
     model: str | None = Field(None, description="Model name for this role (default: llm.model).")
     temperature: float | None = Field(

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from skillharness import __version__
+from skillharness.errors import StoreError
 from skillharness.eval.report.diff import document_diff
 from skillharness.eval.report.holdout import holdout_headline, holdout_rows
 from skillharness.eval.report.model import (
@@ -34,6 +35,7 @@ from skillharness.store import (
     GateDecisionRow,
     GateObservationRow,
     RunInfo,
+    RunKind,
     RunMetric,
     RunReader,
     TrainStepRow,
@@ -283,6 +285,27 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _training_run(reader: RunReader, run_id: str) -> RunInfo:
+    """Run ``run_id``'s record; StoreError if there is none, or it is not a training run."""
+    info = reader.run(run_id)
+    if info.provenance.kind is not RunKind.TRAIN:
+        parent = (
+            f", part of training run {info.provenance.parent_run_id!r}"
+            if info.provenance.parent_run_id
+            else ""
+        )
+        raise StoreError(
+            f"run {run_id!r} is {_article(info.provenance.kind.value)} run{parent}, not a training run; "
+            f"the report reads training runs (`skillharness runs show {run_id}` shows this one)",
+            run_id=run_id,
+        )
+    return info
+
+
+def _article(word: str) -> str:
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
 def collect_report(
     reader: RunReader,
     run_id: str,
@@ -291,8 +314,10 @@ def collect_report(
     gate: GateConfig | None = None,
     confidence: float = 0.95,
 ) -> ReportData:
-    """Everything the report shows about training run ``run_id``; StoreError if it does not exist."""
-    run = summarize_run(reader.run(run_id))
+    """Everything the report shows about training run ``run_id``; StoreError if it does not exist or
+    is not a training run."""
+    info = _training_run(reader, run_id)
+    run = summarize_run(info)
     children = [summarize_run(info) for info in reader.children(run_id)]
     metrics = {m.name: m.value for m in reader.ledger(RunMetric, run_id=run_id)}
     run = run.model_copy(update={"replica_changes": tuple(reader.replica_changes(run_id))})

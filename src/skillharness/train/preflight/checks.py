@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Protocol
 
 from skillharness.agent import Agent, LocalVideos, largest_request
-from skillharness.data import FrozenPools, Pool, Question, load_pools, read_questions, select_pool
+from skillharness.data import (
+    FrozenPools,
+    Pool,
+    Question,
+    load_pools,
+    read_questions,
+    select_pool,
+    source_drift,
+)
 from skillharness.errors import ConfigError, SkillharnessError
 from skillharness.infer.runner import InferSettings, check_media, load_bundle
 from skillharness.llm.roles import Role
@@ -93,9 +101,10 @@ class _Inputs:
 
 
 def run_preflight(
-    config: PreflightSettings, *, pool: str = Pool.VAL, endpoint_timeout_s: float = 10.0
+    config: PreflightSettings, *, pool: str = Pool.VAL, endpoint_timeout_s: float | None = None
 ) -> PreflightReport:
     """Check ``config`` for a training run; videos are checked for ``pool``. Never stops early.
+    Each endpoint probe attempt waits at most ``endpoint_timeout_s`` (unset: ``llm.timeouts.probe_s``).
 
     Raises ConfigError only for a bad argument (unknown pool, non-positive timeout); every problem
     with the config or what it points at is a :class:`Problem` of the report.
@@ -104,10 +113,12 @@ def run_preflight(
 
 
 async def run_preflight_async(
-    config: PreflightSettings, *, pool: str = Pool.VAL, endpoint_timeout_s: float = 10.0
+    config: PreflightSettings, *, pool: str = Pool.VAL, endpoint_timeout_s: float | None = None
 ) -> PreflightReport:
     """:func:`run_preflight` for a caller already inside an event loop (the training loop)."""
     chosen = Pool.named(pool)
+    if endpoint_timeout_s is None:
+        endpoint_timeout_s = config.llm.timeouts.probe_s
     if not endpoint_timeout_s > 0:
         raise ConfigError(f"the endpoint timeout must be > 0 seconds, got {endpoint_timeout_s!r}")
     out = Collector()
@@ -257,6 +268,8 @@ def _data(config: PreflightSettings, pool: Pool, inputs: _Inputs, out: Collector
             out.fail("data", str(exc))
     if inputs.questions is None or inputs.pools is None:
         return f"{data.questions} and {data.pools} load"
+    if (drift := source_drift(data.pools, data.questions)) is not None:
+        out.fail("data", drift)
     by_id = {q.question_id: q for q in inputs.questions}
     selected: dict[Pool, tuple[Question, ...]] = {}
     for name in Pool:
