@@ -89,11 +89,17 @@ async def test_simulator_truth_sits_beside_each_number(tmp_path: Path, bench: Be
     assert {h.final.sim_truth for h in short.headlines if h.final is not None} == {0.0}
 
 
-async def test_report_command_writes_both_files(tmp_path: Path) -> None:
+async def _experiment_with_a_training_run(tmp_path: Path) -> Path:
+    """A config whose SQLite store holds training run ``train-cli`` (and its children)."""
     url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
     await build_training_store(url, "train-cli", val_questions(12), epochs=1, steps=1, draws=8)
     config = tmp_path / "experiment.yaml"
     config.write_text(yaml.safe_dump({"store": {"url": url}}))
+    return config
+
+
+async def test_report_command_writes_both_files(tmp_path: Path) -> None:
+    config = await _experiment_with_a_training_run(tmp_path)
     out = tmp_path / "out" / "r.html"
     runner, app = CliRunner(), command_app(report_cmd.register)
 
@@ -117,10 +123,7 @@ async def test_report_command_writes_both_files(tmp_path: Path) -> None:
 
 
 async def test_report_replaces_its_own_files_and_refuses_any_other(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
-    await build_training_store(url, "train-cli", val_questions(12), epochs=1, steps=1, draws=8)
-    config = tmp_path / "experiment.yaml"
-    config.write_text(yaml.safe_dump({"store": {"url": url}}))
+    config = await _experiment_with_a_training_run(tmp_path)
     pools = tmp_path / "split" / "pools.json"
     pools.parent.mkdir()
     pools.write_text('{"train": [], "val": [], "test": []}')
