@@ -14,8 +14,10 @@ import pytest
 from infer_support import PACED_WORLD, Bench, write_config
 
 from cli_support import run_cli as cli
+from skillharness.data import Pool
+from skillharness.llm.types import SamplingParams
 from skillharness.sim import LatencyConfig, SimConfig, SimServer
-from skillharness.store import RunReader, RunStatus
+from skillharness.store import RunKind, RunProvenance, RunReader, RunStatus, RunStore, StoreConfig
 
 pytestmark = pytest.mark.sim_world(PACED_WORLD)
 
@@ -150,3 +152,33 @@ def test_resume_accepts_operational_changes_and_refuses_edited_questions(
     assert edited.returncode == 2
     assert "provenance differs" in edited.stderr
     assert "data.questions: stored" in edited.stderr, "the changed setting is named, not two hashes"
+
+
+@pytest.mark.slow
+async def test_resume_of_a_training_runs_part_is_refused_naming_the_command_that_continues_it(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    config = write_config(tmp_path / "exp.yaml", bench, sim)
+    store = RunStore.open(StoreConfig(url=f"sqlite:///{tmp_path / 'runs.sqlite'}"))
+    try:
+        parent = RunProvenance(
+            run_id="t1",
+            kind=RunKind.TRAIN,
+            config_hash="c" * 64,
+            bundle_hash="b" * 64,
+            pool=Pool.TRAIN,
+            model=sim.model_name,
+            endpoints=(sim.base_url,),
+            sampling=SamplingParams(temperature=0.7),
+        )
+        child = {"run_id": "t1.baseline", "kind": RunKind.INFER, "pool": Pool.VAL, "parent_run_id": "t1"}
+        for provenance in (parent, parent.model_copy(update=child)):
+            await (await store.open_run(provenance)).close(RunStatus.INTERRUPTED)
+    finally:
+        store.close()
+    refused = cli("infer", "--config", str(config), "--pool", "val", "--run-id", "t1.baseline", "--resume")
+    assert refused.returncode == 2
+    assert "cannot resume run 't1.baseline' (kind infer, part of run 't1')" in refused.stderr
+    assert "skillharness train --resume t1" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert _predictions(tmp_path / "runs.sqlite", "t1.baseline") == 0

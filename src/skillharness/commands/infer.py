@@ -29,7 +29,7 @@ from skillharness.infer import (
     write_official_results,
 )
 from skillharness.infer.progress import RichProgress
-from skillharness.store import RunProvenance, RunReader, RunStatus, StoreConfig
+from skillharness.store import RunKind, RunProvenance, RunReader, RunStatus, StoreConfig
 from skillharness.util.model import describe_validation
 from skillharness.video import default_cache_dir
 
@@ -212,12 +212,21 @@ def _check_run_id(run_id: str) -> None:
 
 
 def _check_resumable(store: StoreConfig, run_id: str) -> None:
-    """``--resume`` continues a stored run: an unknown run id is a typo, never a new run."""
+    """``--resume`` continues a stored infer run: an unknown run id is a typo, never a new run, and a
+    training run's part (its baseline, a gate arm, a holdout) is continued by its own command."""
     try:
         with contextlib.closing(RunReader(store)) as reader:
-            reader.run(run_id)
+            provenance = reader.run(run_id).provenance
     except StoreError as exc:
         raise ConfigError(f"cannot resume run {run_id!r}: {exc}; drop --resume to start a new run") from exc
+    if provenance.parent_run_id is not None or provenance.kind is not RunKind.INFER:
+        owner = provenance.parent_run_id or run_id
+        part = f", part of run {owner!r}" if provenance.parent_run_id else ""
+        raise ConfigError(
+            f"cannot resume run {run_id!r} (kind {provenance.kind.value}{part}): `infer --resume` continues "
+            f"runs `infer` started; continue this one with `skillharness train --resume {owner}` (or, for a "
+            "holdout, `skillharness eval`)"
+        )
 
 
 def register(app: typer.Typer) -> None:
