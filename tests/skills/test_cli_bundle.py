@@ -72,6 +72,18 @@ def test_check_reports_missing_task_types(tmp_path: Path) -> None:
     assert runner.invoke(APP, ["bundle", "check", str(out), "--partial"]).exit_code == 0
 
 
+def test_check_notes_a_skill_for_no_task_type(tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = tmp_path / "b"
+    runner.invoke(APP, ["bundle", "init", "--out", str(out)])
+    clean = runner.invoke(APP, ["bundle", "check", str(out)])
+    assert "never shown to the agent" not in clean.output
+    (out / "skills" / "counting.md").write_text((out / "skills" / "counting_problem.md").read_text())
+    noted = runner.invoke(APP, ["bundle", "check", str(out)])
+    assert noted.exit_code == 0, noted.output
+    assert "note: 1 skill(s) for no task type of Video-MME, never shown to the agent: counting" in noted.output
+
+
 def test_init_and_check_for_the_task_types_of_a_questions_file(tmp_path: Path) -> None:
     """A benchmark with its own vocabulary (EgoSchema: one task type) gets a skill for it, and
     ``check`` checks a bundle against the file's task types, not Video-MME's."""

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from skillharness.commands.fit_table import Col, FitTable
 from skillharness.data import DEFAULT_BENCHMARK, read_questions
-from skillharness.data.questions import VIDEO_MME
+from skillharness.data.questions import VIDEO_MME, slugify
 from skillharness.errors import ConfigError, SkillError
 from skillharness.skills.bundle import SKILLS_DIR, SYSTEM_FILE, TOOLS_FILE, Bundle, initial_bundle
 from skillharness.skills.export import ExportFormat, export_bundle, load_export_source
@@ -72,10 +72,19 @@ def check(
     """Validate a bundle folder (a skill for each task type: Video-MME's, or --questions') and
     print its hashes."""
     bundle = Bundle.load(folder)
-    missing = bundle.missing_task_types(_task_types(questions, benchmark))
+    task_types = _task_types(questions, benchmark)
+    missing = bundle.missing_task_types(task_types)
     if missing and not partial:
         raise SkillError(f"{folder}: no skill document for {', '.join(missing)} (use --partial to allow)")
     console = Console()
+    unused = sorted(set(bundle.skills) - {slugify(t) for t in task_types})
+    if unused:  # a misnamed file, or a skill for another benchmark: the agent is never shown it
+        typer.secho(
+            f"note: {len(unused)} skill(s) for no task type of {questions or 'Video-MME'}, never shown to "
+            f"the agent: {', '.join(unused)}",
+            err=True,
+            fg=typer.colors.YELLOW,
+        )
     table = FitTable(
         f"{folder}  ·  bundle {bundle.bundle_hash[:16]}",
         [
