@@ -8,7 +8,9 @@ from store_support import provenance
 from skillharness.errors import StoreError
 from skillharness.eval.report.collect import collect_report
 from skillharness.eval.report.render import render_html
-from skillharness.store import RunLog, RunMetric, RunReader, content_hash
+from skillharness.store import RunKind, RunLog, RunMetric, RunReader, content_hash
+
+TRAIN = RunKind.TRAIN  # the report reads training runs
 
 SETTINGS = {"agent.samples": 1, "agent.vision": True, "llm.model": "sim-vl", "data.questions": "sha256:ab"}
 
@@ -98,15 +100,11 @@ async def test_issue_32_1_a_resume_on_fewer_or_more_replicas_is_accepted_and_rec
     store_url: str, before: tuple[str, ...], after: tuple[str, ...]
 ) -> None:
     first = _replica_settings(*before)
-    await (
-        await RunLog.open(store_url, provenance(config_hash=_hashed(first), endpoints=before), settings=first)
-    ).close()
+    started = provenance(config_hash=_hashed(first), endpoints=before, kind=TRAIN)
+    await (await RunLog.open(store_url, started, settings=first)).close()
     again = _replica_settings(*after)
-    await (
-        await RunLog.open(
-            store_url, provenance(config_hash=_hashed(again), endpoints=after), resume=True, settings=again
-        )
-    ).close()
+    resumed = provenance(config_hash=_hashed(again), endpoints=after, kind=TRAIN)
+    await (await RunLog.open(store_url, resumed, resume=True, settings=again)).close()
     [change] = _replica_changes(store_url)
     assert (change["before"], change["now"]) == (list(before), list(after))
     with RunReader(store_url) as reader:  # the report prints it beside the endpoints
@@ -117,11 +115,7 @@ async def test_issue_32_1_a_resume_on_fewer_or_more_replicas_is_accepted_and_rec
     with RunReader(store_url) as reader:
         assert reader.run("run-1").provenance.endpoints == before, "the provenance stays as first written"
     # Resumed again on the same replicas: nothing more to record.
-    await (
-        await RunLog.open(
-            store_url, provenance(config_hash=_hashed(again), endpoints=after), resume=True, settings=again
-        )
-    ).close()
+    await (await RunLog.open(store_url, resumed, resume=True, settings=again)).close()
     assert len(_replica_changes(store_url)) == 1
 
 
