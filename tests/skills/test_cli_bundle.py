@@ -81,7 +81,8 @@ def test_check_notes_a_skill_for_no_task_type(tmp_path: Path) -> None:
     (out / "skills" / "counting.md").write_text((out / "skills" / "counting_problem.md").read_text())
     noted = runner.invoke(APP, ["bundle", "check", str(out)])
     assert noted.exit_code == 0, noted.output
-    assert "note: 1 skill(s) for no task type of Video-MME, never shown to the agent: counting" in noted.output
+    expected = "note: 1 skill(s) for no task type of Video-MME, never shown to the agent: counting"
+    assert expected in noted.output
 
 
 def test_init_and_check_for_the_task_types_of_a_questions_file(tmp_path: Path) -> None:
