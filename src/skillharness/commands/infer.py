@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -23,6 +22,7 @@ from skillharness.infer import (
     InferResult,
     Terminated,
     cancel_on_sigterm,
+    is_official_export,
     load_job,
     run_inference,
     score_run,
@@ -83,7 +83,7 @@ def infer(
         "cache.url": cache,
     }
     if export_official is not None:  # checked before the run, not found out after it
-        output_file(export_official, "--export-official", ours=_earlier_export, force=False)
+        output_file(export_official, "--export-official", ours=is_official_export, force=False)
     job = _job(config, flags, chosen, run_id, resume)
     console = Console()
     console.print(
@@ -94,21 +94,6 @@ def infer(
     result = _execute(console, job)
     _report(console, job, result, export_official)
     _exit_for(job, result)
-
-
-def _earlier_export(path: Path) -> bool:
-    """Whether ``path`` holds an earlier official-format export (every video with ``missing``, every
-    question with a ``response``), which a new export may replace; a questions file in the same
-    layout has neither, and is never replaced."""
-    try:
-        videos = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return False
-    return (
-        isinstance(videos, list)
-        and all(isinstance(v, dict) and "missing" in v for v in videos)
-        and all(isinstance(q, dict) and "response" in q for v in videos for q in v.get("questions", ()))
-    )
 
 
 def _slot(job: InferJob) -> str:

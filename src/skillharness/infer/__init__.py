@@ -17,7 +17,7 @@ from skillharness.infer.cluster import (
 )
 from skillharness.infer.config import InferConfig
 from skillharness.infer.endpoints import probe_endpoints
-from skillharness.infer.export import write_official_results
+from skillharness.infer.export import is_official_export, write_official_results
 from skillharness.infer.outcome import single_error
 from skillharness.infer.progress import InferProgress, RichProgress, short_name
 from skillharness.infer.provenance import inputs_hash, run_provenance
@@ -80,6 +80,7 @@ __all__ = [
     "design_effect",
     "holm_adjust",
     "inputs_hash",
+    "is_official_export",
     "load_bundle",
     "load_job",
     "mcnemar_exact",

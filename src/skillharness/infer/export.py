@@ -18,6 +18,7 @@ line insists on all 300 videos of each duration; a subset is scored with its fun
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from skillharness.agent import PredictionStatus
 from skillharness.infer.scoring import ScoredAnswer
 from skillharness.util.atomic import atomic_write_json
 
-__all__ = ["official_results", "write_official_results"]
+__all__ = ["is_official_export", "official_results", "write_official_results"]
 
 
 def official_results(answers: Sequence[ScoredAnswer]) -> list[dict[str, Any]]:
@@ -65,3 +66,17 @@ def official_results(answers: Sequence[ScoredAnswer]) -> list[dict[str, Any]]:
 def write_official_results(path: Path, answers: Sequence[ScoredAnswer]) -> None:
     """Write :func:`official_results` to ``path`` atomically (UTF-8 JSON)."""
     atomic_write_json(path, official_results(answers))
+
+
+def is_official_export(path: Path) -> bool:
+    """Whether ``path`` holds an earlier export (every video with ``missing``, every question with a
+    ``response``), which a new one may replace; a questions file in the same layout has neither."""
+    try:
+        videos = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(videos, list)
+        and all(isinstance(v, dict) and "missing" in v for v in videos)
+        and all(isinstance(q, dict) and "response" in q for v in videos for q in v.get("questions", ()))
+    )
