@@ -166,7 +166,7 @@ def test_vlmevalkit_indices_match(total: str) -> None:
 
 def test_vlmevalkit_fps_rule_and_bad_input() -> None:
     assert vlmevalkit_fps_indices(100, 25.0, 1.0) == (0, 25, 50, 75)
-    with pytest.raises(DataError, match="zero frames"):
+    with pytest.raises(DataError, match="0 frames requested"):
         linspace_indices(10, 0)
     with pytest.raises(DataError, match="nothing to sample"):
         vlmevalkit_indices(0, 8)

@@ -16,6 +16,8 @@ from cli_support import run_cli as _cli
         (("infer", "--bogus"), "No such option: --bogus"),
         (("infer", "--concurrency", "many"), "Invalid value for '--concurrency'"),
         (("frames",), "Missing argument"),
+        (("frames", "show", "v.mp4", "--out", "o", "--count", "-3"), "Invalid value for '--count'"),
+        (("frames", "show", "v.mp4", "--out", "o", "--quality", "0"), "--quality"),
         (("runs", "show"), "Missing argument"),
         (("demo", "--videos", "2"), "--videos"),
         (("nosuchcommand",), "No such command"),

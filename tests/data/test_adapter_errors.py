@@ -71,6 +71,10 @@ def test_a_bad_row_is_named_and_nothing_is_loaded(tmp_path: Path, bad: dict[str,
         ("index1", 0, "answer index 0 is out of range for 3 options (1-based: 1..3)"),
         ("index0", "two", "answer 'two' is not a whole number"),
         ("letter", "D", "answer 'D' is not among the option letters ('A', 'B', 'C')"),
+        ("letter", None, "no answer: the answer is null"),
+        ("index0", None, "no answer: the answer is null"),
+        ("text", None, "no answer: the answer is null"),
+        ("text", "  ", "no answer: the answer is empty"),
     ],
 )
 def test_an_answer_naming_no_option_is_named(tmp_path: Path, form: str, answer: Any, needle: str) -> None:

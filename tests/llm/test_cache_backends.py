@@ -134,6 +134,23 @@ async def test_stats_prune_clear(backend: CacheBackend) -> None:
     assert (await backend.stats()).entries == 0
 
 
+def test_a_cache_path_that_is_a_folder_is_named_as_one(tmp_path) -> None:
+    with pytest.raises(CacheError, match="it is a folder; name a file inside it") as caught:
+        open_backend(f"sqlite:///{tmp_path}", "ns")
+    assert caught.value.context["file"] == str(tmp_path)
+
+
+def test_a_cache_in_a_folder_the_user_cannot_write_names_the_folder(tmp_path, monkeypatch) -> None:
+    # The tests run as root, for whom every folder is writable; the permission check is the
+    # collaborator replaced here, SQLite's own failure is what the message adds to.
+    from skillharness.llm.cache import sqlite as module
+
+    monkeypatch.setattr(module.os, "access", lambda path, mode: False)
+    assert f"the folder {tmp_path} is not writable" in module._why_unwritable(tmp_path / "c.sqlite")
+    (tmp_path / "c.sqlite").write_bytes(b"")
+    assert "the file is read-only" in module._why_unwritable(tmp_path / "c.sqlite")
+
+
 async def test_sqlite_namespaces_are_separate(tmp_path) -> None:
     url = f"sqlite:///{tmp_path / 'c.sqlite'}"
     ours, theirs = open_backend(url, "ours"), open_backend(url, "theirs")

@@ -154,6 +154,9 @@ def _options(
 def _answer(raw: Any, texts: tuple[str, ...], adapter: Adapter, where: str, problems: Problems) -> str | None:
     """The answer letter, from the form the file uses; None (and a problem) if it names no option."""
     form, letters = adapter.answer_form, OPTION_LETTERS[: len(texts)]
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        problems.add(where, "answer", f"no answer: the answer is {'null' if raw is None else 'empty'}")
+        return None
     if form == "text":
         wanted = cell_text(raw).strip()
         hits = [i for i, text in enumerate(texts) if text == wanted]

@@ -55,7 +55,7 @@ def uniform_timestamps(duration_s: float, count: int) -> tuple[float, ...]:
 def range_timestamps(start_s: float, end_s: float, count: int) -> tuple[float, ...]:
     """``count`` timestamps ``start + (i + 0.5) * (end - start) / count``."""
     if count < 1:
-        raise DataError(f"zero frames requested (count={count}); ask for at least one")
+        raise DataError(f"{count} frames requested; ask for at least one")
     if not end_s > start_s:
         raise DataError(f"empty time range [{start_s}, {end_s}]: end must be after start")
     span = end_s - start_s

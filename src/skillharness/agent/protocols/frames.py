@@ -38,7 +38,7 @@ def _check(total_frames: int, count: int) -> None:
     if total_frames < 1:
         raise DataError(f"a video with {total_frames} decoded frames has nothing to sample")
     if count < 1:
-        raise DataError(f"zero frames requested (count={count}); ask for at least one")
+        raise DataError(f"{count} frames requested; ask for at least one")
 
 
 def linspace_indices(total_frames: int, count: int) -> tuple[int, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import threading
 import time
@@ -24,6 +25,21 @@ CREATE TABLE IF NOT EXISTS cache_entries (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS cache_entries_expiry ON cache_entries (namespace, expires_at);
 """
+
+
+def _why_unwritable(path: Path) -> str:
+    """SQLite says only "unable to open database file"; name the permission it lacked, if any.
+
+    Even a read of a WAL database writes its -wal and -shm companions beside it, so a folder the
+    user cannot write fails a lookup as well as a store."""
+    folder = path.parent
+    if path.is_dir():
+        return " (it is a folder; name a file inside it)"
+    if path.exists() and not os.access(path, os.W_OK):
+        return " (the file is read-only; the cache writes to it)"
+    if folder.is_dir() and not os.access(folder, os.W_OK):
+        return f" (the folder {folder} is not writable; SQLite keeps its -wal and -shm files beside the cache)"
+    return ""
 
 
 class SQLiteBackend:
@@ -50,7 +66,9 @@ class SQLiteBackend:
                 self.path, timeout=30.0, check_same_thread=False, isolation_level=None
             )
         except sqlite3.Error as exc:
-            raise CacheError(f"cannot open cache file {self.path}: {exc}", file=str(self.path)) from exc
+            raise CacheError(
+                f"cannot open cache file {self.path}: {exc}{_why_unwritable(self.path)}", file=str(self.path)
+            ) from exc
 
     def _run(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         with self._lock:
