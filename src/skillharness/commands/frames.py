@@ -42,7 +42,9 @@ def frames(
     count: Annotated[int, typer.Option("--count", "-n", min=1, help="How many frames.")] = 8,
     start: Annotated[float | None, typer.Option("--start", help="Range start, seconds (with --end).")] = None,
     end: Annotated[float | None, typer.Option("--end", help="Range end, seconds (with --start).")] = None,
-    longest_side: Annotated[int, typer.Option("--longest-side", min=32, max=4096, help="Longest side of a frame, px.")] = 448,
+    longest_side: Annotated[
+        int, typer.Option("--longest-side", min=32, max=4096, help="Longest side of a frame, px.")
+    ] = 448,
     quality: Annotated[int, typer.Option("--quality", min=10, max=100, help="JPEG quality.")] = 85,
     cache_dir: Annotated[
         Path | None, typer.Option("--cache-dir", help="Frame cache (default: user cache).")

@@ -38,7 +38,7 @@ def _why_unwritable(path: Path) -> str:
     if path.exists() and not os.access(path, os.W_OK):
         return " (the file is read-only; the cache writes to it)"
     if folder.is_dir() and not os.access(folder, os.W_OK):
-        return f" (the folder {folder} is not writable; SQLite keeps its -wal and -shm files beside the cache)"
+        return f" (the folder {folder} is not writable; SQLite writes -wal and -shm files beside the cache)"
     return ""
 
 
