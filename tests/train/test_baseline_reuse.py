@@ -43,12 +43,12 @@ async def _infer_val(config: Path, run_id: str, **agent: object) -> None:
         await run_inference(load_job(load_config(config), pool=Pool.VAL, run_id=run_id, resume=False))
 
 
-async def _train(config: Path, run_id: str, baseline: str) -> None:
+async def _train(config: Path, run_id: str, baseline: str | None, *, resume: bool = False) -> None:
     """Up to the baseline: the stop file is there from the start, so the loop stops before a step."""
     folder = run_folder(config.parent, run_id)
     stop = config.parent / f"{run_id}.STOP"
     stop.write_text("")
-    request = TrainRequest(run_id=run_id, folder=folder, baseline_run=baseline, stop_file=stop)
+    request = TrainRequest(run_id=run_id, folder=folder, baseline_run=baseline, stop_file=stop, resume=resume)
     await run_training(load_config(config), request)
 
 
@@ -68,3 +68,25 @@ async def test_baseline_reuse_compares_the_agent_settings(train_bench: Bench, ex
     with RunReader(load_config(config).store) as reader:
         children = {r.run_id for r in reader.children("t-same")}
     assert "t-same.baseline" not in children  # reused, not run afresh
+
+
+async def test_a_refused_baseline_loses_no_run_id(train_bench: Bench, experiment: Path) -> None:
+    """The checkpoint is saved before the baseline is read: until it is scored, a resume may name
+    another --baseline, or none to run it afresh."""
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        config = loop_config(experiment, train_bench, sim, epochs=1)
+        await _infer_val(config, "base-same")
+        for run_id in ("t-typo", "t-typo-2"):
+            with pytest.raises(StoreError, match="no run 'infer-typo'"):
+                await _train(config, run_id, "infer-typo")
+        with pytest.raises(TrainingStopped, match="stop file"):
+            await _train(config, "t-typo", "base-same", resume=True)
+        with pytest.raises(TrainingStopped, match="stop file"):
+            await _train(config, "t-typo-2", None, resume=True)
+    reused = Checkpoint.load(run_folder(config.parent, "t-typo"))
+    assert reused.baseline_run_id == "base-same"
+    assert reused.best_score is not None
+    afresh = Checkpoint.load(run_folder(config.parent, "t-typo-2"))
+    assert afresh.baseline_run_id == "t-typo-2.baseline"  # afresh: the stop file stops it as it starts
+    with RunReader(load_config(config).store) as reader:
+        assert "t-typo-2.baseline" in {r.run_id for r in reader.children("t-typo-2")}

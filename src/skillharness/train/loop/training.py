@@ -107,6 +107,12 @@ def _prepare(request: TrainRequest, initial: Bundle) -> tuple[Workspace, Checkpo
     saved = (request.folder / CHECKPOINT_FILE).exists()
     if request.resume and saved:
         ckpt = Checkpoint.load(request.folder)  # names a damaged checkpoint
+        chosen = request.baseline_run or f"{request.run_id}.baseline"
+        if ckpt.best_score is None and chosen != ckpt.baseline_run_id:
+            # Nothing rests on the baseline until it is scored: a refused --baseline is not a
+            # run id lost, the resume names another (or none, to run it afresh).
+            ckpt = ckpt.model_copy(update={"baseline_run_id": chosen})
+            ckpt.save(request.folder)
         if request.baseline_run is not None and request.baseline_run != ckpt.baseline_run_id:
             raise ConfigError(
                 f"run {request.run_id} was started with baseline {ckpt.baseline_run_id}, not "
