@@ -90,3 +90,44 @@ def test_a_pools_file_with_an_unknown_unit_is_refused(bench: Bench, tmp_path: Pa
     bad.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(SplitError, match="unit must be one of"):
         load_pools(bad)
+
+
+def _edited_pools(bench: Bench, tmp_path: Path, edit: object) -> Path:
+    doc = json.loads(bench.pools.read_text(encoding="utf-8"))
+    edit(doc["pools"])  # type: ignore[operator]
+    path = tmp_path / "pools.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def test_a_pools_file_listing_a_question_twice_or_in_two_pools_is_refused(
+    bench: Bench, tmp_path: Path
+) -> None:
+    """With no ``data.pools_sha256`` nothing else catches a hand edit: a question listed twice
+    counts twice in every accuracy, and one in both val and test leaks into the holdout."""
+    frozen = load_pools(bench.pools)
+    val_q, test_q = frozen.questions[Pool.VAL][0], frozen.questions[Pool.TEST][0]
+    twice = _edited_pools(bench, tmp_path, lambda p: p["val"]["question_ids"].append(val_q))
+    with pytest.raises(SplitError, match=rf"question id '{val_q}' is listed 2 times in val") as info:
+        load_pools(twice)
+    assert info.value.context["file"] == str(twice)
+    leaked = _edited_pools(bench, tmp_path, lambda p: p["test"]["question_ids"].append(val_q))
+    with pytest.raises(SplitError, match=rf"question id '{val_q}' is in both val and test"):
+        load_pools(leaked)
+    unit = frozen.units[Pool.TEST][0]
+    shared = _edited_pools(bench, tmp_path, lambda p: p["val"]["units"].append(unit))
+    with pytest.raises(SplitError, match=rf"unit '{unit}' is in both val and test"):
+        load_pools(shared)
+    assert test_q not in frozen.questions[Pool.VAL]
+
+
+def test_infer_on_an_empty_pool_is_refused_before_any_run(bench: Bench, tmp_path: Path) -> None:
+    from skillharness.config import Config
+    from skillharness.infer import load_job
+
+    empty = _edited_pools(bench, tmp_path, lambda p: p["test"].update(question_ids=[], units=[]))
+    config = Config.model_validate(
+        {"data": {"questions": str(bench.questions), "pools": str(empty)}, "agent": {"bundle": str(tmp_path)}}
+    )
+    with pytest.raises(ConfigError, match=rf"--pool test: {empty} has an empty test pool: nothing to answer"):
+        load_job(config, pool=Pool.TEST, run_id="r", resume=False)

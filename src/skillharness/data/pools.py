@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,6 +44,8 @@ __all__ = [
     "verify_split",
     "write_split",
 ]
+
+_LISTED_OVERLAPS = 10  # enough to see the pattern of a hand edit
 
 POOLS_FILE = "pools.json"
 MANIFEST_FILE = "split_manifest.json"
@@ -193,7 +196,25 @@ def load_pools(path: Path, expected_sha256: str | None = None) -> FrozenPools:
         raise SplitError(f"{path}: not a valid pools file: {exc!r}", file=str(path)) from exc
     if unit not in get_args(UnitKind):
         raise SplitError(f"{path}: unit must be one of {get_args(UnitKind)}, got {unit!r}", file=str(path))
+    problems = _overlaps("question id", qids) + _overlaps("unit", units)
+    if problems:
+        raise SplitError(f"{path}: not a split: {'; '.join(problems)}", file=str(path), problems=problems)
     return FrozenPools(unit, units, qids, digest)
+
+
+def _overlaps(what: str, members: Mapping[Pool, tuple[str, ...]]) -> list[str]:
+    """Names listed twice in one pool or in two pools: a hand-edited pools file (with no
+    ``data.pools_sha256`` to catch it) would count a question twice or leak it into the test pool."""
+    problems: list[str] = []
+    seen: dict[str, Pool] = {}
+    for pool, names in members.items():
+        for name, count in Counter(names).items():
+            if count > 1:
+                problems.append(f"{what} {name!r} is listed {count} times in {pool}")
+            if name in seen:
+                problems.append(f"{what} {name!r} is in both {seen[name]} and {pool}")
+            seen.setdefault(name, pool)
+    return problems[:_LISTED_OVERLAPS]
 
 
 def source_drift(pools_path: Path, questions: Path) -> str | None:
@@ -234,7 +255,7 @@ def verify_split(out_dir: Path, questions_path: Path | None = None) -> list[str]
         return [f"{manifest_path}: unreadable manifest: {exc!r}"]
     except SplitError as exc:
         return [str(exc)]
-    problems = _overlaps(pools)
+    problems: list[str] = []  # overlaps are refused by load_pools
     sizes = {
         name: {"units": len(pools.units[name]), "questions": len(pools.questions[name])} for name in Pool
     }
@@ -269,14 +290,3 @@ def _recount(
             cells[q.task_type][q.duration] += 1
         recount[pool] = dict(sorted(cells.items()))
     return recount
-
-
-def _overlaps(pools: FrozenPools) -> list[str]:
-    problems = []
-    seen: dict[str, str] = {}
-    for pool in Pool:
-        for unit in pools.units[pool]:
-            if unit in seen:
-                problems.append(f"unit {unit} is in both {seen[unit]} and {pool}")
-            seen[unit] = pool
-    return problems

@@ -148,6 +148,8 @@ def load_job(config: InferSettings, *, pool: Pool | None, run_id: str | None, re
     else:
         chosen, frozen = load_pool_questions(data, (pool,), purpose=f"--pool {pool}")
         questions, pools_sha = chosen[pool], frozen.sha256
+        if not questions:
+            raise ConfigError(f"--pool {pool}: {data.pools} has an empty {pool} pool: nothing to answer")
     check_media(data, questions, subtitles=config.agent.subtitles)
     check_questions(questions, config.llm.media, config.agent.protocol, data.benchmark)
     check_agent_slot(config.agent, data.benchmark)
