@@ -34,6 +34,25 @@ def test_subtitles_are_checked_only_when_the_agent_reads_them(bench: Bench, tmp_
     assert victim.name in str(caught.value)
 
 
+def test_a_mistyped_subtitles_folder_is_refused_not_run_without_subtitles(
+    bench: Bench, tmp_path: Path
+) -> None:
+    data = _copy(bench, tmp_path)
+    questions = load_questions(bench.questions)
+    typo = data.model_copy(update={"subtitles_dir": tmp_path / "subtitels"})
+    with pytest.raises(
+        DataError, match=r"subtitels: not a folder; fix data\.subtitles_dir, or set agent\.subtitles"
+    ):
+        check_media(typo, questions, subtitles=True)
+    check_media(typo, questions, subtitles=False)  # an agent that reads none never looks
+    wrong = data.model_copy(update={"subtitles_dir": tmp_path / "videos"})  # a folder, of other files
+    with pytest.raises(DataError, match=r"holds a subtitle file for none of the \d+ question\(s\) asked"):
+        check_media(wrong, questions, subtitles=True)
+    # One video without subtitles is normal: the rest still have theirs.
+    sorted((tmp_path / "subtitles").glob("*.srt"))[0].unlink()
+    check_media(data, questions, subtitles=True)
+
+
 def test_every_bad_video_is_named(bench: Bench, tmp_path: Path) -> None:
     data = _copy(bench, tmp_path)
     questions = load_questions(bench.questions)

@@ -30,7 +30,7 @@ from skillharness.data.questions import Question
 from skillharness.errors import DataError
 from skillharness.video import DecodePool, FrameLayout, frame_layout, frames_by_index, window_span
 from skillharness.video.frames import FrameSampler
-from skillharness.video.locate import locate_subtitles, locate_video
+from skillharness.video.locate import locate_video, question_subtitles
 from skillharness.video.subtitles import SubtitleLine, Subtitles, load_subtitles
 from skillharness.video.types import Frame, FrameSet, Window
 
@@ -173,12 +173,7 @@ class LocalVideos:
     def subtitle_file(self, question: Question) -> Path | None:
         """The question's subtitle file: its own ``subtitle_path`` (relative to the subtitle folder),
         else ``<videoID>.srt`` (or .vtt/.ass/.ssa); None when there is none."""
-        if question.subtitle_path:
-            path = Path(question.subtitle_path)
-            if not path.is_absolute() and self._subtitles_dir is not None:
-                path = self._subtitles_dir / path
-            return path if path.is_file() else None
-        return locate_subtitles(self._subtitles_dir, question.videoID)
+        return question_subtitles(self._subtitles_dir, question.subtitle_path, question.videoID)
 
     async def _lines(self, question: Question) -> Subtitles:
         path = self.subtitle_file(question)

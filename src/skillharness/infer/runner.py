@@ -36,7 +36,7 @@ from skillharness.skills import Bundle
 from skillharness.skills.workspace import Workspace
 from skillharness.store import RunKind, RunReader, RunStatus, StoreConfig
 from skillharness.video import video_duration, whole_video_duration
-from skillharness.video.locate import locate_subtitles, locate_video
+from skillharness.video.locate import locate_subtitles, locate_video, question_subtitles
 from skillharness.video.subtitles import load_subtitles
 
 __all__ = [
@@ -196,6 +196,24 @@ def _media_problems(videos_dir: Path, subtitles_dir: Path | None, video_id: str)
     return False, unreadable, broken
 
 
+def _check_subtitles_dir(subtitles_dir: Path, questions: Sequence[Question]) -> None:
+    """A subtitles folder that is not there, or holds a file for none of the questions asked, is
+    a mistyped path: every answer would be the no-subtitles condition under a config saying
+    otherwise. One video without subtitles is normal; all of them is not."""
+    fix = "fix data.subtitles_dir, or set agent.subtitles: false to answer without subtitles"
+    if not subtitles_dir.is_dir():
+        raise DataError(f"data.subtitles_dir {subtitles_dir}: not a folder; {fix}", file=str(subtitles_dir))
+    if questions and all(
+        question_subtitles(subtitles_dir, q.subtitle_path, q.videoID) is None for q in questions
+    ):
+        first = questions[0].subtitle_path or f"{questions[0].videoID}.srt"
+        raise DataError(
+            f"data.subtitles_dir {subtitles_dir} holds a subtitle file for none of the {len(questions)} "
+            f"question(s) asked (e.g. {first}); {fix}",
+            file=str(subtitles_dir),
+        )
+
+
 def check_agent_slot(agent: AgentConfig, benchmark: str | None) -> None:
     """A bundle slot the run's protocol lacks is refused before any question is asked."""
     check_bundle_slot(
@@ -220,6 +238,8 @@ def check_media(data: DataConfig, questions: Sequence[Question], *, subtitles: b
     for question in questions:  # a folder of frames is refused by name, with its task and the fix
         if (videos_dir / question.videoID).is_dir():
             locate_video(videos_dir, question.videoID, task=question.task_type)
+    if subtitles_dir is not None:
+        _check_subtitles_dir(subtitles_dir, questions)
     found = [_media_problems(videos_dir, subtitles_dir, video) for video in videos]
     missing = [video_id for video_id, (absent, _, _) in zip(videos, found, strict=True) if absent]
     unreadable = [problem for _, problem, _ in found if problem]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from skillharness.errors import DataError
 
-__all__ = ["VIDEO_EXTENSIONS", "locate_subtitles", "locate_video"]
+__all__ = ["VIDEO_EXTENSIONS", "locate_subtitles", "locate_video", "question_subtitles"]
 
 VIDEO_EXTENSIONS = (".mp4", ".mkv", ".webm", ".mov", ".avi")
 _SUBTITLE_EXTENSIONS = (".srt", ".vtt", ".ass", ".ssa")
@@ -45,6 +45,17 @@ def locate_subtitles(subtitles_dir: Path | str | None, video_key: str) -> Path |
         if candidate.is_file():
             return candidate
     return None
+
+
+def question_subtitles(subtitles_dir: Path | None, own_path: str | None, video_key: str) -> Path | None:
+    """A question's subtitle file: its own ``subtitle_path`` (relative to ``subtitles_dir``), else
+    ``<video_key>.srt`` (or .vtt/.ass/.ssa); None when there is none."""
+    if own_path:
+        path = Path(own_path)
+        if not path.is_absolute() and subtitles_dir is not None:
+            path = subtitles_dir / path
+        return path if path.is_file() else None
+    return locate_subtitles(subtitles_dir, video_key)
 
 
 def _refuse_frame_folder(path: Path, video_key: str, task: str | None) -> None:
