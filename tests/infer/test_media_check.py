@@ -53,6 +53,19 @@ def test_a_mistyped_subtitles_folder_is_refused_not_run_without_subtitles(
     check_media(data, questions, subtitles=True)
 
 
+def test_the_subtitle_file_a_question_names_is_the_one_checked(bench: Bench, tmp_path: Path) -> None:
+    """LongVideoBench-style rows name their own subtitle file: that file, not <videoID>.srt, is
+    the one the agent reads, so it is the one parsed before anything is asked."""
+    data = _copy(bench, tmp_path)
+    questions = load_questions(bench.questions)
+    (tmp_path / "subtitles" / "own.srt").write_text("1\nthis is not a timing line\nhello\n")
+    named = [questions[0].model_copy(update={"subtitle_path": "own.srt"}), *questions[1:]]
+    check_media(data, questions, subtitles=True)
+    with pytest.raises(DataError, match="1 subtitle file\\(s\\) do not parse") as caught:
+        check_media(data, named, subtitles=True)
+    assert "own.srt" in str(caught.value)
+
+
 def test_every_bad_video_is_named(bench: Bench, tmp_path: Path) -> None:
     data = _copy(bench, tmp_path)
     questions = load_questions(bench.questions)

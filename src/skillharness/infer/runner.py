@@ -36,7 +36,7 @@ from skillharness.skills import Bundle
 from skillharness.skills.workspace import Workspace
 from skillharness.store import RunKind, RunReader, RunStatus, StoreConfig
 from skillharness.video import video_duration, whole_video_duration
-from skillharness.video.locate import locate_subtitles, locate_video, question_subtitles
+from skillharness.video.locate import locate_video, question_subtitles
 from skillharness.video.subtitles import load_subtitles
 
 __all__ = [
@@ -175,25 +175,31 @@ def load_job(config: InferSettings, *, pool: Pool | None, run_id: str | None, re
     )
 
 
-def _media_problems(videos_dir: Path, subtitles_dir: Path | None, video_id: str) -> tuple[bool, str, str]:
-    """(missing, why the video does not open, why its subtitles do not parse) for one video; the
-    subtitles are not read when ``subtitles_dir`` is None."""
-    unreadable = broken = ""
+def _video_problem(videos_dir: Path, video_id: str) -> tuple[bool, str]:
+    """(missing, why the video does not open) for one video."""
     try:
         path = locate_video(videos_dir, video_id)
     except DataError:
-        return True, "", ""
+        return True, ""
     try:
         # The header (a 0-byte or non-video file fails) and the last packet (a file cut short fails).
         whole_video_duration(path)
     except DataError as exc:
-        unreadable = str(exc)
-    if subtitles_dir is not None:
+        return False, str(exc)
+    return False, ""
+
+
+def _broken_subtitles(subtitles_dir: Path, questions: Sequence[Question]) -> list[str]:
+    """Why each subtitle file the questions read does not parse: the file the agent reads (a
+    question's own ``subtitle_path`` first), each file once."""
+    files = {question_subtitles(subtitles_dir, q.subtitle_path, q.videoID) for q in questions}
+    broken = []
+    for path in sorted(p for p in files if p is not None):
         try:
-            load_subtitles(locate_subtitles(subtitles_dir, video_id))
+            load_subtitles(path)
         except DataError as exc:
-            broken = str(exc)
-    return False, unreadable, broken
+            broken.append(str(exc))
+    return broken
 
 
 def _check_subtitles_dir(subtitles_dir: Path, questions: Sequence[Question]) -> None:
@@ -240,10 +246,10 @@ def check_media(data: DataConfig, questions: Sequence[Question], *, subtitles: b
             locate_video(videos_dir, question.videoID, task=question.task_type)
     if subtitles_dir is not None:
         _check_subtitles_dir(subtitles_dir, questions)
-    found = [_media_problems(videos_dir, subtitles_dir, video) for video in videos]
-    missing = [video_id for video_id, (absent, _, _) in zip(videos, found, strict=True) if absent]
-    unreadable = [problem for _, problem, _ in found if problem]
-    broken = [problem for _, _, problem in found if problem]
+    found = [_video_problem(videos_dir, video) for video in videos]
+    missing = [video_id for video_id, (absent, _) in zip(videos, found, strict=True) if absent]
+    unreadable = [problem for _, problem in found if problem]
+    broken = _broken_subtitles(subtitles_dir, questions) if subtitles_dir is not None else []
     if missing:
         names = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
         raise DataError(
