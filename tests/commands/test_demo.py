@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 import sys
@@ -10,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from cli_support import run_cli
+from skillharness.llm.types import SamplingParams
+from skillharness.store import RunKind, RunProvenance, RunStore
 
 
 def demo(out: Path, cache: Path) -> subprocess.CompletedProcess[str]:
@@ -104,6 +107,49 @@ def test_demo_folders_that_are_files_are_one_clear_error(tmp_path: Path) -> None
         assert f"error: {flag} {tmp_path / 'taken'}: exists and is not a folder" in result.stderr
         assert "Traceback" not in result.stderr
     assert (tmp_path / "taken").read_text() == "keep me"
+
+
+def _store_with_a_users_run(path: Path) -> None:
+    async def write() -> None:
+        provenance = RunProvenance(
+            run_id="precious",
+            kind=RunKind.INFER,
+            config_hash="c" * 64,
+            bundle_hash="b" * 64,
+            pool="val",
+            model="m",
+            endpoints=("http://127.0.0.1:9/v1",),
+            sampling=SamplingParams(temperature=0.0),
+        )
+        with RunStore.open(f"sqlite:///{path}") as store:
+            await (await store.open_run(provenance)).close()
+
+    asyncio.run(write())
+
+
+@pytest.mark.slow
+def test_demo_never_deletes_a_run_store_holding_runs_it_did_not_make(tmp_path: Path) -> None:
+    out = tmp_path / "mywork"
+    out.mkdir()
+    _store_with_a_users_run(out / "runs.sqlite")
+    before = (out / "runs.sqlite").read_bytes()
+    # Relative, as a user types it: the benchmark check comes after the store check, never before.
+    done = run_cli("demo", "--out", str(out), "--bench-cache", "bench", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "runs.sqlite holds runs the demo did not make (precious)" in " ".join(done.stderr.split())
+    assert (out / "runs.sqlite").read_bytes() == before
+    assert not (tmp_path / "bench").exists(), "refused before any work"
+
+
+@pytest.mark.slow
+def test_demo_with_a_relative_bench_cache_runs(tmp_path: Path) -> None:
+    done = run_cli(
+        "demo", "--out", "out", "--videos", "12", "--bench-cache", "b", "--latency", "0", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    written = (tmp_path / "out" / "experiment" / "experiment.yaml").read_text()
+    assert str(tmp_path / "b") in written, "the experiment names the benchmark by its absolute path"
+    assert (tmp_path / "out" / "report.html").is_file()
 
 
 @pytest.mark.slow

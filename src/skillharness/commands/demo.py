@@ -36,11 +36,12 @@ from skillharness.data.pools import existing_artifacts, load_pools, verify_split
 from skillharness.data.questions import Question
 from skillharness.data.split import SplitParams, make_split
 from skillharness.data.synth import ensure_synthetic_benchmark
-from skillharness.errors import ConfigError, SplitError
+from skillharness.errors import ConfigError, SplitError, StoreError
 from skillharness.eval import agent_path, build_report
 from skillharness.infer.progress import RichProgress
 from skillharness.sim import SimServer, decisive_world
 from skillharness.skills import Bundle, initial_bundle
+from skillharness.store import RunReader
 from skillharness.train import TrainProgress, TrainRequest, run_folder, run_training
 
 _MIN_VAL_PER_CLASS = 6
@@ -80,8 +81,40 @@ def _bundle(console: Console, folder: Path, questions: list[Question]) -> Path:
     return folder
 
 
+def _foreign_runs(store: Path) -> list[str]:
+    """Runs in ``store`` that are neither the demo's run nor made on its behalf (its baseline,
+    rollouts, holdout): a user's evidence, which the demo must never delete."""
+    try:
+        with RunReader(f"sqlite:///{store}") as reader:
+            infos = reader.runs()
+    except StoreError as exc:
+        if exc.context.get("version") == 0:  # created, never written: nothing to lose
+            return []
+        raise ConfigError(
+            f"--out {store.parent}: {store} is not the demo's run store ({exc}); choose another --out",
+            file=str(store),
+        ) from exc
+    return [i.run_id for i in infos if _RUN_ID not in (i.run_id, i.provenance.parent_run_id)]
+
+
+def _check_own_store(out: Path) -> None:
+    """Before any work: a store in ``out`` that holds other runs stops the demo (it replaces its store)."""
+    store = out / "runs.sqlite"
+    if not store.exists():
+        return
+    foreign = _foreign_runs(store)
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise ConfigError(
+            f"--out {out}: {store} holds runs the demo did not make ({shown}); the demo replaces its "
+            "run store on every run, so choose another --out (or move that store away)",
+            file=str(store),
+        )
+
+
 def _fresh_run(out: Path, experiment: Path) -> None:
-    """The demo's previous run (its own store and run folder) is replaced; the cache is kept."""
+    """The demo's previous run (its own store, checked by ``_check_own_store``, and its run folder) is
+    replaced; the cache is kept."""
     store = out / "runs.sqlite"
     previous = run_folder(experiment, _RUN_ID)
     if store.exists() or previous.exists():
@@ -149,7 +182,9 @@ def demo(
     """Train a bundle end to end on a synthetic benchmark against the built-in simulator."""
     console = Console()
     out = ensure_folder(out.resolve(), "--out")
-    ensure_folder(bench_cache, "--bench-cache")
+    _check_own_store(out)
+    # Resolved: the experiment YAML the demo writes names it, and is read from another folder.
+    bench_cache = ensure_folder(bench_cache.resolve(), "--bench-cache")
     console.rule("1. synthetic benchmark")
     bench, questions_path, layout, questions = _benchmark(console, bench_cache, seed, videos, layout)
     console.rule("2. frozen split")
