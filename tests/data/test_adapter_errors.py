@@ -208,3 +208,14 @@ def test_any_option_count_and_answer_form_round_trips_to_the_right_letter(
     assert q.answer == letters[correct]
     assert q.letters == letters
     assert q.option_text(q.answer) == texts[correct]
+
+
+def test_an_answers_file_for_an_adapter_that_reads_answers_from_rows_is_refused(tmp_path: Path) -> None:
+    """Ignored, it would score every question against the answers in the rows, not the file named."""
+    other = tmp_path / "other.json"
+    other.write_text("{}")
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps([_row("1")]))
+    with pytest.raises(DataError, match="reads each answer from its question row") as info:
+        load_benchmark(path, _adapter(), other)
+    assert info.value.context["file"] == str(other)

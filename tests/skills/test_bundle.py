@@ -146,6 +146,10 @@ def test_edits_that_break_the_bundle_are_refusals(default_bundle: Bundle) -> Non
             "ocr_problems.md:2: not valid UTF-8",
         ),
         (lambda d: shutil.rmtree(d / "skills"), "missing skills folder"),
+        (
+            lambda d: (shutil.rmtree(d / "skills"), (d / "skills").write_text("x")),
+            "skills: is a file, not the skills folder",
+        ),
     ],
 )
 def test_bad_bundles_name_the_file(bundle_dir: Path, damage, words: str) -> None:  # type: ignore[no-untyped-def]

@@ -28,9 +28,16 @@ import numpy as np
 from skillharness.agent.prompt import format_seconds
 from skillharness.data.questions import Question
 from skillharness.errors import DataError
-from skillharness.video import DecodePool, FrameLayout, frame_layout, frames_by_index, window_span
+from skillharness.video import (
+    DecodePool,
+    FrameLayout,
+    frame_layout,
+    frames_by_index,
+    question_subtitles,
+    window_span,
+)
 from skillharness.video.frames import FrameSampler
-from skillharness.video.locate import locate_video, question_subtitles
+from skillharness.video.locate import locate_video
 from skillharness.video.subtitles import SubtitleLine, Subtitles, load_subtitles
 from skillharness.video.types import Frame, FrameSet, Window
 

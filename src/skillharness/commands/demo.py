@@ -182,8 +182,7 @@ def demo(
     """Train a bundle end to end on a synthetic benchmark against the built-in simulator."""
     console = Console()
     out = ensure_folder(out.resolve(), "--out")
-    _check_own_store(out)
-    # Resolved: the experiment YAML the demo writes names it, and is read from another folder.
+    _check_own_store(out)  # and the cache resolved: the experiment YAML names it, read from elsewhere
     bench_cache = ensure_folder(bench_cache.resolve(), "--bench-cache")
     console.rule("1. synthetic benchmark")
     bench, questions_path, layout, questions = _benchmark(console, bench_cache, seed, videos, layout)

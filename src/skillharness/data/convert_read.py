@@ -103,6 +103,13 @@ def _row_span(numbers: list[int]) -> str:
 def read_answers(source: Path, adapter: Adapter, override: Path | str | None) -> dict[str, Any] | None:
     spec = adapter.answers
     if spec is None:
+        if override is not None:  # ignoring it would score against the answers in the rows
+            raise DataError(
+                f"answers file {override}: adapter {adapter.name!r} reads each answer from its question "
+                "row and has no separate answers file; drop --answers, or use an adapter with "
+                "an `answers:` section",
+                file=str(override),
+            )
         return None
     base = source if source.is_dir() else source.parent
     path = Path(override) if override is not None else base / spec.file

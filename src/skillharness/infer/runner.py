@@ -35,8 +35,8 @@ from skillharness.llm.config import CacheConfig, LLMConfig
 from skillharness.skills import Bundle
 from skillharness.skills.workspace import Workspace
 from skillharness.store import RunKind, RunReader, RunStatus, StoreConfig
-from skillharness.video import video_duration, whole_video_duration
-from skillharness.video.locate import locate_video, question_subtitles
+from skillharness.video import question_subtitles, video_duration, whole_video_duration
+from skillharness.video.locate import locate_video
 from skillharness.video.subtitles import load_subtitles
 
 __all__ = [

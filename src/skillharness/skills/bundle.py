@@ -109,7 +109,8 @@ class Bundle:
         tools = _parse_tools(_read_text(root / TOOLS_FILE), str(root / TOOLS_FILE))
         skills_dir = root / SKILLS_DIR
         if not skills_dir.is_dir():
-            raise SkillError(f"{skills_dir}: missing skills folder", file=str(skills_dir))
+            what = "is a file, not the skills folder" if skills_dir.exists() else "missing skills folder"
+            raise SkillError(f"{skills_dir}: {what}", file=str(skills_dir))
         skills = {}
         for file in sorted(skills_dir.iterdir()):
             if file.suffix != ".md" or file.name.startswith("."):

@@ -12,7 +12,7 @@ from skillharness.video.frames import (
     window_span,
 )
 from skillharness.video.indexed import FrameLayout, frame_layout, frames_by_index
-from skillharness.video.locate import locate_subtitles, locate_video
+from skillharness.video.locate import locate_subtitles, locate_video, question_subtitles
 from skillharness.video.subtitles import SubtitleLine, Subtitles, load_subtitles
 from skillharness.video.types import Frame, FrameSet, Window
 from skillharness.video.workers import DecodePool, usable_cores
@@ -36,6 +36,7 @@ __all__ = [
     "load_subtitles",
     "locate_subtitles",
     "locate_video",
+    "question_subtitles",
     "range_timestamps",
     "uniform_timestamps",
     "usable_cores",
