@@ -23,6 +23,12 @@ from cli_support import run_cli as _cli
         (("nosuchcommand",), "No such command"),
         (("runs",), "Missing command"),
         (("sim", "serve", "--port", "99999999"), "--port"),
+        (("split", "--questions", "q.json", "--out", "o", "--temperature", "-1"), "'--temperature'"),
+        (("split", "--questions", "q.json", "--out", "o", "--temperature", "nan"), "'--temperature'"),
+        (("split", "--questions", "q.json", "--out", "o", "--temperature", "2.5"), "'--temperature'"),
+        (("gate", "simulate", "--p-plus", "nan", "--p-minus", "0.1"), "Invalid value for '--p-plus'"),
+        (("gate", "plan", "--units", "A=30", "--effects", "nan"), "error: --effects must be finite numbers"),
+        (("gate", "plan", "--units", "A=5,A=7"), "error: --units gives class 'A' twice"),
     ],
 )
 def test_usage_errors_are_one_message_and_exit_2(args: tuple[str, ...], needle: str) -> None:

@@ -114,3 +114,33 @@ def test_hashing_a_file_reads_it_in_bounded_blocks(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(atomic, "open", lambda path, mode: Recording(path, "r"), raising=False)
     assert sha256_file(target) == hashlib.sha256(b"x" * (3 << 20)).hexdigest()
     assert sizes == [1 << 20] * 4
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc, where no file can be made")
+def test_a_folder_that_takes_no_file_is_an_error_naming_the_destination_not_the_temp_file() -> None:
+    # Root may write anywhere a mode forbids; /proc refuses a new file to everyone.
+    target = Path("/proc/skillharness-report.html")
+    with pytest.raises(FileNotFoundError) as info:
+        atomic_write_text(target, "NEW")
+    assert info.value.filename == str(target)
+    assert info.value.filename2 is None
+    assert info.value.strerror == "No such file or directory"
+    assert ".tmp" not in str(info.value)
+
+
+def test_a_failed_rename_names_the_destination_and_leaves_no_temp_file(tmp_path: Path) -> None:
+    target = tmp_path / "report.html"
+    (target / "inside").mkdir(parents=True)  # a folder where the file must go
+    with pytest.raises(IsADirectoryError) as info:
+        atomic_write_text(target, "NEW")
+    assert info.value.filename == str(target)
+    assert info.value.filename2 is None
+    assert ".tmp" not in str(info.value)
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
+
+
+def test_an_error_of_the_callers_own_block_is_left_as_it_is(tmp_path: Path) -> None:
+    source = tmp_path / "absent.bin"
+    with pytest.raises(FileNotFoundError) as info, atomic_open(tmp_path / "copy.bin") as handle:
+        handle.write(source.read_bytes())
+    assert info.value.filename == str(source)

@@ -95,6 +95,18 @@ def test_range_outside_the_video_is_an_error_naming_the_file(
     assert not list((sampler.cache.root if sampler.cache else Path()).rglob("*.frame"))
 
 
+@pytest.mark.parametrize(("start", "end"), [(5.0, 2.0), (5.0, 5.0), (12.0, 11.0), (-1.0, -2.0)])
+def test_a_reversed_or_empty_range_says_the_end_must_be_after_the_start(
+    gop_video: Path, sampler: FrameSampler, start: float, end: float
+) -> None:
+    # Even when it also lies outside the video: the order is the mistake to fix first.
+    with pytest.raises(DataError) as info:
+        sampler.range(gop_video, start, end, 4)
+    assert str(info.value) == (
+        f"time range [{start}, {end}] of {gop_video} is empty: the end must be after the start"
+    )
+
+
 def test_range_with_zero_count_is_an_error(gop_video: Path, sampler: FrameSampler) -> None:
     with pytest.raises(DataError, match="0 frames requested"):
         sampler.range(gop_video, 1.0, 2.0, 0)

@@ -80,7 +80,7 @@ _API_KEY_ENV = typer.Option(
     None, "--api-key-env", help="Name of the env var holding the endpoint's API key (never the key)."
 )
 _TEMPERATURE = typer.Option(
-    0.7, "--temperature", min=0.0, help="The agent's sampling temperature (above 0: gates resample)."
+    0.7, "--temperature", min=0.0, max=2.0, help="The agent's sampling temperature (above 0: gates resample)."
 )
 _SIZES = typer.Option(
     None,

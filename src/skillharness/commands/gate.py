@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import typer
@@ -56,6 +57,8 @@ def parse_units(text: str, per_unit: int) -> dict[str, int]:
         name, sep, value = part.rpartition("=")
         if not sep or not name.strip() or not value.strip().isdigit():
             raise ConfigError(f"--units entries look like 'Class Name=30', got {part!r}", field="--units")
+        if name.strip() in counts:
+            raise ConfigError(f"--units gives class {name.strip()!r} twice", field="--units")
         counts[name.strip()] = int(value) * per_unit
     if not counts:
         raise ConfigError("--units is empty", field="--units")
@@ -84,9 +87,12 @@ def read_manifest_val_counts(path: Path) -> dict[str, int]:
 
 def _floats(text: str, flag: str) -> tuple[float, ...]:
     try:
-        return tuple(float(x) for x in text.split(",") if x.strip())
+        values = tuple(float(x) for x in text.split(",") if x.strip())
     except ValueError as exc:
         raise ConfigError(f"{flag} must be comma-separated numbers, got {text!r}", field=flag) from exc
+    if not all(math.isfinite(x) for x in values):  # float() reads 'nan' and 'inf'
+        raise ConfigError(f"{flag} must be finite numbers, got {text!r}", field=flag)
+    return values
 
 
 # ``gate plan``'s own options; the shared ones above keep plan and simulate in step.
@@ -284,8 +290,13 @@ def _discordance_of_run(
 
 @gate_app.command("simulate")
 def simulate_cmd(
-    p_plus: float = typer.Option(..., "--p-plus", help="P(candidate right, incumbent wrong)."),
-    p_minus: float = typer.Option(..., "--p-minus", help="P(candidate wrong, incumbent right)."),
+    # A range refuses NaN too (a NaN rate would simulate gates that never end).
+    p_plus: float = typer.Option(
+        ..., "--p-plus", min=0.0, max=1.0, help="P(candidate right, incumbent wrong)."
+    ),
+    p_minus: float = typer.Option(
+        ..., "--p-minus", min=0.0, max=1.0, help="P(candidate wrong, incumbent right)."
+    ),
     alpha: float = _ALPHA,
     n_max: int = typer.Option(_GATE.n_max, "--n-max", help="Observation budget per gate."),
     runs: int = typer.Option(5000, "--runs", min=1, help="Simulated gates."),

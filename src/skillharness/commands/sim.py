@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -133,14 +134,7 @@ def oracle(
     config = load_sim_config(world, seed)
     the_world = World(config, list(read_questions(questions, benchmark)))
     the_oracle = Oracle(the_world)
-    ids = None
-    if question_ids is not None:
-        if not question_ids.is_file():
-            raise ConfigError(f"--ids file not found: {question_ids}", file=str(question_ids))
-        ids = [line.strip() for line in question_ids.read_text(encoding="utf-8").splitlines() if line.strip()]
-        unknown = [i for i in ids if i not in the_world.questions]
-        if unknown:
-            raise ConfigError(f"{question_ids}: unknown question ids {unknown[:5]}", file=str(question_ids))
+    ids = None if question_ids is None else _pool_ids(question_ids, the_world.questions)
     task_types = {q.task_type for q in the_world.questions.values()}
     before = Bundle.load(bundle) if bundle is not None else initial_bundle(sorted(task_types))
     result: dict[str, Any] = {
@@ -155,6 +149,20 @@ def oracle(
         effect = the_oracle.edit_effect(before, Bundle.load(after), ids)
         result.update(after=effect.after, delta=effect.delta)
     _print_oracle(result, as_json)
+
+
+def _pool_ids(path: Path, known: Mapping[str, object]) -> list[str]:
+    """The question ids of ``--ids`` (one a line), each one of the world's; none at all is an error:
+    an accuracy over no question is no number."""
+    if not path.is_file():
+        raise ConfigError(f"--ids file not found: {path}", file=str(path))
+    ids = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not ids:
+        raise ConfigError(f"--ids {path}: the file names no question id (one a line)", file=str(path))
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise ConfigError(f"{path}: unknown question ids {unknown[:5]}", file=str(path))
+    return ids
 
 
 def _print_oracle(result: dict[str, Any], as_json: bool) -> None:

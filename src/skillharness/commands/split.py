@@ -145,6 +145,8 @@ _RESERVE = typer.Option(
 _TEMPERATURE = typer.Option(
     0.7,
     "--temperature",
+    min=0.0,
+    max=2.0,  # agent.sampling.temperature's range
     help="Agent temperature for the micro-class report (as `experiment init`'s default): at 0 a "
     "gate draws each val question once.",
 )

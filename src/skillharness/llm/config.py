@@ -69,6 +69,9 @@ class EndpointConfig(StrictModel):
         """An absolute http(s) URL with a host and a real port: a typo is refused before the run."""
         parts = urlsplit(value.strip())
         if parts.scheme not in ("http", "https"):
+            # 'localhost:8000/v1' parses with scheme 'localhost': only '<scheme>://' names one.
+            if parts.scheme and value.strip().lower().startswith(f"{parts.scheme}://"):
+                raise ValueError(f"{value!r} has scheme {parts.scheme!r}; an endpoint is http:// or https://")
             raise ValueError(f"{value!r} needs a scheme: write http://{value} or https://{value}")
         try:
             port = parts.port

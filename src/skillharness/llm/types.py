@@ -48,15 +48,17 @@ class SamplingParams(StrictModel):
     # NaN and infinities are not JSON: no server can be sent them and no cache key can name them.
     model_config = ConfigDict(allow_inf_nan=False)
 
-    temperature: float | None = None
-    top_p: float | None = None
+    # The OpenAI API's ranges (temperature as train.roles.*.temperature): a value outside one is
+    # refused in the config rather than by every request's HTTP 400.
+    temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, gt=0, le=1)
     top_k: int | None = None
-    max_tokens: int | None = None
+    max_tokens: int | None = Field(None, ge=1)
     # An int is sent as is. ``per_draw`` is resolved by the agent into :func:`draw_seed` of each
     # draw before a request is built; a request never carries it (ChatRequest refuses it).
     seed: int | Literal["per_draw"] | None = None
-    presence_penalty: float | None = None
-    frequency_penalty: float | None = None
+    presence_penalty: float | None = Field(None, ge=-2, le=2)
+    frequency_penalty: float | None = Field(None, ge=-2, le=2)
     repetition_penalty: float | None = None
     stop: tuple[str, ...] | None = None
 

@@ -225,6 +225,7 @@ class RoleSettings(StrictModel):
     temperature: float | None = Field(
         None,
         ge=0,
+        le=2,
         description=f"Sampling temperature (default {DEFAULT_ROLE_TEMPERATURE['evolve']:g} for evolve, whose "
         "train.evolve.candidates, when more than one, then differ; 0.0 for the others). evolve at "
         "0, or with a seed, asks one candidate.",

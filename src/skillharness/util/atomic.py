@@ -41,20 +41,39 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _about(target: Path, exc: OSError) -> OSError:
+    """``exc`` told of ``target``, the path the caller named, rather than of the temp file beside it:
+    the same errno (so the same subclass, ``PermissionError`` ...) and the system's reason."""
+    return OSError(exc.errno, exc.strerror or str(exc), str(target))
+
+
 @contextlib.contextmanager
 def atomic_open(path: Path | str, *, durable: bool = True) -> Iterator[BinaryIO]:
-    """Yield a binary file that replaces ``path`` only if the block finishes without error."""
+    """Yield a binary file that replaces ``path`` only if the block finishes without error.
+
+    An ``OSError`` of the write itself (the temp file, its flush, the rename) names ``path``; one the
+    block raises is left as it is.
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise _about(target, exc) from exc
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as handle:
             yield handle
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        os.replace(tmp, target)
+            try:
+                handle.flush()
+                if durable:
+                    os.fsync(handle.fileno())
+            except OSError as exc:
+                raise _about(target, exc) from exc
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise _about(target, exc) from exc
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()

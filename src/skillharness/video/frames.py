@@ -178,7 +178,12 @@ class FrameSampler:
             DataError: the range is empty or reaches outside ``[0, duration]``.
         """
         duration = self.duration(video, window)
-        if start_s < 0 or end_s > duration or not end_s > start_s:
+        if end_s <= start_s:  # reversed or empty, wherever it lies
+            raise DataError(
+                f"time range [{start_s}, {end_s}] of {video} is empty: the end must be after the start",
+                file=str(video),
+            )
+        if start_s < 0 or end_s > duration or not end_s > start_s:  # the last: NaN
             where = f"the clip {window.label()} of {video}" if window else f"the video {video}"
             raise DataError(
                 f"time range [{start_s}, {end_s}] is outside {where} (duration {duration:.3f} s)",
