@@ -125,6 +125,13 @@ def test_infer_refuses_to_export_over_a_file_it_did_not_write_before_it_runs(
     refused = cli("infer", *args, "--export-official", str(bench.questions))
     assert refused.returncode == 2
     assert f"--export-official {bench.questions}: exists and is not an earlier output" in refused.stderr
+    assert "--force" not in refused.stderr  # infer has no --force to suggest
     assert "Traceback" not in refused.stderr
     assert bench.questions.read_bytes() == before
+    empty = tmp_path / "mine.json"
+    empty.write_text("[]")  # an empty list is not an earlier export
+    refused_empty = cli("infer", *args, "--export-official", str(empty))
+    assert refused_empty.returncode == 2
+    assert f"--export-official {empty}: exists and is not an earlier output" in refused_empty.stderr
+    assert empty.read_text() == "[]"
     assert len(sim.state.recorded) == asked  # refused before any question was asked

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sqlite3
 import subprocess
 import time
 
@@ -149,6 +151,31 @@ def test_a_cache_in_a_folder_the_user_cannot_write_names_the_folder(tmp_path, mo
     assert f"the folder {tmp_path} is not writable" in module._why_unwritable(tmp_path / "c.sqlite")
     (tmp_path / "c.sqlite").write_bytes(b"")
     assert "the file is read-only" in module._why_unwritable(tmp_path / "c.sqlite")
+
+
+def test_a_sqlite_database_that_is_not_a_cache_is_refused_and_left_alone(tmp_path) -> None:
+    store = tmp_path / "runs.sqlite"
+    with contextlib.closing(sqlite3.connect(store)) as conn:
+        conn.executescript("CREATE TABLE runs (id TEXT); CREATE TABLE predictions (id TEXT);")
+    with pytest.raises(CacheError, match="but not a response cache") as caught:
+        open_backend(f"sqlite:///{store}", "ns")
+    assert f"{store} is a SQLite database" in str(caught.value)
+    assert "it holds tables: predictions, runs" in str(caught.value)
+    assert caught.value.context["file"] == str(store)
+    with contextlib.closing(sqlite3.connect(store)) as conn:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    assert tables == {"runs", "predictions"}
+
+
+async def test_a_new_or_empty_sqlite_file_becomes_a_cache(tmp_path) -> None:
+    (tmp_path / "empty.sqlite").write_bytes(b"")
+    for name in ("empty.sqlite", "new.sqlite"):
+        backend = open_backend(f"sqlite:///{tmp_path / name}", "ns")
+        await backend.put("k", b"1", None)
+        await backend.aclose()
+        again = open_backend(f"sqlite:///{tmp_path / name}", "ns")  # now a cache: opened again
+        assert await again.get("k") == b"1"
+        await again.aclose()
 
 
 async def test_sqlite_namespaces_are_separate(tmp_path) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sqlite3
 import subprocess
 import sys
 import time
@@ -12,6 +14,7 @@ from typer.testing import CliRunner
 
 from cli_support import command_app
 from skillharness.commands import cache as cache_cmd
+from skillharness.errors import CacheError
 from skillharness.llm.cache.opener import open_backend
 
 APP = command_app(cache_cmd.register)
@@ -83,3 +86,17 @@ def test_config_file_names_the_cache_and_a_missing_file_is_not_created(tmp_path)
     out = run_cli("stats", "--config", str(config))
     assert "namespace: fromcfg" in out
     assert "entries:   1" in out
+
+
+def test_stats_and_clear_refuse_a_database_that_is_not_a_cache(tmp_path) -> None:
+    store = tmp_path / "runs.sqlite"
+    with contextlib.closing(sqlite3.connect(store)) as conn:
+        conn.executescript("CREATE TABLE runs (id TEXT); INSERT INTO runs VALUES ('r1');")
+    before = store.read_bytes()
+    for args in (["stats"], ["clear", "--yes"]):
+        result = CliRunner().invoke(APP, ["cache", *args, "--url", f"sqlite:///{store}"])
+        assert isinstance(result.exception, CacheError), result.output
+        assert "is a SQLite database but not a response cache (it holds tables: runs)" in str(
+            result.exception
+        )
+    assert store.read_bytes() == before

@@ -124,3 +124,23 @@ async def test_answer_steps_are_the_plain_replies_and_the_named_tool_calls(store
     assert [s.step_idx for s in every] == [0, 1, 2, 3, 4, 5]
     assert [s.step_idx for s in answers] == [1, 5]
     assert raw_answers(answers) == raw_answers(every) == {("q0", 0): "B"}
+
+
+async def test_a_run_recorded_with_sampling_a_later_version_refuses_is_read_as_written(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    """Sampling ranges are checked when a config loads; a run recorded before they were (every
+    request refused, temperature -1) is read as written and keeps the store's other runs readable."""
+    await _store_with_a_run(sqlite_url)
+    async with await RunLog.open(sqlite_url, provenance("run-2")) as log:
+        await log.write_prediction(prediction("q0", run_id="run-2"))
+    with sqlite3.connect(tmp_path / "runs.sqlite") as conn:  # as an earlier version recorded it
+        conn.execute("DROP TRIGGER runs_provenance_immutable")
+        conn.execute(
+            """UPDATE runs SET sampling = '{"temperature": -1, "stop": ["x"]}' WHERE run_id = 'run-2'"""
+        )
+    with RunReader(sqlite_url) as reader:
+        assert [info.run_id for info in reader.runs()] == ["run-1", "run-2"]
+        sampling = reader.run("run-2").provenance.sampling
+    assert sampling.temperature == -1
+    assert sampling.stop == ("x",)

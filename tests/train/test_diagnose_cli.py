@@ -13,9 +13,11 @@ from train_support import train_context, write_train_config
 
 from bench_support import Bench
 from cli_support import run_cli
+from skillharness.commands.diagnose import excluded_line, no_truth_line
 from skillharness.sim import SimServer
 from skillharness.skills import Bundle
 from skillharness.store import DiagnosisRow, RunKind, RunReader
+from skillharness.train import DiagnosisReport
 
 pytestmark = pytest.mark.sim_world(diagnose_world(6))
 
@@ -104,3 +106,62 @@ def test_diagnose_refuses_another_bundle_a_test_pool_run_and_an_unknown_run(
     missing = run_cli("diagnose", "--config", str(path), "--run", "nope", env=_env())
     assert missing.returncode == 2
     assert "no run 'nope'" in missing.stderr
+
+
+@pytest.mark.slow
+def test_diagnose_of_a_run_of_only_infra_errors_says_so_and_advises_a_resume(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    path = write_train_config(tmp_path, bench, sim)
+    sim.configure_faults(refuse_body_over=1024)  # every agent request refused: every answer an infra error
+    down = run_cli("infer", "--config", str(path), "--pool", "val", "--run-id", "down", env=_env())
+    assert down.returncode == 1, down.stderr  # the run failed: every request refused
+    with RunReader(f"sqlite:///{tmp_path / 'runs.sqlite'}") as reader:
+        info = reader.run("down")
+    assert info.n_ok + info.n_parse_error == 0 < info.n_infra_error
+    sim.clear_faults()
+    done = run_cli("diagnose", "--config", str(path), "--run", "down", env={**_env(), "COLUMNS": "400"})
+    assert done.returncode == 0, done.stderr
+    resume = f"`skillharness infer --config {path} --resume --run-id down`"
+    n = info.n_infra_error
+    assert (
+        f"simulator truth: not available (nothing was judged: all {n} wrong answers are infra errors, "
+        f"which the model never answered; fix the endpoint problem, then {resume} asks the {n} infra "
+        "error(s) again)"
+    ) in done.stdout
+    assert (
+        f"excluded share 100% > 25%: a training step would stop here (infra {n}; fix the endpoint"
+        in done.stdout
+    )
+    assert "not the simulator" not in done.stdout
+    assert "run diagnose again" not in done.stdout  # no judgement failed
+
+
+def _report(**counts: int) -> DiagnosisReport:
+    return DiagnosisReport((), {"wrong": sum(counts.values()), **counts}, judge_calls=0, fingerprint_hits=0)
+
+
+def test_only_failed_judgements_advise_diagnose_again_and_a_judged_run_blames_the_endpoint() -> None:
+    resume = "skillharness infer --config x.yaml --resume --run-id r"
+    failed = _report(infra=1, judge_failed=3)
+    assert no_truth_line(failed, resume) == (
+        "simulator truth: not available (nothing was judged: of 4 wrong answers, infra 1, failed judge 3; "
+        f"fix the endpoint problem, then `{resume}` asks the 1 infra error(s) again; "
+        "run diagnose again to retry the 3 failed judgement(s))"
+    )
+    assert excluded_line(failed, 0.25, resume).endswith(
+        f"(infra 1, failed judge 3; fix the endpoint problem, then `{resume}` asks the 1 infra error(s) "
+        "again; run diagnose again to retry the 3 failed judgement(s))"
+    )
+    settled = _report(format=2, degraded=1)  # nothing reached the judge, nothing to ask again
+    assert no_truth_line(settled, resume) == (
+        "simulator truth: not available (nothing was judged: of 3 wrong answers, parse 2, degraded 1)"
+    )
+    assert excluded_line(settled, 0.25, resume).endswith("a training step would stop here (degraded 1)")
+    judged = _report(defect=2, infra=1)
+    assert (
+        no_truth_line(judged, resume) == "simulator truth: not available (the endpoint is not the simulator)"
+    )
+    assert no_truth_line(_report(), resume) == (
+        "simulator truth: not available (the run has no wrong answer to judge)"
+    )

@@ -111,9 +111,9 @@ def compare_command(
     test` run for itself. Runs on different splits, questions or samples are refused with the reason.
     """
     if json_out is not None:
-        output_file(json_out, "--json", ours=_OUR_DATA, force=force)
+        output_file(json_out, "--json", ours=_OUR_DATA, force=force, has_force=True)
     if html is not None:
-        output_file(html, "--html", ours=_OUR_PAGE, force=force)
+        output_file(html, "--html", ours=_OUR_PAGE, force=force, has_force=True)
     settings = load_config(config)
     pool = load_test_pool(settings)
     with contextlib.closing(RunReader(settings.store)) as reader:

@@ -15,15 +15,17 @@ from typing import Any
 import httpx
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from skillharness.commands.fit_table import Col, FitTable
 from skillharness.config import Config, load_config
 from skillharness.errors import ConfigError
 from skillharness.skills import Bundle
-from skillharness.store import RunReader
+from skillharness.store import RunKind, RunProvenance, RunReader
 from skillharness.train import (
     COLUMNS,
     JUDGED,
+    Cause,
     DiagnosisReport,
     RenderedPrompt,
     build_case_packs,
@@ -115,17 +117,72 @@ def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
 
 
+def resume_command(config: Path, provenance: RunProvenance) -> str:
+    """The command that asks a run's infra errors again: ``infer --resume`` for a run ``infer``
+    started, ``train --resume`` of its training run for a part of one."""
+    if provenance.kind is RunKind.INFER and provenance.parent_run_id is None:
+        return f"skillharness infer --config {config} --resume --run-id {provenance.run_id}"
+    owner = provenance.parent_run_id or provenance.run_id
+    return f"skillharness train --config {config} --resume {owner} --run-id {owner}"
+
+
+def _remedies(report: DiagnosisReport, resume: str) -> list[str]:
+    """What mends the excluded answers: a resume for infra errors (the endpoint never answered
+    them), diagnose again for failed judgements; nothing else is asked again."""
+    remedies = []
+    if infra := report.counts.get(Cause.INFRA.value, 0):
+        remedies.append(f"fix the endpoint problem, then `{resume}` asks the {infra} infra error(s) again")
+    if failed := report.counts.get(Cause.JUDGE_FAILED.value, 0):
+        remedies.append(f"run diagnose again to retry the {failed} failed judgement(s)")
+    return remedies
+
+
+def _causes(report: DiagnosisReport, keys: tuple[str, ...] | None = None) -> str:
+    """The nonzero counts of ``keys`` (default: every cause), in waterfall order: "infra 30, tool 2"."""
+    shown = [(title, report.counts.get(key, 0)) for title, key in COLUMNS[1:] if keys is None or key in keys]
+    return ", ".join(f"{title} {count}" for title, count in shown if count)
+
+
+def no_truth_line(report: DiagnosisReport, resume: str) -> str:
+    """Why there is no simulator truth: not the simulator, no wrong answer, or none judged (then why,
+    and what would let them be judged)."""
+    wrong = report.counts.get("wrong", 0)
+    if any(report.counts.get(cause.value, 0) for cause in JUDGED):
+        return "simulator truth: not available (the endpoint is not the simulator)"
+    if wrong == 0:
+        return "simulator truth: not available (the run has no wrong answer to judge)"
+    if report.counts.get(Cause.INFRA.value, 0) == wrong:
+        why = f"all {wrong} wrong answers are infra errors, which the model never answered"
+    else:
+        why = f"of {wrong} wrong answers, {_causes(report)}"
+    return (
+        f"simulator truth: not available (nothing was judged: {'; '.join([why, *_remedies(report, resume)])})"
+    )
+
+
+def excluded_line(report: DiagnosisReport, limit: float, resume: str) -> str:
+    """The excluded share over ``limit``: what was excluded, and what mends it."""
+    excluded = _causes(report, tuple(cause.value for cause in Cause if cause.excluded))
+    return (
+        f"excluded share {report.excluded_share:.0%} > {limit:.0%}: a training step would stop here "
+        f"({'; '.join([excluded, *_remedies(report, resume)])})"
+    )
+
+
 def _print(
-    console: Console, run_id: str, report: DiagnosisReport, truth: dict[str, Any] | None, limit: float
+    console: Console,
+    run_id: str,
+    report: DiagnosisReport,
+    truth: dict[str, Any] | None,
+    limit: float,
+    resume: str,
 ) -> None:
     _table(run_id, waterfall_table(report)).print(console)
     console.print(f"judge calls: {report.judge_calls}, fingerprint hits: {report.fingerprint_hits}")
     if report.judge_calls == 0 and report.fingerprint_hits:
         console.print("no judge call: every judged case was found under its fingerprint")
     if truth is None:
-        console.print(
-            "simulator truth: not available (the endpoint is not the simulator, or nothing was judged)"
-        )
+        console.print(no_truth_line(report, resume), markup=False, highlight=False)
     else:
         console.print(
             f"simulator truth over {truth['n']} judged cases: defect precision "
@@ -134,10 +191,7 @@ def _print(
             f"fn {truth['false_negative']}, tn {truth['true_negative']})"
         )
     if report.excluded_share > limit:
-        console.print(
-            f"[bold red]excluded share {report.excluded_share:.0%} > {limit:.0%}[/]: a training step would "
-            "stop here (run diagnose again to retry the failed judgements)"
-        )
+        console.print(escape(excluded_line(report, limit, resume)), style="bold red", highlight=False)
 
 
 def diagnose(
@@ -157,8 +211,8 @@ def diagnose(
     """Diagnose a run's wrong answers; print the waterfall per task type (and the simulator truth)."""
     cfg = load_config(config)
     with RunReader(cfg.store) as reader:
-        expected = reader.run(run).provenance.bundle_hash
-    bundle = _bundle(cfg, bundle_dir, expected, run)
+        provenance = reader.run(run).provenance
+    bundle = _bundle(cfg, bundle_dir, provenance.bundle_hash, run)
     report, prompts = asyncio.run(_diagnose(cfg, bundle, run, evolve_prompts=evolve_prompts))
     truth = _truth(cfg, bundle, report)
     limit = cfg.train.diagnosis.max_excluded_share
@@ -176,7 +230,7 @@ def diagnose(
         typer.echo(json.dumps(doc, indent=2))
         return
     console = Console(width=max(Console().width, 120))
-    _print(console, run, report, truth, limit)
+    _print(console, run, report, truth, limit, resume_command(config, provenance))
     calls = evolve_calls(cfg.train)
     for prompt in prompts:
         console.rule(f"evolve prompt ({prompt.name}), sent {calls} time(s)")

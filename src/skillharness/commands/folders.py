@@ -24,19 +24,20 @@ def ensure_folder(path: Path, flag: str) -> Path:
     return path
 
 
-def output_file(path: Path, flag: str, *, ours: Callable[[Path], bool], force: bool = False) -> Path:
+def output_file(
+    path: Path, flag: str, *, ours: Callable[[Path], bool], force: bool = False, has_force: bool = False
+) -> Path:
     """``path``, checked free to write: a writable folder to make it in, and no file there but one
     ``ours`` recognises as an earlier output of the same command (``force``: any file).
+    ``has_force``: the command offers ``--force``, so the refusal may suggest it.
 
     A command that rewrites its own page on every run must never replace what it did not write:
     a split's pools, a config or a run store named by mistake would be lost."""
     if path.is_dir():
         raise ConfigError(f"{flag} {path}: is a folder; name a file")
     if path.exists() and not force and not ours(path):
-        raise ConfigError(
-            f"{flag} {path}: exists and is not an earlier output of this command; choose another path, "
-            "or pass --force to replace it"
-        )
+        remedy = "choose another path, or pass --force to replace it" if has_force else "choose another path"
+        raise ConfigError(f"{flag} {path}: exists and is not an earlier output of this command; {remedy}")
     # Nothing is created yet (the command may still refuse its input): the nearest folder that
     # exists must be one, and writable, so the writer can make the rest.
     existing = next(p for p in (path.parent, *path.parent.parents) if p.exists())

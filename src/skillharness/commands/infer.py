@@ -83,7 +83,7 @@ def infer(
         "cache.url": cache,
     }
     if export_official is not None:  # checked before the run, not found out after it
-        output_file(export_official, "--export-official", ours=is_official_export, force=False)
+        output_file(export_official, "--export-official", ours=is_official_export, has_force=False)
     job = _job(config, flags, chosen, run_id, resume)
     console = Console()
     console.print(

@@ -55,8 +55,10 @@ def _page_path(page: Path, force: bool) -> Path:
         raise ConfigError(
             f"--out {page}: names the page, whose data goes beside it as .json; name an .html file"
         )
-    output_file(page, "--out", ours=_OUR_PAGE, force=force)
-    output_file(page.with_suffix(".json"), "--out (its .json twin)", ours=_OUR_DATA, force=force)
+    output_file(page, "--out", ours=_OUR_PAGE, force=force, has_force=True)
+    output_file(
+        page.with_suffix(".json"), "--out (its .json twin)", ours=_OUR_DATA, force=force, has_force=True
+    )
     return page
 
 

@@ -70,13 +70,17 @@ def write_official_results(path: Path, answers: Sequence[ScoredAnswer]) -> None:
 
 def is_official_export(path: Path) -> bool:
     """Whether ``path`` holds an earlier export (every video with ``missing``, every question with a
-    ``response``), which a new one may replace; a questions file in the same layout has neither."""
+    ``response``), which a new one may replace; a questions file in the same layout has neither.
+
+    An empty list is never taken for one: ``all()`` over no video would claim a user's ``[]``,
+    and a run's export holds the videos it asked about."""
     try:
         videos = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return False
     return (
         isinstance(videos, list)
+        and bool(videos)
         and all(isinstance(v, dict) and "missing" in v for v in videos)
         and all(isinstance(q, dict) and "response" in q for v in videos for q in v.get("questions", ()))
     )

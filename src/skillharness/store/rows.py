@@ -7,6 +7,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import ValidationError
+
+from skillharness.llm.types import SamplingParams
 from skillharness.store.records import Prediction, RunInfo, RunProvenance, TraceStep
 
 __all__ = ["now_iso", "prediction_of", "prediction_row", "provenance_row", "run_of", "trace_of", "trace_row"]
@@ -58,8 +61,21 @@ def trace_of(row: Mapping[str, Any]) -> TraceStep:
 def provenance_of(row: Mapping[str, Any]) -> RunProvenance:
     data = {k: row[k] for k in RunProvenance.model_fields}
     data["endpoints"] = tuple(json.loads(row["endpoints"]))
-    data["sampling"] = json.loads(row["sampling"])
+    data["sampling"] = _stored_sampling(json.loads(row["sampling"]))
     return RunProvenance.model_validate(data)
+
+
+def _stored_sampling(stored: dict[str, Any]) -> SamplingParams:
+    """A run's sampling as it was recorded. A value a later version refuses (a temperature outside
+    the API's range, whose run holds only refused requests) is read as written, not re-judged: one
+    such run must not make every other run of the store unreadable."""
+    try:
+        return SamplingParams.model_validate(stored)
+    except ValidationError:
+        known = {k: v for k, v in stored.items() if k in SamplingParams.model_fields}
+        if isinstance(known.get("stop"), list):
+            known["stop"] = tuple(known["stop"])
+        return SamplingParams.model_construct(**known)
 
 
 def run_of(row: Mapping[str, Any]) -> RunInfo:

@@ -73,7 +73,7 @@ __all__, __getattr__ = lazy_surface(
         "skillharness.train.state.caller": ("evolve_calls",),
         "skillharness.train.state.checkpoint": ("Checkpoint",),
         "skillharness.train.state.draws": ("gate_budget",),
-        "skillharness.train.state.records": ("UNTESTED_LABELS", "decision_label", "untested_calls"),
+        "skillharness.train.state.records": ("UNTESTED_LABELS", "Cause", "decision_label", "untested_calls"),
         "skillharness.train.validate.coverage": ("class_coverage", "include_hint"),
         "skillharness.train.validate.final_score": ("VAL_GAIN_LABEL",),
         "skillharness.train.validate.unselected": ("describe_unselected", "unselected_truth"),

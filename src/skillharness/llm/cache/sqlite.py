@@ -42,6 +42,24 @@ def _why_unwritable(path: Path) -> str:
     return ""
 
 
+def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
+    """CacheError when ``path`` is a SQLite database with tables but no ``cache_entries``: a run
+    store or any other database named by mistake, which the cache must not add its table to.
+    A new or empty file has no table and becomes a cache."""
+    rows = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+        " ORDER BY name"
+    ).fetchall()
+    tables = [str(row[0]) for row in rows]
+    if tables and "cache_entries" not in tables:
+        raise CacheError(
+            f"{path} is a SQLite database but not a response cache (it holds tables: {', '.join(tables)}); "
+            "name another file for the cache",
+            file=str(path),
+            tables=tables,
+        )
+
+
 class SQLiteBackend:
     """Writes go through one connection guarded by a lock, in a worker thread, so waiting for
     another process's write lock never blocks the event loop. Lookups use a second connection
@@ -57,6 +75,11 @@ class SQLiteBackend:
             self._conn = sqlite3.connect(
                 self.path, timeout=30.0, check_same_thread=False, isolation_level=None
             )
+            try:
+                _refuse_foreign(self._conn, self.path)
+            except CacheError:
+                self._conn.close()
+                raise
             # WAL lets readers and one writer (possibly other processes) proceed together;
             # synchronous=NORMAL is durable across process crashes, which is what a cache needs.
             self._conn.execute("PRAGMA journal_mode=WAL")
