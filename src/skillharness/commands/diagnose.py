@@ -123,7 +123,7 @@ def resume_command(config: Path, provenance: RunProvenance) -> str:
     if provenance.kind is RunKind.INFER and provenance.parent_run_id is None:
         return f"skillharness infer --config {config} --resume --run-id {provenance.run_id}"
     owner = provenance.parent_run_id or provenance.run_id
-    return f"skillharness train --config {config} --resume {owner} --run-id {owner}"
+    return f"skillharness train --config {config} --resume {owner}"
 
 
 def _remedies(report: DiagnosisReport, resume: str) -> list[str]:
