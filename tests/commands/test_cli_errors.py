@@ -21,6 +21,10 @@ from cli_support import run_cli as _cli
         (("runs", "show"), "Missing argument"),
         (("demo", "--videos", "2"), "--videos"),
         (("nosuchcommand",), "No such command"),
+        (
+            ("compare", "a", "b", "--config", "x.yaml", "--json", "same.out", "--html", "./same.out"),
+            "--json and --html name the same file same.out",
+        ),
         (("runs",), "Missing command"),
         (("sim", "serve", "--port", "99999999"), "--port"),
         (("split", "--questions", "q.json", "--out", "o", "--temperature", "-1"), "'--temperature'"),

@@ -33,6 +33,7 @@ from skillharness.skills import (
 )
 from skillharness.skills.agent_skills import parse_skill_file
 from skillharness.skills.export import SYSTEM_SKILL, task_type_names
+from skillharness.util.atomic import new_mode
 
 # The published rules (https://agentskills.io/specification), written out again here rather than
 # imported, so the tests do not check the code against itself.
@@ -115,6 +116,9 @@ def _front_matter(path: Path) -> tuple[dict[str, object], str]:
 def test_skills_folder_parses_back_to_the_same_texts(tmp_path: Path, trained: Bundle) -> None:
     out = tmp_path / "skills"
     export_bundle(trained, ExportFormat.SKILLS, out, known=VIDEO_MME.task_types)
+    # Readable as a plain mkdir and open would leave it, not mkdtemp's 0700 and mkstemp's 0600.
+    assert out.stat().st_mode & 0o777 == new_mode(folder=True)
+    assert (out / "README.md").stat().st_mode & 0o777 == new_mode()
     names = _names(trained)
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["README.md", SYSTEM_SKILL, *(skill_name(n) for n in names.values())]

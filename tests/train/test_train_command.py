@@ -200,3 +200,17 @@ def test_ctrl_c_is_the_decode_pools_owners_to_handle_not_its_workers(tmp_path: P
     assert "stopped" in out, err[-3000:]
     assert "Traceback" not in err, err[-3000:]
     assert "KeyboardInterrupt" not in err
+
+
+def test_the_hint_after_a_stop_file_names_the_file_to_remove(tmp_path: Path) -> None:
+    """Left in place, the stop file stops the resume the hint gives at once, every time."""
+    from skillharness.commands.train import _resume_hint
+    from skillharness.config import Config
+    from skillharness.train import TrainRequest
+
+    stop = tmp_path / "runs" / "r" / "STOP"
+    request = TrainRequest(run_id="r", folder=stop.parent, stop_file=stop)
+    hint = _resume_hint(Config(), tmp_path / "e.yaml", request, "stop_file")
+    resume = f"skillharness train --config {tmp_path / 'e.yaml'} --resume r"
+    assert hint == f"remove the stop file {stop}, then resume with: {resume}"
+    assert "remove" not in _resume_hint(Config(), tmp_path / "e.yaml", request, "interrupted")

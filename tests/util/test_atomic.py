@@ -144,3 +144,18 @@ def test_an_error_of_the_callers_own_block_is_left_as_it_is(tmp_path: Path) -> N
     with pytest.raises(FileNotFoundError) as info, atomic_open(tmp_path / "copy.bin") as handle:
         handle.write(source.read_bytes())
     assert info.value.filename == str(source)
+
+
+def test_a_new_file_gets_the_umask_mode_and_a_replaced_file_keeps_its_own(tmp_path: Path) -> None:
+    """mkstemp makes 0600: renamed into place as it is, an export or a split would be unreadable
+    to every other user, and a replaced file would lose the mode its owner gave it."""
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(b"x")  # what open() gives under this process's umask
+    fresh = tmp_path / "fresh.txt"
+    atomic_write_bytes(fresh, b"x")
+    assert fresh.stat().st_mode & 0o777 == plain.stat().st_mode & 0o777 == atomic.new_mode()
+    kept = tmp_path / "kept.txt"
+    kept.write_bytes(b"old")
+    kept.chmod(0o604)
+    atomic_write_bytes(kept, b"new")
+    assert kept.stat().st_mode & 0o777 == 0o604

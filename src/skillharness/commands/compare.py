@@ -12,6 +12,7 @@ from skillharness.commands.cells import ci, deff, p_value, pct, signed, with_ci
 from skillharness.commands.fit_table import Col, FitTable
 from skillharness.commands.folders import json_with_keys, output_file, text_with_marker
 from skillharness.config import load_config
+from skillharness.errors import ConfigError
 from skillharness.eval import (
     ComparedRun,
     CompareRow,
@@ -110,6 +111,8 @@ def compare_command(
     A training run stands for its latest holdout (`skillharness eval --run`); an eval or `infer --pool
     test` run for itself. Runs on different splits, questions or samples are refused with the reason.
     """
+    if json_out is not None and html is not None and json_out.resolve() == html.resolve():
+        raise ConfigError(f"--json and --html name the same file {json_out}: the data would replace the page")
     if json_out is not None:
         output_file(json_out, "--json", ours=_OUR_DATA, force=force, has_force=True)
     if html is not None:

@@ -111,7 +111,7 @@ def _run(console: Console, settings: Config, request: TrainRequest, config: Path
     except TrainingStopped as exc:
         console.print(f"[yellow]stopped[/]: {exc}")
         # Unwrapped: a command cut across lines (a log is 80 wide) cannot be pasted back.
-        hint = _resume_hint(settings, config, request.run_id, exc.context.get("reason"))
+        hint = _resume_hint(settings, config, request, exc.context.get("reason"))
         console.print(hint, soft_wrap=True)
         raise typer.Exit(3) from None
     except KeyboardInterrupt:
@@ -132,9 +132,12 @@ BUDGET_SETTINGS = {
 }
 
 
-def _resume_hint(settings: Config, config: Path, run_id: str, reason: object) -> str:
-    """How to go on after a stop; after a budget stop, with the limit that stopped it raised."""
-    resume = f"skillharness train --config {config} --resume {run_id}"
+def _resume_hint(settings: Config, config: Path, request: TrainRequest, reason: object) -> str:
+    """How to go on after a stop; after a budget stop, with the limit that stopped it raised; after
+    a stop file, with the file removed (left there, it stops every resume at once)."""
+    resume = f"skillharness train --config {config} --resume {request.run_id}"
+    if reason == "stop_file":
+        return f"remove the stop file {request.stop_file}, then resume with: {resume}"
     if reason not in BUDGET_SETTINGS:
         return f"resume with: {resume}"
     setting = BUDGET_SETTINGS[str(reason)]

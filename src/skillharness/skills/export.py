@@ -24,7 +24,7 @@ from skillharness.skills.bundle import SKILLS_DIR, SYSTEM_FILE, TOOLS_FILE, Bund
 from skillharness.skills.document import ensure_trailing_newline
 from skillharness.skills.export_json import BundleExport, text_sha256
 from skillharness.skills.workspace import MANIFEST_FILE, _read_manifest
-from skillharness.util.atomic import atomic_write_bytes, fsync_dir
+from skillharness.util.atomic import atomic_write_bytes, fsync_dir, new_mode
 
 __all__ = [
     "README_FILE",
@@ -270,6 +270,7 @@ def _write_folder(out: Path, files: Mapping[str, bytes]) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     old: Path | None = None
     try:
+        tmp.chmod(new_mode(folder=True))  # mkdtemp's 0700 would shut out every other reader
         for rel, data in files.items():
             atomic_write_bytes(tmp / rel, data)
         for sub in sorted({(tmp / rel).parent for rel in files}):

@@ -27,6 +27,7 @@ __all__ = [
     "atomic_write_json",
     "atomic_write_text",
     "fsync_dir",
+    "new_mode",
     "sha256_bytes",
     "sha256_file",
 ]
@@ -47,6 +48,23 @@ def _about(target: Path, exc: OSError) -> OSError:
     return OSError(exc.errno, exc.strerror or str(exc), str(target))
 
 
+def _read_umask() -> int:
+    # The umask can only be read by setting it; done once, at import, before any thread writes.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+
+
+def new_mode(*, folder: bool = False) -> int:
+    """The mode ``open``/``mkdir`` would give a new file (folder) under the process umask; the temp
+    files and folders an atomic write renames into place are made 0600/0700 and need it given back,
+    or an export is unreadable to every other user."""
+    return (0o777 if folder else 0o666) & ~_UMASK
+
+
 @contextlib.contextmanager
 def atomic_open(path: Path | str, *, durable: bool = True) -> Iterator[BinaryIO]:
     """Yield a binary file that replaces ``path`` only if the block finishes without error.
@@ -62,6 +80,8 @@ def atomic_open(path: Path | str, *, durable: bool = True) -> Iterator[BinaryIO]
         raise _about(target, exc) from exc
     tmp = Path(tmp_name)
     try:
+        # A replaced file keeps its mode; a new one gets the umask's, as a plain open would give it.
+        os.fchmod(fd, target.stat().st_mode & 0o7777 if target.is_file() else new_mode())
         with os.fdopen(fd, "wb") as handle:
             yield handle
             try:
