@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -298,3 +299,22 @@ def test_a_manifest_written_with_label_strings_still_opens(
     reopened.commit(_edited(reopened.current()), reopened.current_version, _record())  # written as schema 2
     assert json.loads(path.read_text(encoding="utf-8"))["schema_version"] == 2
     assert Workspace.open(workspace.path).history()[1].edit.detail == expected[2]
+
+
+def test_a_reader_never_removes_what_a_writer_has_in_flight(
+    workspace: Workspace, default_bundle: Bundle
+) -> None:
+    """eval, infer and the report read a workspace a training run may be committing to: a temp
+    version, a renamed version not yet in the manifest and a temp manifest are left for the writer."""
+    committed = sorted(p.name for p in workspace.path.iterdir())
+    shutil.copytree(workspace.path / "v0000", workspace.path / ".tmp-v0001-deadbeef")
+    shutil.copytree(workspace.path / "v0000", workspace.path / "v0001")
+    (workspace.path / f".{MANIFEST_FILE}.abc.tmp").write_text("{}")
+    in_flight = sorted(p.name for p in workspace.path.iterdir())
+    read = Workspace.read(workspace.path)
+    assert read.current_version == "v0000"
+    assert read.current().bundle_hash == default_bundle.bundle_hash
+    assert read.recovered == ()
+    assert sorted(p.name for p in workspace.path.iterdir()) == in_flight
+    assert len(Workspace.open(workspace.path).recovered) == 3  # the writer's own open recovers them
+    assert sorted(p.name for p in workspace.path.iterdir()) == committed

@@ -49,7 +49,7 @@ def print_demo_truth(
     settings: Config,
 ) -> dict[str, dict[str, float]]:
     """The scored truth of the initial, final and oracle-best bundles per pool, and the edits'."""
-    ws = Workspace.open(outcome.workspace)
+    ws = Workspace.read(outcome.workspace)
     initial, final = ws.load("v0000"), ws.load(outcome.checkpoint.version)
     bundles = {"initial": initial, "final": final, "best": sim.oracle.best_bundle(initial)}
     path = AgentPath(**agent_path(settings.agent))

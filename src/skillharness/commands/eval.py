@@ -203,7 +203,7 @@ def _metrics(settings: Config, run_id: str) -> list[RunMetric]:
 
 def _workspace_arm(settings: Config, run_id: str) -> tuple[Workspace, Arm]:
     ref = final_ref(_metrics(settings, run_id), run_id)
-    workspace = Workspace.open(ref.workspace)
+    workspace = Workspace.read(ref.workspace)
     bundle = workspace.load(ref.version)
     if bundle.bundle_hash != ref.bundle_hash:
         raise SkillError(

@@ -127,7 +127,7 @@ def default_run_id(pool: Pool | None) -> str:
 def load_bundle(path: Path) -> Bundle:
     """A bundle folder, or a workspace (its current version)."""
     if (path / "manifest.json").is_file():
-        return Workspace.open(path).current()
+        return Workspace.read(path).current()
     return Bundle.load(path)
 
 

@@ -57,9 +57,9 @@ def load_export_source(path: Path) -> tuple[Bundle, str]:
     """The bundle a folder holds, and a label saying which: a bundle folder, a workspace's version
     folder (``ws/v0003``) or a workspace (its current version).
 
-    A workspace is only read: ``Workspace.open`` would clean up interrupted writes, which could be
-    a training run's version folder being written at this moment. The current version is checked
-    against the hash its manifest records instead.
+    A workspace is only read (as :meth:`Workspace.read` reads it, never cleaning up what may be a
+    training run's commit in flight). The current version is checked against the hash its
+    manifest records.
 
     Raises:
         ExportError: ``path`` is neither a bundle folder nor a workspace.

@@ -8,8 +8,9 @@ Layout::
 The manifest is the single commit point. A version folder is written completely under a temporary
 name (``.tmp-vNNNN-*``) and renamed into place, and only then is the manifest replaced — atomically,
 through :mod:`skillharness.util.atomic` (audit P1-7). A crash before the manifest write leaves at
-most a temp folder or an uncommitted ``vNNNN`` folder; :meth:`Workspace.open` removes both and
-verifies every committed version against the hashes in the manifest. One writer at a time.
+most a temp folder or an uncommitted ``vNNNN`` folder; :meth:`Workspace.open` (the writer's)
+removes both and verifies every committed version against the hashes in the manifest. One writer
+at a time; every other command reads with :meth:`Workspace.read`, which removes nothing.
 """
 
 from __future__ import annotations
@@ -126,13 +127,25 @@ class Workspace:
 
     @classmethod
     def open(cls, path: Path | str, *, verify: bool = True) -> Workspace:
-        """Open a workspace: clean up interrupted writes, then check the manifest against the folders.
+        """Open a workspace as its writer (the training run): clean up interrupted writes, then check
+        the manifest against the folders.
 
         Raises:
             SkillError: no or unreadable manifest, an inconsistent history, or a version folder
                 that is missing or whose content does not match its recorded hashes.
         """
-        root = Path(path)
+        return cls._opened(Path(path), verify=verify, repair=True)
+
+    @classmethod
+    def read(cls, path: Path | str, *, verify: bool = True) -> Workspace:
+        """Open a workspace to read it (eval, infer, a report): nothing is removed. What an
+        interrupted write left may be a live training run's commit in flight; removing it would
+        crash that run, or leave its manifest naming a folder that is gone. Only committed
+        versions are read, so the leftovers change nothing here. Raises as :meth:`open`."""
+        return cls._opened(Path(path), verify=verify, repair=False)
+
+    @classmethod
+    def _opened(cls, root: Path, *, verify: bool, repair: bool) -> Workspace:
         manifest_path = root / MANIFEST_FILE
         if not manifest_path.is_file():
             raise SkillError(
@@ -140,9 +153,10 @@ class Workspace:
                 " remove the folder and create it again",
                 file=str(manifest_path),
             )
-        recovered = _clean_leftovers(root)
+        recovered = _clean_leftovers(root) if repair else []
         manifest = _read_manifest(manifest_path)
-        recovered += _drop_uncommitted(root, manifest)
+        if repair:
+            recovered += _drop_uncommitted(root, manifest)
         workspace = cls(root, manifest, tuple(recovered))
         if verify:
             for record in manifest.versions:

@@ -227,7 +227,7 @@ def add_simulator_truth(
             )
             for g in data.gates
         ]
-        versions = {v.bundle_hash: v.version for v in Workspace.open(workspace, verify=False).history()}
+        versions = {v.bundle_hash: v.version for v in Workspace.read(workspace, verify=False).history()}
         judge = _judge_truth(oracle, reader, data, texts_of, versions)
     finally:
         oracle.close()
