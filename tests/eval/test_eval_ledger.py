@@ -7,6 +7,7 @@ import pytest
 from skillharness.errors import ConfigError, StoreError
 from skillharness.eval import (
     FINAL,
+    HOLDOUT,
     VAL_GAIN,
     EvalArm,
     ValGain,
@@ -15,6 +16,7 @@ from skillharness.eval import (
     count_test_pool_runs,
     evaluation_of,
     final_ref,
+    holdout_of_final,
     val_gain,
 )
 from skillharness.llm.types import SamplingParams
@@ -59,6 +61,20 @@ def test_recorded_values_are_read_by_name_and_extra_fields_ignored() -> None:
         final_ref(metrics, "other")
     with pytest.raises(StoreError, match="malformed"):
         val_gain([RunMetric(run_id="t", name=VAL_GAIN, value={"gain": "high"})], "t")
+
+
+def test_a_holdout_counts_as_the_runs_only_when_it_read_the_final_bundle() -> None:
+    """An ``eval --run`` at a budget stop read that stop's incumbent; once the resumed run accepted
+    more, its end-of-training holdout is still owed (``train --resume`` of the ended run runs it)."""
+    final = RunMetric(
+        run_id="t", name=FINAL, value={"workspace": "/w", "version": "v0004", "bundle_hash": "new"}
+    )
+    earlier = RunMetric(run_id="t", name=HOLDOUT, value={"final_bundle_hash": "old", "eval_id": "manual"})
+    of_final = RunMetric(run_id="t", name=HOLDOUT, value={"final_bundle_hash": "new", "eval_id": "t.holdout"})
+    assert not holdout_of_final([final, earlier], "t")
+    assert holdout_of_final([final, of_final], "t")
+    assert not holdout_of_final([final], "t")
+    assert not holdout_of_final([of_final], "t")  # no final bundle recorded: nothing to have read
 
 
 def _run(run_id: str, kind: RunKind, pool: str | None, pools: str | None) -> RunInfo:

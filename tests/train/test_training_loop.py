@@ -22,7 +22,7 @@ from skillharness.store import (
     RunReader,
     TrainStepRow,
 )
-from skillharness.train.loop.training import run_folder
+from skillharness.train.loop.training import TrainRequest, run_folder, run_training
 from skillharness.train.state.budget import TrainingStopped
 from skillharness.train.state.checkpoint import Checkpoint, RunState
 
@@ -257,13 +257,23 @@ async def test_a_budget_stopped_run_spends_nothing_on_any_number_of_resumes(
                 await train_once(config_path, "t-spent", resume=True)
             assert sim.stats()["requests"] == requests
         again = Checkpoint.load(folder)
+        with RunReader(load_config(config_path).store) as reader:
+            metrics = {m.name: m.value for m in reader.ledger(RunMetric, run_id="t-spent")}
+        # Stopped again another way: the final metric is of this stop, not left standing from the first.
+        stop = folder / "STOP"
+        stop.write_text("")
+        request = TrainRequest(run_id="t-spent", folder=folder, resume=True, stop_file=stop)
+        with pytest.raises(TrainingStopped, match="stop file"):
+            await run_training(load_config(config_path), request)
     assert 150 <= first.spent.calls == again.spent.calls
     assert again.state is RunState.INTERRUPTED
-    with RunReader(load_config(config_path).store) as reader:
-        metrics = {m.name: m.value for m in reader.ledger(RunMetric, run_id="t-spent")}
     assert metrics["final"]["stop"] == "budget"
     assert metrics["final"]["open_candidates"] == len(again.open)
     assert metrics["final"]["version"] == again.version
     assert metrics["budget"]["spent"]["calls"] == again.spent.calls
     assert metrics["budget"]["limits"]["calls"] == 150
     assert "val_gain" not in metrics  # no final val score: it would spend past the budget
+    with RunReader(load_config(config_path).store) as reader:
+        final = next(m.value for m in reader.ledger(RunMetric, run_id="t-spent") if m.name == "final")
+    assert final["stop"] == "stop_file"
+    assert final["version"] == again.version

@@ -17,7 +17,7 @@ from skillharness.commands.eval import holdout_for_run
 from skillharness.commands.eval_table import print_holdout
 from skillharness.config import Config, load_config
 from skillharness.errors import ConfigError, StoreError
-from skillharness.eval import HOLDOUT
+from skillharness.eval import holdout_of_final
 from skillharness.infer.progress import RichProgress
 from skillharness.store import RunMetric, RunReader
 from skillharness.train import (
@@ -204,8 +204,8 @@ def _ended(console: Console, settings: Config, config: Path, ckpt: Checkpoint) -
     )
     if settings.eval.run_holdout_eval:
         with contextlib.closing(RunReader(settings.store)) as reader:
-            read = reader.ledger(RunMetric, run_id=ckpt.run_id, name=HOLDOUT)
-        if not read:
+            metrics = reader.ledger(RunMetric, run_id=ckpt.run_id)
+        if not holdout_of_final(metrics, ckpt.run_id):  # none, or one of an earlier incumbent
             console.print("its end-of-training holdout did not complete: finishing it")
             _holdout(console, settings, ckpt.run_id)
             return

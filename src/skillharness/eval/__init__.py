@@ -54,6 +54,7 @@ __all__, __getattr__ = lazy_surface(
             "count_test_pool_runs",
             "evaluation_of",
             "final_ref",
+            "holdout_of_final",
             "transfer_metric",
             "val_gain",
         ),

@@ -44,6 +44,7 @@ __all__ = [
     "count_test_pool_runs",
     "evaluation_of",
     "final_ref",
+    "holdout_of_final",
     "transfer_metric",
     "val_gain",
 ]
@@ -107,6 +108,16 @@ def final_ref(metrics: list[RunMetric], train_run_id: str) -> FinalBundleRef:
             f"run {train_run_id!r}: the recorded final bundle is malformed: {describe_validation(exc)}",
             run_id=train_run_id,
         ) from exc
+
+
+def holdout_of_final(metrics: list[RunMetric], train_run_id: str) -> bool:
+    """Whether the run's stored holdout measured its final bundle. An ``eval --run`` taken at a
+    budget stop holds the holdout of that stop's incumbent; a run that went on and accepted more
+    has a final bundle no holdout has read yet."""
+    holdout, final = _one(metrics, train_run_id, HOLDOUT), _one(metrics, train_run_id, FINAL)
+    if holdout is None or final is None or not isinstance(holdout.value, dict):
+        return False
+    return holdout.value.get("final_bundle_hash") == final_ref(metrics, train_run_id).bundle_hash
 
 
 def val_gain(metrics: list[RunMetric], train_run_id: str) -> ValGain | None:

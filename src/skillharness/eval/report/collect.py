@@ -265,11 +265,13 @@ def _partial_reasons(run: RunSummary, metrics: dict[str, Any]) -> list[str]:
         reasons.append(f"run status is {run.status}")
     if "final" not in metrics:
         reasons.append("no final metric: training did not finish")
-    elif (metrics["final"] or {}).get("stop") == "budget":
+    elif (stop := (metrics["final"] or {}).get("stop", "end")) != "end":
         open_tests = (metrics["final"] or {}).get("open_candidates", 0)
+        by = {"budget": "by its budget", "stop_file": "by its stop file", "interrupted": "by an interrupt"}
+        more = "a resume with a larger budget goes on" if stop == "budget" else "a resume goes on"
         reasons.append(
-            f"stopped by its budget with {open_tests} test(s) open and no final val score; "
-            "a resume with a larger budget goes on"
+            f"stopped {by.get(stop, f'({stop})')} with {open_tests} test(s) open and no final val "
+            f"score; {more}"
         )
     return reasons
 

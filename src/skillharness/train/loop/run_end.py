@@ -17,7 +17,7 @@ from skillharness.train.state.context import TrainContext
 from skillharness.train.state.rank_trial import rank_mode
 from skillharness.train.validate.final_score import FinalValScore
 
-__all__ = ["budget_stop_metrics", "checkpoint_saver", "final_metrics", "mark_interrupted"]
+__all__ = ["checkpoint_saver", "final_metrics", "mark_interrupted", "stop_metrics"]
 
 
 def mark_interrupted(folder: Path, reason: str, guard: StopGuard) -> Checkpoint | None:
@@ -58,15 +58,17 @@ def budget_metric(ctx: TrainContext, spent: Spent, guard: StopGuard) -> RunMetri
     )
 
 
-def budget_stop_metrics(
-    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, guard: StopGuard
+def stop_metrics(
+    ctx: TrainContext, ws: Workspace, ckpt: Checkpoint, guard: StopGuard, *, stop: str
 ) -> list[RunMetric]:
-    """A budget stop's ``final`` metric, marked ``budget``: the incumbent it reached, the tests it
-    left open, the budget; no val score (it would spend past the budget). A resume with a larger
-    budget goes on and replaces it."""
+    """A stop's ``final`` metric, marked with why (``budget``, ``stop_file``, ``interrupted``): the
+    incumbent it reached, the tests it left open, the budget; no val score (it would spend past a
+    budget). Written at every stop the process sees, so that a resumed run stopped again never
+    leaves an earlier stop's incumbent standing as its final bundle; a resume goes on and
+    replaces it."""
     return [
         RunMetric(run_id=ctx.run_id, name=name, value=value)
-        for name, value in _common_metrics(ctx, ws, ckpt, guard, stop="budget").items()
+        for name, value in _common_metrics(ctx, ws, ckpt, guard, stop=stop).items()
     ]
 
 
@@ -81,7 +83,7 @@ def _common_metrics(
             "version": ckpt.version,
             "bundle_hash": ws.load(ckpt.version).bundle_hash,
             "state": ckpt.state.value,
-            "stop": stop,  # "budget" (resumable with a larger one) or "end"
+            "stop": stop,  # "end", or why it stopped (budget, stop_file, interrupted): resumable
             "stop_reason": ckpt.stop_reason,
             "baseline_run": ckpt.baseline_run_id,
             "open_candidates": len(ckpt.open),  # tests still open (a budget stop leaves some)

@@ -30,10 +30,10 @@ from skillharness.store import RunKind, RunMetric, RunReader, RunStatus, setting
 from skillharness.train.loop.epochs import LoopObserver, train_epochs
 from skillharness.train.loop.experiment import TrainSettings, open_training
 from skillharness.train.loop.run_end import (
-    budget_stop_metrics,
     checkpoint_saver,
     final_metrics,
     mark_interrupted,
+    stop_metrics,
 )
 from skillharness.train.loop.seed_mode import checked_seed_mode, stored_settings
 from skillharness.train.state.budget import StopGuard, TrainingStopped
@@ -280,12 +280,15 @@ async def run_training(
         except TrainingStopped as exc:
             status = RunStatus.INTERRUPTED
             stopped = mark_interrupted(request.folder, str(exc), guard)
-            if exc.budget and stopped is not None:  # what the budget bought, without the final score
-                await ctx.store.aupsert(budget_stop_metrics(ctx, ws, stopped, guard))
+            if stopped is not None:  # what the run reached, without the final score
+                stop = "budget" if exc.budget else str(exc.context.get("reason", "stopped"))
+                await ctx.store.aupsert(stop_metrics(ctx, ws, stopped, guard, stop=stop))
             raise
         except (asyncio.CancelledError, KeyboardInterrupt) as exc:
             status = RunStatus.INTERRUPTED
-            mark_interrupted(request.folder, str(exc) or type(exc).__name__, guard)
+            stopped = mark_interrupted(request.folder, str(exc) or type(exc).__name__, guard)
+            if stopped is not None:
+                await ctx.store.aupsert(stop_metrics(ctx, ws, stopped, guard, stop="interrupted"))
             raise
         finally:
             await ctx.session.record_llm_events(ctx.run_id)  # the run's outages, on the record
