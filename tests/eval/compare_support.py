@@ -236,12 +236,14 @@ def infer_run(
     pool: str = "test",
     samples: int = 1,
     questions: tuple[Question, ...] | None = None,
+    parent: str | None = None,
 ) -> list[Prediction]:
-    """An ``infer --pool test`` run (or any run that read a pool itself)."""
+    """An ``infer --pool test`` run (or any run that read a pool itself; with ``parent``, one arm of
+    that training run's holdout)."""
 
     async def write() -> list[Prediction]:
         with RunStore.open(exp.config.store) as store:
-            provenance = _provenance(run_id, kind, pools_sha256 or exp.pools_sha256, None, pool)
+            provenance = _provenance(run_id, kind, pools_sha256 or exp.pools_sha256, parent, pool)
             return await write_predictions(store, provenance, questions or exp.test, answer, samples)
 
     return asyncio.run(write())

@@ -47,7 +47,10 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
         "train-a": training_run(exp, "train-a", chance(0.45, seed=1)),
         "train-b": training_run(exp, "train-b", chance(0.75, seed=2), epochs=1),
         "train-none": training_run(exp, "train-none", None),
+        "train-cut": training_run(exp, "train-cut", None),
     }
+    # train-cut was killed during its end-of-training holdout: its final arm began, no report stored.
+    infer_run(exp, "train-cut.holdout.final", chance(0.5, seed=10), kind=RunKind.EVAL, parent="train-cut")
     infer_run(exp, "infer-test", chance(0.6, seed=3))
     infer_run(exp, "infer-short", chance(0.6, seed=4), questions=exp.test[3:])
     infer_run(exp, "infer-val", chance(0.6, seed=5), pool="val")
@@ -226,6 +229,10 @@ def test_a_training_run_without_a_holdout_is_refused_with_the_command_that_makes
     assert "'train-none' is a training run with no holdout" in message
     assert "skillharness eval --config EXPERIMENT --run train-none" in message
     assert "eval.run_holdout_eval: true" in message
+    cut = _refused(store, reader, "train-cut", "train-a")
+    assert "its end-of-training holdout was cut short" in cut
+    assert "skillharness train --config EXPERIMENT --resume train-cut` finishes it" in cut
+    assert "skillharness eval" not in cut  # that would be one more read of the test pool
 
 
 def test_runs_on_another_split_or_pool_are_refused(store: Store, reader: RunReader) -> None:

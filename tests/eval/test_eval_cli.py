@@ -178,3 +178,15 @@ def test_eval_usage_errors_name_the_problem(
         _eval(path, run="train-9")
     with pytest.raises(ConfigError, match="not a bundle folder or workspace"):
         _eval(path, bundle=holdout_bench.bundle, against=str(holdout_bench.questions))
+
+
+def test_an_interrupted_evaluation_names_its_id_to_finish_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """The generated id is printed nowhere else: without it, going on is a new read of the test pool."""
+    import typer
+
+    from skillharness.commands.eval import _resumable
+
+    with pytest.raises(typer.Exit) as stopped, _resumable("eval-20261207T1-abc"):
+        raise KeyboardInterrupt
+    assert stopped.value.exit_code == 130
+    assert "run the same command with --eval-id eval-20261207T1-abc" in capsys.readouterr().err

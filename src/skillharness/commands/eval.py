@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import typer
@@ -71,7 +72,7 @@ def eval_command(
     progress: InferProgress = InferProgress() if as_json else RichProgress(console, label="eval")
     chosen = _protocols(protocols)
     eval_id = eval_id or default_eval_id()
-    with progress:
+    with _resumable(eval_id), progress:
         reports = asyncio.run(_evaluate(settings, (final, baseline), run, purpose, eval_id, chosen, progress))
     if as_json:
         doc = [json.loads(report.model_dump_json()) for report in reports]
@@ -81,6 +82,21 @@ def eval_command(
 
     for report in reports:
         print_holdout(console, report)
+
+
+@contextlib.contextmanager
+def _resumable(eval_id: str) -> Iterator[None]:
+    """Ctrl-C: say the evaluation's id, printed nowhere else; without it, going on would be a new
+    evaluation, one more read of the test pool."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        typer.echo(
+            f"interrupted; to finish this evaluation (the same read of the test pool, not another), "
+            f"run the same command with --eval-id {eval_id}",
+            err=True,
+        )
+        raise typer.Exit(130) from None
 
 
 def _protocols(given: list[str] | None) -> tuple[ProtocolName, ...] | None:

@@ -19,7 +19,7 @@ from skillharness.errors import ConfigError, StoreError
 from skillharness.eval.compare_report import ComparedRun, CompareRow, RunComparison
 from skillharness.eval.holdout_plan import TestPool
 from skillharness.eval.holdout_report import HoldoutReport
-from skillharness.eval.ledger import HOLDOUT, count_test_pool_runs
+from skillharness.eval.ledger import HOLDOUT, EvalArm, arm_run_id, count_test_pool_runs
 from skillharness.eval.tables import compare_groups
 from skillharness.store import Prediction, RunInfo, RunKind, RunMetric, RunReader
 from skillharness.util.model import describe_validation
@@ -33,11 +33,18 @@ def _holdout(reader: RunReader, info: RunInfo) -> HoldoutReport:
     run_id = info.run_id
     found = reader.ledger(RunMetric, run_id=run_id, name=HOLDOUT)
     if not found:
+        started = {r.run_id for r in reader.children(run_id)} & {
+            arm_run_id(f"{run_id}.holdout", EvalArm.FINAL)
+        }
+        how = (
+            f"its end-of-training holdout was cut short: `skillharness train --config EXPERIMENT --resume "
+            f"{run_id}` finishes it on the same answers (no new read of the test pool)"
+            if started
+            else f"`skillharness eval --config EXPERIMENT --run {run_id}` evaluates it (training does so "
+            "when it ends with eval.run_holdout_eval: true)"
+        )
         raise ConfigError(
-            f"run {run_id!r} is a training run with no holdout on the test pool: "
-            f"`skillharness eval --config EXPERIMENT --run {run_id}` evaluates it (training does so "
-            "when it ends with eval.run_holdout_eval: true)",
-            run_id=run_id,
+            f"run {run_id!r} is a training run with no holdout on the test pool: {how}", run_id=run_id
         )
     try:
         return HoldoutReport.model_validate(found[0].value)
