@@ -137,7 +137,9 @@ async def test_run_holdout_stores_the_group_score_of_grouped_questions(
     split = make_split(list(questions), SplitParams(sizes=(2, 2, 2), unit="video", seed=3))
     written = write_split(split, list(questions), path, tmp_path / "split", force=False, version="test")
     sim = sim_factory(SimConfig(seed=3), questions)
+    # No subtitles folder: the v2 rows name subtitle files (subtitle/<id>.jsonl) this bench has not.
     data = {"questions": str(path), "pools": str(written.pools_path), "benchmark": "videomme_v2"}
+    data["subtitles_dir"] = None  # type: ignore[assignment]
     config = load_config(write_train_config(tmp_path, holdout_bench, sim, data=data))
     base = Bundle.load(holdout_bench.bundle)
     report = await run_holdout(config, improved(base, sim), base, train_run_id=None, purpose="test: groups")

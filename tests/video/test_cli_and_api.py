@@ -31,6 +31,7 @@ def test_public_surface_is_pinned() -> None:
         "load_subtitles",
         "locate_subtitles",
         "locate_video",
+        "question_subtitles",
         "range_timestamps",
         "uniform_timestamps",
         "usable_cores",
