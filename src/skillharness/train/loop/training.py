@@ -150,7 +150,9 @@ def ended_run(request: TrainRequest, store_url: str) -> Checkpoint | None:
         return None
     with RunReader(store_url) as reader:
         final = reader.ledger(RunMetric, run_id=request.run_id, name=_FINAL_METRIC)
-    return ckpt if final else None
+    # A stop's final (budget, stop file, Ctrl-C) is not the end's: only the end's has the scores.
+    ended = [m for m in final if isinstance(m.value, dict) and m.value.get("stop", "end") == "end"]
+    return ckpt if ended else None
 
 
 def _refuse_foreign_run(request: TrainRequest, store_url: str) -> None:
