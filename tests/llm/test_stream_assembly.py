@@ -168,7 +168,6 @@ def test_apply_moves_content_call_into_tool_calls_only_when_tools_were_offered()
         '{"choices": [{"index": "first", "delta": {}}]}',
         '{"choices": [{"delta": {"tool_calls": ["x"]}}]}',
         '{"choices": [{"delta": {"tool_calls": [{"index": 0, "function": "f"}]}}]}',
-        '{"usage": {"prompt_tokens": "many"}}',
         '{"choices": {"0": {}}}',
         '{"choices": [{"index": Infinity}]}',
     ],
@@ -222,3 +221,44 @@ def test_any_json_stream_ends_in_a_response_or_our_error(frames: list[str], done
         return
     assert done
     assert response.finish_reason
+
+
+def test_content_as_a_list_of_parts_and_arguments_as_an_object_are_read_not_dropped() -> None:
+    """Shapes some OpenAI-compatible servers send. Dropped, the model's answer would score as its
+    own parse error, silently."""
+    parts = [{"type": "text", "text": "The answer "}, {"type": "image_url"}, {"type": "text", "text": "is A"}]
+    content = feed([chunk({"content": parts}), chunk({}, "stop"), "[DONE]"]).finish()
+    assert content.content == "The answer is A"
+    call = {"index": 0, "id": "c", "function": {"name": "submit_answer", "arguments": {"answer": "A"}}}
+    tool = feed([chunk({"tool_calls": [call]}), chunk({}, "tool_calls"), "[DONE]"]).finish()
+    assert json.loads(tool.tool_calls[0].arguments) == {"answer": "A"}
+
+
+@pytest.mark.parametrize("odd", [42, {"text": "A"}, ["A"]])
+def test_content_of_any_other_shape_is_a_garbled_chunk_not_an_empty_answer(odd: object) -> None:
+    with pytest.raises(TransientLLMError, match="chunk of unexpected shape"):
+        feed([chunk({"content": odd})])
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": -5, "completion_tokens": 3},
+        {"prompt_tokens": 1e20},
+        {"prompt_tokens": 2.5},
+        {"prompt_tokens": "many"},
+    ],
+)
+def test_token_counts_that_are_not_counts_leave_the_answer_and_drop_the_usage(
+    usage: dict[str, object],
+) -> None:
+    """A server's garbage usage once crashed the run recording the answer (and, cached, its resume)."""
+    frames = [
+        chunk({"content": "A"}),
+        chunk({}, "stop"),
+        json.dumps({"choices": [], "usage": usage}),
+        "[DONE]",
+    ]
+    response = feed(frames).finish()
+    assert response.content == "A"
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (0, 0)

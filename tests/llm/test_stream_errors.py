@@ -105,16 +105,19 @@ def test_a_tool_call_id_that_is_not_a_nonempty_string_gets_a_generated_one(bad_i
     assert [(c.id, c.name, c.arguments) for c in response.tool_calls] == [("call_0", "get_frames", "{}")]
 
 
-def test_the_first_id_and_name_of_a_tool_call_stick_and_only_string_arguments_are_kept() -> None:
+def test_the_first_id_and_name_of_a_tool_call_stick_and_arguments_of_no_json_shape_are_garbled() -> None:
     frames = [
         tool_delta(id="call_a", function={"name": "get_frames", "arguments": '{"a":'}),
-        tool_delta(id="call_b", function={"name": "other", "arguments": 5}),
+        tool_delta(id="call_b", function={"name": "other", "arguments": ""}),
         tool_delta(function={"arguments": " 1}"}),
         chunk({}, "tool_calls"),
         "[DONE]",
     ]
     (call,) = feed(frames).finish().tool_calls
     assert (call.id, call.name, call.arguments) == ("call_a", "get_frames", '{"a": 1}')
+    # Neither a JSON string nor an object: dropped, the call would score as the model's parse error.
+    with pytest.raises(TransientLLMError, match="chunk of unexpected shape"):
+        feed([tool_delta(id="call_b", function={"name": "other", "arguments": 5})])
 
 
 def test_tool_call_parts_without_an_index_are_placed_by_their_position() -> None:

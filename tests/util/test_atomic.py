@@ -159,3 +159,20 @@ def test_a_new_file_gets_the_umask_mode_and_a_replaced_file_keeps_its_own(tmp_pa
     kept.chmod(0o604)
     atomic_write_bytes(kept, b"new")
     assert kept.stat().st_mode & 0o777 == 0o604
+
+
+def test_a_full_disk_during_the_blocks_write_names_the_destination(tmp_path: Path) -> None:
+    """A write to the temp file that fails (ENOSPC carries no file name) is the destination's
+    failure; a block's own error that names its file is left as it is."""
+    import errno
+
+    target = tmp_path / "report.html"
+    with pytest.raises(OSError, match="No space left") as caught, atomic.atomic_open(target):
+        raise OSError(errno.ENOSPC, "No space left on device")  # as handle.write raises it
+    assert caught.value.filename == str(target)
+    assert caught.value.errno == errno.ENOSPC
+    source = tmp_path / "missing.json"
+    with pytest.raises(FileNotFoundError) as own, atomic.atomic_open(target) as handle:
+        handle.write(source.read_bytes())
+    assert own.value.filename == str(source)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

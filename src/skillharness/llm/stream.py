@@ -99,10 +99,7 @@ class StreamAssembler:
     def _feed_chunk(self, chunk: dict[str, Any]) -> None:
         self._model = str(chunk.get("model") or self._model)
         if isinstance(chunk.get("usage"), dict):
-            self._usage = Usage(
-                prompt_tokens=int(chunk["usage"].get("prompt_tokens") or 0),
-                completion_tokens=int(chunk["usage"].get("completion_tokens") or 0),
-            )
+            self._usage = _usage(chunk["usage"]) or self._usage
         for choice in chunk.get("choices") or ():
             if int(choice.get("index") or 0) == 0:
                 self._feed_choice(choice)
@@ -119,16 +116,16 @@ class StreamAssembler:
 
     def _feed_choice(self, choice: dict[str, Any]) -> None:
         delta = choice.get("delta") or {}
-        if isinstance(delta.get("content"), str):
-            self._content.append(delta["content"])
+        if delta.get("content") is not None:
+            self._content.append(_content_text(delta["content"]))
         for position, part in enumerate(delta.get("tool_calls") or ()):
             index = part.get("index")
             slot = self._tools.setdefault(int(index) if index is not None else position, _ToolCallParts())
             slot.id = slot.id or _text(part.get("id"))
             function = part.get("function") or {}
             slot.name = slot.name or _text(function.get("name"))
-            if isinstance(function.get("arguments"), str):
-                slot.arguments.append(function["arguments"])
+            if function.get("arguments") is not None:
+                slot.arguments.append(_arguments_text(function["arguments"]))
         if choice.get("finish_reason"):
             self._finish_reason = str(choice["finish_reason"])
 
@@ -174,3 +171,36 @@ class StreamAssembler:
             model=self._model,
             endpoint=self.endpoint,
         )
+
+
+def _usage(body: dict[str, Any]) -> Usage | None:
+    """The token counts, or None when the server's are not counts (negative, fractional, past any
+    context): the answer stands, its usage is unknown rather than a crash of the run recording it."""
+    try:
+        return Usage(
+            prompt_tokens=body.get("prompt_tokens") or 0, completion_tokens=body.get("completion_tokens") or 0
+        )
+    except ValidationError:
+        return None
+
+
+def _content_text(content: Any) -> str:
+    """Delta content: a string, or the list of parts some servers send (``[{"type": "text", "text":
+    ...}]``), whose text parts are the content. Any other shape is a garbled chunk, never dropped
+    silently (it would score as the model's parse error)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(p, dict) for p in content):
+        return "".join(
+            p["text"] for p in content if p.get("type") == "text" and isinstance(p.get("text"), str)
+        )
+    raise TypeError(f"content of type {type(content).__name__}")
+
+
+def _arguments_text(arguments: Any) -> str:
+    """Tool-call arguments: a JSON string, or the JSON object some servers send in its place."""
+    if isinstance(arguments, str):
+        return arguments
+    if isinstance(arguments, dict):
+        return json.dumps(arguments, ensure_ascii=False)
+    raise TypeError(f"tool-call arguments of type {type(arguments).__name__}")

@@ -112,9 +112,13 @@ class ToolCall(StrictModel):
     arguments: str  # raw JSON text as the model produced it; parsing is the caller's business
 
 
+# More tokens than any context holds: a count past it is a server's garbage, not a usage.
+MAX_TOKEN_COUNT = 10**9
+
+
 class Usage(StrictModel):
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    prompt_tokens: int = Field(0, ge=0, le=MAX_TOKEN_COUNT)
+    completion_tokens: int = Field(0, ge=0, le=MAX_TOKEN_COUNT)
 
     @property
     def total_tokens(self) -> int:

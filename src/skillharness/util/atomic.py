@@ -69,8 +69,8 @@ def new_mode(*, folder: bool = False) -> int:
 def atomic_open(path: Path | str, *, durable: bool = True) -> Iterator[BinaryIO]:
     """Yield a binary file that replaces ``path`` only if the block finishes without error.
 
-    An ``OSError`` of the write itself (the temp file, its flush, the rename) names ``path``; one the
-    block raises is left as it is.
+    An ``OSError`` of the write itself (the temp file, a write to it such as a full disk's, its flush,
+    the rename) names ``path``; one the block raises that names a file of its own is left as it is.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -80,19 +80,21 @@ def atomic_open(path: Path | str, *, durable: bool = True) -> Iterator[BinaryIO]
         raise _about(target, exc) from exc
     tmp = Path(tmp_name)
     try:
-        # A replaced file keeps its mode; a new one gets the umask's, as a plain open would give it.
-        os.fchmod(fd, target.stat().st_mode & 0o7777 if target.is_file() else new_mode())
-        with os.fdopen(fd, "wb") as handle:
-            yield handle
-            try:
+        try:
+            # A replaced file keeps its mode; a new one gets the umask's, as a plain open would.
+            os.fchmod(fd, target.stat().st_mode & 0o7777 if target.is_file() else new_mode())
+            with os.fdopen(fd, "wb") as handle:
+                yield handle
                 handle.flush()
                 if durable:
                     os.fsync(handle.fileno())
-            except OSError as exc:
-                raise _about(target, exc) from exc
-        try:
             os.replace(tmp, target)
         except OSError as exc:
+            # A write to the temp file (a full disk raises in write() or in close, without a file
+            # name), its flush or its rename: the destination's failure. An error of the block's
+            # own file (a source it read) names that file, and is left as it is.
+            if exc.filename is not None and exc.filename != str(tmp):
+                raise
             raise _about(target, exc) from exc
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
