@@ -275,3 +275,27 @@ async def test_a_key_echoed_in_an_error_frame_never_reaches_errors_or_logs(
     assert SECRET not in str(info.value)
     assert SECRET not in repr(info.value.context)
     assert SECRET not in caplog.text
+
+
+@pytest.mark.parametrize("long", [False, True])
+async def test_a_server_that_ignores_stream_true_is_fatal_at_once_and_says_so(
+    scripted: ScriptedServer, long: bool
+) -> None:
+    """A whole chat completion in JSON is no proxy page: no retry makes the server stream, so the
+    run stops on it instead of waiting out the breaker, and the message names the cause."""
+    content = "x" * (5000 if long else 5)  # past the body's read limit: judged by its start
+    completion = {
+        "id": "c",
+        "object": "chat.completion",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        ],
+    }
+    scripted.default = Reply(
+        status=200, body=json.dumps(completion), headers={"content-type": "application/json"}
+    )
+    async with build_chat_model(fast_llm_config(scripted.base_url)) as model:
+        with pytest.raises(FatalLLMError, match="ignoring stream: true") as info:
+            await model.complete(make_request())
+    assert info.value.context["kind"] == "not_streaming"
+    assert len(scripted.requests) == 1

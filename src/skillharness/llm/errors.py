@@ -9,6 +9,7 @@ walks httpx's classes and checks the table is complete). HTTP statuses map throu
 from __future__ import annotations
 
 import email.utils
+import json
 import re
 import time
 from dataclasses import dataclass
@@ -228,15 +229,27 @@ def error_for_status(
 
 def not_event_stream(
     status: int, content_type: str, body: str, endpoint: str, *, secrets: tuple[str, ...] = ()
-) -> TransientLLMError:
+) -> LLMError:
     """Our error for an answer that is not the event stream a chat completion must be.
 
     Load balancers and gateways answer with an HTML or plain-text page (status 200 included) while
     the model server behind them restarts or is replaced: transient, like the 502 it stands for.
     The message names the content type, so a page that persists past every retry says what it was.
+    A whole chat completion in JSON is another thing: a server that ignores ``stream: true``, which
+    no retry changes, so it is fatal and says so.
     """
     excerpt = redact(body, secrets)[:300]
     shown = content_type or "none"
+    if _is_completion(body):
+        return fatal(
+            "not_streaming",
+            f"HTTP {status}: the endpoint answered with a whole chat completion ({shown!r}), ignoring "
+            "stream: true; skillharness reads the event stream (text/event-stream), so serve the model "
+            "with streaming on (an OpenAI-compatible server streams when the request asks)",
+            endpoint,
+            status=status,
+            content_type=content_type,
+        )
     return transient(
         "not_event_stream",
         f"HTTP {status} with Content-Type {shown!r}, not an event stream (text/event-stream); "
@@ -245,6 +258,18 @@ def not_event_stream(
         status=status,
         content_type=content_type,
     )
+
+
+_CHOICES = re.compile(r'^\s*\{.*"choices"\s*:\s*\[\s*\{.*"message"\s*:', re.DOTALL)
+
+
+def _is_completion(body: str) -> bool:
+    """Whether ``body`` (perhaps only its first part) is a whole, non-streamed chat completion."""
+    try:
+        doc = json.loads(body)
+    except ValueError:  # cut at the read limit: the shape of its start
+        return bool(_CHOICES.match(body))
+    return isinstance(doc, dict) and isinstance(doc.get("choices"), list) and "error" not in doc
 
 
 @dataclass(frozen=True)
