@@ -137,6 +137,25 @@ def test_experiment_init_refuses_to_replace_a_different_experiment_and_writes_no
     assert sorted(p.name for p in out.iterdir()) == ["experiment.yaml"]  # no split, no bundle
 
 
+def test_force_backs_up_a_hand_edited_bundle_as_it_backs_up_the_split_and_the_yaml(
+    bench: Bench, shared_sim: SimServer, tmp_path: Path
+) -> None:
+    """The bundle is the one file here nothing regenerates: --force copies it aside first."""
+    out = tmp_path / "exp"
+    args = _args(bench, out, shared_sim.base_url, shared_sim.model_name, "--holdout")
+    CliRunner().invoke(_APP, args)  # written before its preflight (which this tiny split fails)
+    system = out / "bundle" / "system.md"
+    edited = system.read_text() + "My hand edit.\n"
+    system.write_text(edited)
+    refused = CliRunner().invoke(_APP, args)
+    assert "a bundle to bundle.bak-<time>/" in str(refused.exception)
+    forced = CliRunner().invoke(_APP, [*args, "--force"])
+    assert "bundle: backed up" in forced.output
+    (backup,) = tmp_path.joinpath("exp").glob("bundle.bak-*")
+    assert (backup / "system.md").read_text() == edited
+    assert system.read_text() != edited  # the initial bundle again
+
+
 @pytest.mark.parametrize(
     ("change", "needle"),
     [

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
@@ -52,7 +53,7 @@ from skillharness.data import (
     write_split,
 )
 from skillharness.errors import ConfigError, SkillharnessError
-from skillharness.skills import initial_bundle
+from skillharness.skills import Bundle, initial_bundle
 from skillharness.util.atomic import atomic_write_text, sha256_bytes
 
 experiment_app = typer.Typer(help="Set up an experiment folder (experiment init).", no_args_is_help=True)
@@ -208,8 +209,8 @@ def _write(
     if differ and not force:
         raise ConfigError(
             f"{exp.folder} already holds something else in: {'; '.join(differ)}. Nothing was written. "
-            "Pass --force to replace it (a split is backed up first, experiment.yaml to "
-            f"{EXPERIMENT_FILE}.bak), or choose another --out",
+            "Pass --force to replace it (a split is backed up first, a bundle to "
+            f"{BUNDLE_DIR}.bak-<time>/, experiment.yaml to {EXPERIMENT_FILE}.bak), or choose another --out",
             files=differ,
         )
     split_is, bundle_is, yaml_is = states.values()
@@ -226,11 +227,7 @@ def _write(
             split, rows, exp.questions, split_dir, force=force, version=__version__, benchmark=exp.benchmark
         )
         console.print(f"split: wrote {written.pools_path} and {written.manifest_path}")
-    if bundle_is is State.SAME:
-        console.print(f"bundle: {bundle_dir} already holds the initial bundle; kept")
-    else:
-        initial.save(bundle_dir, prune=force)
-        console.print(f"bundle: wrote {bundle_dir}, a skill for each of the {len(initial.skills)} task types")
+    _write_bundle(console, bundle_dir, initial, bundle_is, force=force)
     if yaml_is is State.SAME:
         console.print(f"{EXPERIMENT_FILE}: {exp.yaml_path} is unchanged; kept")
         if split_is is State.SAME and bundle_is is State.SAME:
@@ -240,6 +237,20 @@ def _write(
         shutil.copy2(exp.yaml_path, exp.yaml_path.with_name(EXPERIMENT_FILE + ".bak"))
     atomic_write_text(exp.yaml_path, text)
     console.print(f"{EXPERIMENT_FILE}: wrote {exp.yaml_path}")
+
+
+def _write_bundle(console: Console, folder: Path, initial: Bundle, state: State, *, force: bool) -> None:
+    """The initial bundle in ``folder``; one that differs (a hand edit: the one file here nothing
+    can regenerate) is copied aside first, as the split and the YAML are."""
+    if state is State.SAME:
+        console.print(f"bundle: {folder} already holds the initial bundle; kept")
+        return
+    if state is State.DIFFERS:
+        backup = folder.with_name(f"{BUNDLE_DIR}.bak-{datetime.now(UTC):%Y%m%dT%H%M%S%fZ}")
+        shutil.copytree(folder, backup)
+        console.print(f"bundle: backed up {folder} to {backup}")
+    initial.save(folder, prune=force)
+    console.print(f"bundle: wrote {folder}, a skill for each of the {len(initial.skills)} task types")
 
 
 def _check(console: Console, exp: Experiment) -> None:
