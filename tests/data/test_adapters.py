@@ -332,3 +332,29 @@ def test_every_built_in_adapter_names_its_required_fields(name: str) -> None:
     adapter = load_adapter(name)
     assert adapter.name == name
     assert adapter.question.field in adapter.required_fields
+
+
+def test_a_blank_option_between_filled_ones_is_refused_a_trailing_one_shortens_the_row(
+    tmp_path: Path,
+) -> None:
+    """Dropped in place, a middle blank moves the later options up a letter: an index answer of 3
+    ("activity 3") would load as the letter of "activity 4", silently."""
+    rows = [
+        {
+            "q_uid": "u1",
+            "google_drive_id": "x",
+            "question": "q?",
+            **{f"option {i}": f"activity {i}" for i in range(5)},
+        }
+    ]
+    rows[0]["option 2"] = None
+    path = _json(tmp_path / "questions.json", rows)
+    _json(tmp_path / "subset_answers.json", {"u1": 3})
+    with pytest.raises(DataError, match="option column\\(s\\) option 2 empty between filled ones"):
+        load_benchmark(path, load_adapter("egoschema"))
+    rows[0]["option 2"], rows[0]["option 4"] = "activity 2", None
+    _json(tmp_path / "questions.json", rows)
+    (question,) = load_benchmark(path, load_adapter("egoschema")).questions
+    assert len(question.options) == 4
+    assert question.answer == "D"
+    assert question.options[3] == "D. activity 3"

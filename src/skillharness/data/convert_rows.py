@@ -101,7 +101,15 @@ def _raw_options(row: Row, adapter: Adapter) -> list[Any]:
     spec = adapter.options
     if spec.form == "columns":
         cells = [row.data.get(name) for name in spec.columns]
-        return [c for c in cells if c is not None and cell_text(c).strip() not in spec.missing]
+        present = [c is not None and cell_text(c).strip() not in spec.missing for c in cells]
+        kept = len(present) - present[::-1].index(True) if any(present) else 0
+        gaps = [name for name, here in zip(spec.columns[:kept], present[:kept], strict=True) if not here]
+        if gaps:  # a row with fewer options leaves its last columns empty, never one in between
+            raise ValueError(
+                f"option column(s) {', '.join(gaps)} empty between filled ones: the options after it "
+                "would move up a letter, and an answer given by index or letter would name another"
+            )
+        return cells[:kept]
     value = row.data.get(str(spec.field))
     if spec.form == "lines":
         if not isinstance(value, str):
