@@ -82,6 +82,23 @@ def test_syntax_error_names_template_and_line(prompt_copy: Path) -> None:
         load_templates(prompt_copy)
 
 
+def test_an_unknown_filter_is_a_problem_named_not_a_crash(prompt_copy: Path) -> None:
+    """Parsing passes it; only compiling finds it, which the check once left to raise."""
+    path = prompt_copy / "slow_momentum.md"
+    path.write_text(path.read_text().replace("{{ epoch }}", "{{ epoch|nosuchfilter }}"))
+    problems = check_templates(prompt_copy)
+    assert len(problems) == 1
+    assert "'slow_momentum'" in problems[0]
+    assert "No filter named 'nosuchfilter'" in problems[0]
+
+
+def test_an_expression_that_raises_when_rendered_is_a_template_error(prompt_copy: Path) -> None:
+    path = prompt_copy / "slow_momentum.md"
+    path.write_text(path.read_text().replace("{{ epoch }}", "{{ 1 / 0 }}"))
+    with pytest.raises(TemplateError, match=r"'slow_momentum'.*raised ZeroDivisionError"):
+        load_templates(prompt_copy)  # which renders the sample values: a crash then, not mid-run
+
+
 def test_variable_the_loop_does_not_provide_is_refused(prompt_copy: Path) -> None:
     path = prompt_copy / "slow_momentum.md"
     path.write_text(path.read_text().replace("Epoch: {{ epoch }}", "Epoch: {{ epoch_number }}"))

@@ -182,6 +182,10 @@ class PromptTemplates:
             raise TemplateError(f"{where}: undefined: {exc.message}", template=name, block=block) from exc
         except jinja2.TemplateError as exc:  # a broken partial import, a failing filter, ...
             raise TemplateError(f"{where}: {exc}", template=name, block=block) from exc
+        except Exception as exc:  # the template's own expression failed ({{ 1/0 }}, {{ text + 1 }})
+            raise TemplateError(
+                f"{where}: an expression raised {type(exc).__name__}: {exc}", template=name, block=block
+            ) from exc
         if not text:
             raise TemplateError(f"{where}: rendered empty", template=name, block=block)
         return text
@@ -290,7 +294,10 @@ def _check_source(
     partials = sorted(ref for ref in meta.find_referenced_templates(tree) if ref is not None)
     for partial in partials:
         problems.extend(_partial_problems(env, sources, partial, where))
-    used = frozenset(meta.find_undeclared_variables(tree) - _GLOBALS.keys())
+    try:  # this compiles, which names what parsing cannot: an unknown filter or test
+        used = frozenset(meta.find_undeclared_variables(tree) - _GLOBALS.keys())
+    except jinja2.TemplateSyntaxError as exc:  # TemplateAssertionError
+        return [*problems, f"{where}: {exc.message} (line {exc.lineno})"]
     undeclared = sorted(used - spec.variables.keys())
     if undeclared:
         problems.append(
@@ -300,7 +307,11 @@ def _check_source(
     if problems:
         return problems
     digest = content_hash([[part, sources[part]] for part in (key, *partials)])
-    return _Loaded(env.get_template(key), digest, used)
+    try:  # a partial's own filter, compiled only here
+        compiled = env.get_template(key)
+    except jinja2.TemplateSyntaxError as exc:
+        return [f"{where}: {exc.message} (line {exc.lineno}, {exc.name or key})"]
+    return _Loaded(compiled, digest, used)
 
 
 def _structure_problems(tree: nodes.Template, where: str) -> list[str]:
