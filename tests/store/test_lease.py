@@ -82,6 +82,18 @@ def test_a_killed_writers_lease_does_not_block_a_resume(tmp_path: Path) -> None:
         if holder.poll() is None:
             holder.kill()
 
+    # Before the resume, a reader shows the run as stored (running) and that its writer is gone.
+    shown = subprocess.run(
+        [sys.executable, "-m", "skillharness.cli", "runs", "list", "--store", f"sqlite:///{store}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "160"},
+    )
+    assert re.search(r"leased\s+│\s+infer\s+│\s+val\s+│\s+running \(writer gone\)", shown.stdout), (
+        shown.stdout
+    )
+
     async def resume() -> None:
         log = await RunLog.open(f"sqlite:///{store}", provenance("leased"), resume=True)
         await log.close()

@@ -7,7 +7,7 @@ from rich.console import Console
 
 from skillharness.commands.fit_table import Col, FitTable
 from skillharness.config import load_config
-from skillharness.store import RunMetric, RunReader
+from skillharness.store import LEASE_METRIC, RunInfo, RunMetric, RunReader, RunStatus, lease_void_reason
 
 runs_app = typer.Typer(help="Inspect stored runs (read-only: the store is opened in read-only mode).")
 
@@ -15,6 +15,17 @@ runs_app = typer.Typer(help="Inspect stored runs (read-only: the store is opened
 def _reader(store: str | None, config: str | None) -> RunReader:
     settings = load_config(config, {"store.url": store})
     return RunReader(settings.store)
+
+
+def _writer_gone(reader: RunReader, info: RunInfo) -> str | None:
+    """Why a run stored as ``running`` has no live writer (killed: its status was never closed),
+    or None: it runs, or it is not stored as running."""
+    if info.status is not RunStatus.RUNNING:
+        return None
+    held = reader.ledger(RunMetric, run_id=info.run_id, name=LEASE_METRIC)
+    if not held:
+        return f"run {info.run_id!r} holds no lease: no writer is recording it"
+    return lease_void_reason(info.run_id, held[0].value)
 
 
 @runs_app.command("list")
@@ -35,7 +46,7 @@ def list_runs(
                 info.run_id,
                 info.provenance.kind.value,
                 info.provenance.pool or "-",
-                info.status.value,
+                f"{info.status.value} (writer gone)" if _writer_gone(reader, info) else info.status.value,
                 *(str(counts.get(key, 0)) for key in ("ok", "parse_error", "infra_error")),
             )
         table.print(Console())
@@ -62,6 +73,7 @@ def show_run(
                 "replica_changes": reader.replica_changes(run_id),
                 "status_counts": {k.value: v for k, v in reader.status_counts(run_id).items()},
                 **({"budget": budget[0].value} if budget else {}),
+                **({"writer_gone": gone} if (gone := _writer_gone(reader, info)) else {}),
             }
         )
     finally:

@@ -6,6 +6,7 @@ of a run; ``RunReader`` reads and cannot write.
 """
 
 from skillharness.store.config import StoreConfig
+from skillharness.store.lease import LEASE_METRIC, lease_void_reason
 from skillharness.store.ledger import (
     BaselineSample,
     DiagnosisRow,
@@ -34,6 +35,7 @@ from skillharness.store.runstore import RunStore
 from skillharness.store.writer import RunLog
 
 __all__ = [
+    "LEASE_METRIC",
     "BaselineSample",
     "DiagnosisRow",
     "DualMetricRow",
@@ -56,6 +58,7 @@ __all__ = [
     "TraceStep",
     "TrainStepRow",
     "content_hash",
+    "lease_void_reason",
     "replica_neutral",
     "settings_changes",
 ]

@@ -28,7 +28,7 @@ from skillharness.store.rows import now_iso
 from skillharness.store.schema import run_metrics
 from skillharness.store.upsert import upsert_statement
 
-__all__ = ["LEASE_METRIC", "Lease", "LeaseLost"]
+__all__ = ["LEASE_METRIC", "Lease", "LeaseLost", "lease_void_reason"]
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,14 @@ def _alive(pid: int) -> bool:
     except PermissionError:  # exists, owned by someone else
         return True
     return True
+
+
+def lease_void_reason(run_id: str, held: Any) -> str | None:
+    """Why the lease ``held`` (a ``lease`` metric's value) no longer stands for a live writer, or
+    None while it does: what a reader shows beside a run stored as ``running`` whose writer died."""
+    if not isinstance(held, dict):
+        return f"run {run_id!r}: its lease is unreadable"
+    return Lease(run_id)._void_reason(held)
 
 
 @dataclass(frozen=True)
