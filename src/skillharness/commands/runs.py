@@ -7,7 +7,7 @@ from rich.console import Console
 
 from skillharness.commands.fit_table import Col, FitTable
 from skillharness.config import load_config
-from skillharness.store import LEASE_METRIC, RunInfo, RunMetric, RunReader, RunStatus, lease_void_reason
+from skillharness.store import RunInfo, RunMetric, RunReader, RunStatus, writer_gone
 
 runs_app = typer.Typer(help="Inspect stored runs (read-only: the store is opened in read-only mode).")
 
@@ -18,14 +18,10 @@ def _reader(store: str | None, config: str | None) -> RunReader:
 
 
 def _writer_gone(reader: RunReader, info: RunInfo) -> str | None:
-    """Why a run stored as ``running`` has no live writer (killed: its status was never closed),
-    or None: it runs, or it is not stored as running."""
+    """Why a run stored as ``running`` has no live writer, or None (it runs, or it has ended)."""
     if info.status is not RunStatus.RUNNING:
         return None
-    held = reader.ledger(RunMetric, run_id=info.run_id, name=LEASE_METRIC)
-    if not held:
-        return f"run {info.run_id!r} holds no lease: no writer is recording it"
-    return lease_void_reason(info.run_id, held[0].value)
+    return writer_gone(info.run_id, reader.ledger(RunMetric, run_id=info.run_id))
 
 
 @runs_app.command("list")

@@ -6,7 +6,7 @@ of a run; ``RunReader`` reads and cannot write.
 """
 
 from skillharness.store.config import StoreConfig
-from skillharness.store.lease import LEASE_METRIC, lease_void_reason
+from skillharness.store.lease import writer_gone
 from skillharness.store.ledger import (
     BaselineSample,
     DiagnosisRow,
@@ -35,7 +35,6 @@ from skillharness.store.runstore import RunStore
 from skillharness.store.writer import RunLog
 
 __all__ = [
-    "LEASE_METRIC",
     "BaselineSample",
     "DiagnosisRow",
     "DualMetricRow",
@@ -58,7 +57,7 @@ __all__ = [
     "TraceStep",
     "TrainStepRow",
     "content_hash",
-    "lease_void_reason",
     "replica_neutral",
     "settings_changes",
+    "writer_gone",
 ]

@@ -28,7 +28,7 @@ from skillharness.store.rows import now_iso
 from skillharness.store.schema import run_metrics
 from skillharness.store.upsert import upsert_statement
 
-__all__ = ["LEASE_METRIC", "Lease", "LeaseLost", "lease_void_reason"]
+__all__ = ["LEASE_METRIC", "Lease", "LeaseLost", "writer_gone"]
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +49,15 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def lease_void_reason(run_id: str, held: Any) -> str | None:
-    """Why the lease ``held`` (a ``lease`` metric's value) no longer stands for a live writer, or
-    None while it does: what a reader shows beside a run stored as ``running`` whose writer died."""
-    if not isinstance(held, dict):
+def writer_gone(run_id: str, metrics: list[RunMetric]) -> str | None:
+    """Why the run stored as ``running`` with these ``metrics`` has no live writer (killed, its
+    status never closed), or None while one holds its lease: what a reader shows beside it."""
+    held = [m.value for m in metrics if m.run_id == run_id and m.name == LEASE_METRIC]
+    if not held:
+        return f"run {run_id!r} holds no lease: no writer is recording it"
+    if not isinstance(held[0], dict):
         return f"run {run_id!r}: its lease is unreadable"
-    return Lease(run_id)._void_reason(held)
+    return Lease(run_id)._void_reason(held[0])
 
 
 @dataclass(frozen=True)
