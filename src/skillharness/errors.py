@@ -17,6 +17,7 @@ errors (the endpoint, the disk or the store misbehaved)::
         │       └── AuthError        names the endpoint and the env var, never the key
         ├── InfraError               frames, disk, store: the question could not be asked
         ├── StoreError               run store schema/version/readonly problems
+        │   └── StoreNotInitialised  the store exists but no run was ever recorded in it
         ├── CacheError               cache backend problems (never a corrupt entry: that is a miss)
         └── ExcludedShareError       a diagnosis excluded too many wrong answers to go on
 
@@ -113,6 +114,11 @@ class StoreError(RunError):
 
     def __init__(self, message: str, **context: Any) -> None:
         super().__init__(_SQLALCHEMY_BACKGROUND.sub("", message).rstrip(), **context)
+
+
+class StoreNotInitialised(StoreError):
+    """The store exists but was never initialised: a start-up stopped before it created the
+    schema. It holds nothing, so a caller that would replace it loses nothing."""
 
 
 class CacheError(RunError):

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from cli_support import run_cli
+from skillharness.commands.demo import _foreign_runs
+from skillharness.errors import ConfigError
 from skillharness.llm.types import SamplingParams
 from skillharness.store import RunKind, RunProvenance, RunStore
 
@@ -174,3 +176,17 @@ def test_demo_runs_on_another_layout(tmp_path: Path) -> None:
     assert "egoschema_subset" in said
     assert (tmp_path / "out" / "report.html").is_file()
     assert (tmp_path / "b" / "synth-v1-seed0-n96-egoschema" / "subset_answers.json").is_file()
+
+
+def test_demo_store_check_tells_an_empty_store_from_a_foreign_file(tmp_path: Path) -> None:
+    """A store created but never written holds nothing to lose; a file that is no run store is refused."""
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    assert _foreign_runs(empty) == []
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(b"not a database at all, but someone's file" * 100)
+    with pytest.raises(ConfigError, match="is not the demo's run store"):
+        _foreign_runs(garbage)
+    users = tmp_path / "users.sqlite"
+    _store_with_a_users_run(users)
+    assert _foreign_runs(users) == ["precious"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from store_support import prediction, provenance
 
-from skillharness.errors import StoreError
+from skillharness.errors import StoreError, StoreNotInitialised
 from skillharness.store import RunLog, RunReader
 from skillharness.store import initialise as initialise_module
 
@@ -16,7 +16,7 @@ from skillharness.store import initialise as initialise_module
 def test_a_zero_byte_store_is_reported_as_not_initialised(tmp_path: Path) -> None:
     store = tmp_path / "runs.sqlite"
     store.write_bytes(b"")
-    with pytest.raises(StoreError) as info:
+    with pytest.raises(StoreNotInitialised) as info:  # a caller may replace it: it holds nothing
         RunReader(f"sqlite:///{store}")
     assert "is empty (not initialised)" in str(info.value)
     assert "without --resume" in str(info.value)

@@ -36,7 +36,7 @@ from skillharness.data.pools import existing_artifacts, load_pools, verify_split
 from skillharness.data.questions import Question
 from skillharness.data.split import SplitParams, make_split
 from skillharness.data.synth import ensure_synthetic_benchmark
-from skillharness.errors import ConfigError, SplitError, StoreError
+from skillharness.errors import ConfigError, SplitError, StoreError, StoreNotInitialised
 from skillharness.eval import agent_path, build_report
 from skillharness.infer.progress import RichProgress
 from skillharness.sim import SimServer, decisive_world
@@ -87,9 +87,9 @@ def _foreign_runs(store: Path) -> list[str]:
     try:
         with RunReader(f"sqlite:///{store}") as reader:
             infos = reader.runs()
+    except StoreNotInitialised:
+        return []  # created, never written: nothing to lose
     except StoreError as exc:
-        if exc.context.get("version") == 0:  # created, never written: nothing to lose
-            return []
         raise ConfigError(
             f"--out {store.parent}: {store} is not the demo's run store ({exc}); choose another --out",
             file=str(store),

@@ -255,7 +255,7 @@ def verify_split(out_dir: Path, questions_path: Path | None = None) -> list[str]
         return [f"{manifest_path}: unreadable manifest: {exc!r}"]
     except SplitError as exc:
         return [str(exc)]
-    problems: list[str] = []  # overlaps are refused by load_pools
+    problems: list[str] = []
     sizes = {
         name: {"units": len(pools.units[name]), "questions": len(pools.questions[name])} for name in Pool
     }

@@ -23,7 +23,7 @@ from skillharness.skills.agent_skills import SKILL_FILE, ExportError, SkillFile,
 from skillharness.skills.bundle import SKILLS_DIR, SYSTEM_FILE, TOOLS_FILE, Bundle
 from skillharness.skills.document import ensure_trailing_newline
 from skillharness.skills.export_json import BundleExport, text_sha256
-from skillharness.skills.workspace import MANIFEST_FILE, _read_manifest
+from skillharness.skills.workspace import MANIFEST_FILE, Workspace
 from skillharness.util.atomic import atomic_write_bytes, fsync_dir, new_mode
 
 __all__ = [
@@ -57,7 +57,7 @@ def load_export_source(path: Path) -> tuple[Bundle, str]:
     """The bundle a folder holds, and a label saying which: a bundle folder, a workspace's version
     folder (``ws/v0003``) or a workspace (its current version).
 
-    A workspace is only read (as :meth:`Workspace.read` reads it, never cleaning up what may be a
+    A workspace is opened with :meth:`Workspace.read` (never cleaning up what may be a
     training run's commit in flight). The current version is checked against the hash its
     manifest records.
 
@@ -66,9 +66,9 @@ def load_export_source(path: Path) -> tuple[Bundle, str]:
         SkillError: the bundle (or the manifest) is malformed, naming the file.
     """
     if (path / MANIFEST_FILE).is_file():
-        manifest = _read_manifest(path / MANIFEST_FILE)
-        record = next(r for r in manifest.versions if r.version == manifest.current)
-        bundle = Bundle.load(path / record.version)
+        workspace = Workspace.read(path, verify=False)
+        record = workspace.record(workspace.current_version)
+        bundle = workspace.current()
         if bundle.bundle_hash != record.bundle_hash:
             raise ExportError(
                 f"{path / record.version}: hashes to bundle {bundle.bundle_hash[:12]}, the manifest "

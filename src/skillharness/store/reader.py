@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Engine, and_, func, or_, select
 from sqlalchemy.exc import SQLAlchemyError
 
-from skillharness.errors import StoreError
+from skillharness.errors import StoreError, StoreNotInitialised
 from skillharness.store.config import StoreConfig
 from skillharness.store.engine import StoreLocation, create_store_engine, parse_store_url
 from skillharness.store.ledger import LedgerRecord, select_records
@@ -50,7 +50,7 @@ class RunReader:
             raise StoreError(f"cannot read the run store at {self._location.display}: {exc}") from exc
         check_known(version, self._location.display)
         if version == 0:
-            raise StoreError(
+            raise StoreNotInitialised(
                 f"the run store at {self._location.display} is empty (not initialised): no run was "
                 "ever recorded in it (a start-up may have been stopped before it created the store); "
                 "start a run without --resume to create it",
