@@ -292,3 +292,21 @@ def test_a_section_or_list_variable_that_is_not_json_names_the_variable(
 def test_a_folder_given_as_the_config_says_to_name_the_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="is a folder; name the experiment's YAML file"):
         load_config(tmp_path)
+
+
+def test_an_empty_or_null_path_variable_is_unset_never_a_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``VAR=`` is a shell user's "unset", never the working folder; ``null`` is None, never a folder
+    named ``null``; a set path still reads as the path."""
+    monkeypatch.setenv("SKILLHARNESS_AGENT__BUNDLE", "")
+    monkeypatch.setenv("SKILLHARNESS_TRAIN__PROMPTS_DIR", "null")
+    config = load_config()
+    assert config.agent.bundle is None
+    assert config.train.prompts_dir is None
+    monkeypatch.setenv("SKILLHARNESS_AGENT__BUNDLE", "my-bundle")
+    assert load_config().agent.bundle == Path("my-bundle")
+
+
+def test_null_for_a_setting_that_must_be_text_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKILLHARNESS_LLM__MODEL", "null")
+    with pytest.raises(ConfigError, match=r"llm\.model.*SKILLHARNESS_LLM__MODEL"):
+        load_config()

@@ -60,6 +60,10 @@ class Config(BaseSettings):
         extra="forbid",
         frozen=True,
         case_sensitive=False,
+        # A variable set empty (``VAR=``) is unset, as a shell user means it, never an empty path
+        # (the working folder); ``null`` is None, never a folder named ``null``.
+        env_ignore_empty=True,
+        env_parse_none_str="null",
     )
 
     data: DataConfig = Field(default_factory=DataConfig)
