@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import subprocess
 import sys
 import textwrap
@@ -176,3 +177,47 @@ def test_a_full_disk_during_the_blocks_write_names_the_destination(tmp_path: Pat
         handle.write(source.read_bytes())
     assert own.value.filename == str(source)
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+ALL_OR_NONE_CHILD = textwrap.dedent(
+    """
+    import resource, signal, sys
+    from pathlib import Path
+    from skillharness.util.atomic import atomic_write_files
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit then fails with EFBIG
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+    out = Path(sys.argv[1])
+    try:
+        atomic_write_files({out / "a.md": b"A" * 1000, out / "b.md": b"B" * 1000, out / "c.md": b"C" * 9000})
+    except OSError as exc:
+        print(exc.filename)
+        sys.exit(3)
+    """
+)
+
+
+def test_several_files_are_written_all_or_none_when_a_write_fails(tmp_path: Path) -> None:
+    """A real write failure (the file-size limit, as a full disk refuses a write) on the third file
+    leaves the first two as they were, no temp file behind, and names the file that failed."""
+    (tmp_path / "a.md").write_bytes(b"old a")
+    proc = subprocess.run(
+        [sys.executable, "-c", ALL_OR_NONE_CHILD, str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stdout.strip() == str(tmp_path / "c.md")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.md"]
+    assert (tmp_path / "a.md").read_bytes() == b"old a"
+    atomic.atomic_write_files({tmp_path / "a.md": b"new a", tmp_path / "b.md": b"new b"})
+    assert [(tmp_path / n).read_bytes() for n in ("a.md", "b.md")] == [b"new a", b"new b"]
+
+
+def test_a_umask_changed_after_import_gives_new_files_its_mode(tmp_path: Path) -> None:
+    """A program that embeds us may set its umask after importing us; new files follow it then."""
+    before = os.umask(0o077)
+    try:
+        atomic_write_bytes(tmp_path / "private.txt", b"x")
+        assert (tmp_path / "private.txt").stat().st_mode & 0o777 == 0o600 == atomic.new_mode()
+    finally:
+        os.umask(before)
+    atomic_write_bytes(tmp_path / "shared.txt", b"x")
+    assert (tmp_path / "shared.txt").stat().st_mode & 0o777 == 0o666 & ~before

@@ -11,7 +11,7 @@ from skillharness.commands.folders import ensure_folder
 from skillharness.errors import TemplateError
 from skillharness.train.roles.prompt_specs import TEMPLATE_SPECS
 from skillharness.train.roles.templates import check_templates, load_templates, packaged_prompts
-from skillharness.util.atomic import atomic_write_bytes
+from skillharness.util.atomic import atomic_write_files
 
 templates_app = typer.Typer(
     help="Check, export and preview the training prompt templates.", no_args_is_help=True
@@ -46,8 +46,7 @@ def export(
     if clashes and not force:
         raise TemplateError(f"{out}: already holds {', '.join(clashes)}; pass --force to overwrite them")
     ensure_folder(out, "--out")
-    for entry in entries:
-        atomic_write_bytes(out / entry.name, entry.read_bytes())
+    atomic_write_files({out / entry.name: entry.read_bytes() for entry in entries})
     typer.echo(f"wrote {len(entries)} template files to {out}")
 
 

@@ -17,13 +17,14 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
 __all__ = [
     "atomic_open",
     "atomic_write_bytes",
+    "atomic_write_files",
     "atomic_write_json",
     "atomic_write_text",
     "fsync_dir",
@@ -48,21 +49,26 @@ def _about(target: Path, exc: OSError) -> OSError:
     return OSError(exc.errno, exc.strerror or str(exc), str(target))
 
 
-def _read_umask() -> int:
-    # The umask can only be read by setting it; done once, at import, before any thread writes.
+def _umask() -> int:
+    """The process umask now (a program embedding us may change it after import)."""
+    try:  # Linux states it without changing it: safe while other threads create files
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    # Elsewhere the umask can only be read by setting it; restored at once.
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
-
-
-_UMASK = _read_umask()
 
 
 def new_mode(*, folder: bool = False) -> int:
     """The mode ``open``/``mkdir`` would give a new file (folder) under the process umask; the temp
     files and folders an atomic write renames into place are made 0600/0700 and need it given back,
     or an export is unreadable to every other user."""
-    return (0o777 if folder else 0o666) & ~_UMASK
+    return (0o777 if folder else 0o666) & ~_umask()
 
 
 @contextlib.contextmanager
@@ -108,6 +114,18 @@ def atomic_write_bytes(path: Path | str, data: bytes, *, durable: bool = True) -
     """Write ``data`` to ``path`` atomically (flushed to disk unless ``durable`` is false)."""
     with atomic_open(path, durable=durable) as handle:
         handle.write(data)
+
+
+def atomic_write_files(files: Mapping[Path, bytes]) -> None:
+    """Write several files all or none: each is written and flushed to a temp file first, and only
+    when every one is on disk are they renamed into place. A failed write (a full disk) leaves every
+    destination as it was and names the file that failed."""
+    with contextlib.ExitStack() as stack:
+        for path, data in files.items():
+            handle = stack.enter_context(atomic_open(path))
+            handle.write(data)
+            handle.flush()  # a full disk fails here, before any file is renamed
+            os.fsync(handle.fileno())
 
 
 def atomic_write_text(path: Path | str, text: str) -> None:
