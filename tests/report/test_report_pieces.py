@@ -6,15 +6,17 @@ import filecmp
 from pathlib import Path
 
 import pytest
-from report_support import build_training_store, minimal_report_data, val_questions
+from report_support import build_training_store, finish_open, minimal_report_data, val_questions
 
 from skillharness.eval.report import build_report
+from skillharness.eval.report.collect import collect_report
 from skillharness.eval.report.diff import document_diff
 from skillharness.eval.report.holdout import holdout_headline, holdout_rows, read_score
 from skillharness.eval.report.model import Headline, Score
 from skillharness.eval.report.render import render_html, verdict
 from skillharness.skills import EditTarget, initial_bundle
 from skillharness.skills.markers import MOMENTUM_MARKER
+from skillharness.store import RunMetric, RunReader, RunStatus
 
 
 def test_holdout_scores_in_every_stored_shape() -> None:
@@ -172,3 +174,37 @@ def test_item_2_typed_holdout_rows_carry_intervals_by_video_per_question_and_des
     assert "p Holm" not in overall  # Holm adjusts across task types only
     assert rows[1].cells["p Holm"] == 1.0
     assert rows[-1].cells["selection"] == "selected on val (optimistic)"
+
+
+async def test_a_stops_final_that_a_resume_trained_past_is_not_shown_as_the_runs_final(
+    tmp_path: Path,
+) -> None:
+    """Stopped by its budget, resumed, then killed: the stored final is the stop's, and the report
+    must not show that stop's version and open tests as where the run stands. Once the run is
+    closed as stopped again, the stop's final is its own and stands."""
+    url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    written = await build_training_store(
+        url, "t", val_questions(12), epochs=1, steps=2, status=RunStatus.RUNNING
+    )
+    at_stop = {
+        "workspace": "/w",
+        "version": "v-at-the-stop",
+        "state": "running",
+        "stop": "budget",
+        "open_candidates": 2,
+    }
+    assert written.store is not None
+    written.store.upsert([RunMetric(run_id="t", name="final", value=at_stop)])
+    with RunReader(url) as reader:
+        data = collect_report(reader, "t")
+    assert data.curves, "the run decided something after its resume"
+    assert data.final is not None
+    assert data.final["version"] == data.curves[-1].version != "v-at-the-stop"
+    assert "open_candidates" not in data.final
+    assert any("resumed after it stopped by its budget" in r for r in data.partial_reasons)
+    await finish_open(written)  # closed as interrupted: the stop's final is the run's own again
+    with RunReader(url) as reader:
+        data = collect_report(reader, "t")
+    assert data.final is not None
+    assert data.final["version"] == "v-at-the-stop"
+    assert any("stopped by its budget with 2 test(s) open" in r for r in data.partial_reasons)

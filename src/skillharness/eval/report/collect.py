@@ -259,19 +259,47 @@ def purpose_of(run_id: str, info: RunSummary) -> str:
     return "other"
 
 
+# What a stop's final records of the moment it stopped; a resume trains past it.
+_AT_THE_STOP = ("version", "bundle_hash", "state", "stop_reason", "open_candidates")
+_STOPPED_BY = {"budget": "by its budget", "stop_file": "by its stop file", "interrupted": "by an interrupt"}
+
+
+def resumed_past_its_stop(run: RunSummary, final: dict[str, Any] | None) -> bool:
+    """A stop's final (budget, stop file, Ctrl-C) on a run stored as running: a resume has trained
+    past that stop and has not stopped since (it is running, or was killed), so what the final
+    recorded of the stop (its version, open tests) no longer holds."""
+    return bool(final) and final.get("stop", "end") != "end" and run.status == "running"
+
+
+def current_final(
+    run: RunSummary, final: dict[str, Any] | None, curves: list[CurvePoint]
+) -> dict[str, Any] | None:
+    """The run's final as it stands: a final that a resume trained past loses what it recorded of
+    its stop, and its version is the last decision's (the oracle reads that one, not the stop's)."""
+    if final is None or not resumed_past_its_stop(run, final):
+        return final
+    kept = {key: value for key, value in final.items() if key not in _AT_THE_STOP}
+    return {**kept, "version": curves[-1].version} if curves else kept
+
+
 def _partial_reasons(run: RunSummary, metrics: dict[str, Any]) -> list[str]:
     reasons = []
     if run.status != "finished":
         reasons.append(f"run status is {run.status}")
+    final = metrics.get("final") or {}
+    stop = final.get("stop", "end")
     if "final" not in metrics:
         reasons.append("no final metric: training did not finish")
-    elif (stop := (metrics["final"] or {}).get("stop", "end")) != "end":
-        open_tests = (metrics["final"] or {}).get("open_candidates", 0)
-        by = {"budget": "by its budget", "stop_file": "by its stop file", "interrupted": "by an interrupt"}
+    elif resumed_past_its_stop(run, final):
+        reasons.append(
+            f"resumed after it stopped {_STOPPED_BY.get(stop, f'({stop})')} and not stopped since: "
+            "still running, or killed (a resume goes on); the figures of that stop no longer hold"
+        )
+    elif stop != "end":
         more = "a resume with a larger budget goes on" if stop == "budget" else "a resume goes on"
         reasons.append(
-            f"stopped {by.get(stop, f'({stop})')} with {open_tests} test(s) open and no final val "
-            f"score; {more}"
+            f"stopped {_STOPPED_BY.get(stop, f'({stop})')} with {final.get('open_candidates', 0)} "
+            f"test(s) open and no final val score; {more}"
         )
     return reasons
 
@@ -341,7 +369,7 @@ def collect_report(
         children=children,
         partial=bool(reasons),
         partial_reasons=reasons,
-        final=metrics.get("final"),
+        final=current_final(run, metrics.get("final"), curves),
         headlines=headlines,
         val_by_class=val_by_class(metrics, confidence),
         usage=_usage(metrics),
