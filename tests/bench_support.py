@@ -13,13 +13,16 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from skillharness.data import Pool
 from skillharness.data.loader import load_questions
 from skillharness.data.pools import write_split
 from skillharness.data.questions import Question
 from skillharness.data.split import SplitParams, make_split
 from skillharness.data.synth import ensure_synthetic_benchmark
+from skillharness.llm.types import SamplingParams
 from skillharness.sim import SimConfig, SimServer
 from skillharness.skills import initial_bundle
+from skillharness.store import RunKind, RunProvenance, RunStatus, RunStore, StoreConfig
 
 
 @dataclass(frozen=True)
@@ -98,3 +101,24 @@ def v2_questions_file(bench: Bench, path: Path, videos: int = 3) -> Path:
     ]
     pq.write_table(pa.Table.from_pylist(rows), path)
     return path
+
+
+async def store_runs(store: Path, sim: SimServer, *runs: dict[str, Any], status: RunStatus) -> None:
+    """Runs without answers in the SQLite store ``store``: an infer run of val against ``sim`` with
+    each of ``runs``' fields changed (id, kind, pool, parent), closed with ``status``."""
+    base = RunProvenance(
+        run_id="x",
+        kind=RunKind.INFER,
+        config_hash="c" * 64,
+        bundle_hash="b" * 64,
+        pool=Pool.VAL,
+        model=sim.model_name,
+        endpoints=(sim.base_url,),
+        sampling=SamplingParams(temperature=0.7),
+    )
+    opened = RunStore.open(StoreConfig(url=f"sqlite:///{store}"))
+    try:
+        for fields in runs:
+            await (await opened.open_run(base.model_copy(update=fields))).close(status)
+    finally:
+        opened.close()

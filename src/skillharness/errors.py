@@ -17,7 +17,9 @@ errors (the endpoint, the disk or the store misbehaved)::
         │       └── AuthError        names the endpoint and the env var, never the key
         ├── InfraError               frames, disk, store: the question could not be asked
         ├── StoreError               run store schema/version/readonly problems
-        │   └── StoreNotInitialised  the store exists but no run was ever recorded in it
+        │   ├── StoreMissing         no store at the path a reader was given
+        │   ├── StoreNotInitialised  the store exists but no run was ever recorded in it
+        │   └── StoreOutdated        an older schema, which a reader never upgrades
         ├── CacheError               cache backend problems (never a corrupt entry: that is a miss)
         └── ExcludedShareError       a diagnosis excluded too many wrong answers to go on
 
@@ -31,6 +33,9 @@ from collections.abc import Mapping
 from typing import Any
 
 _SQLALCHEMY_BACKGROUND = re.compile(r"\s*\(Background on this error at: [^)]*\)")
+# The statement and its parameters SQLAlchemy appends: our own SQL, which tells a user nothing about
+# their store (and can run to pages); the chained exception keeps it for a traceback.
+_SQLALCHEMY_STATEMENT = re.compile(r"\s*\[SQL: .*?\](\s*\[parameters: .*?\])?(?=\s*(\(Background|\Z))", re.S)
 
 
 class SkillharnessError(Exception):
@@ -108,12 +113,22 @@ class InfraError(RunError):
 class StoreError(RunError):
     """The run store could not be opened, migrated or written.
 
-    A message quoting a SQLAlchemy error loses its "Background on this error at: <link>" line:
-    the link explains SQLAlchemy's error classes, not what the user can do about the store.
+    A message quoting a SQLAlchemy error loses its "Background on this error at: <link>" line and
+    the ``[SQL: ...]`` statement: they explain SQLAlchemy and our queries, not what the user can do
+    about the store.
     """
 
     def __init__(self, message: str, **context: Any) -> None:
-        super().__init__(_SQLALCHEMY_BACKGROUND.sub("", message).rstrip(), **context)
+        plain = _SQLALCHEMY_BACKGROUND.sub("", _SQLALCHEMY_STATEMENT.sub("", message))
+        super().__init__(plain.rstrip(), **context)
+
+
+class StoreMissing(StoreError):
+    """A reader was given a path where no store exists (a reader never creates one)."""
+
+
+class StoreOutdated(StoreError):
+    """The store has an older schema: a reader never upgrades it, the next writer does."""
 
 
 class StoreNotInitialised(StoreError):

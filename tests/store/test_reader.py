@@ -101,8 +101,26 @@ def test_reader_of_a_missing_store_creates_nothing(tmp_path: Path) -> None:
 
 async def test_unknown_run_names_the_known_ones(sqlite_url: str) -> None:
     await _store_with_a_run(sqlite_url)
-    with RunReader(sqlite_url) as reader, pytest.raises(StoreError, match="known runs: \\['run-1'\\]"):
+    with RunReader(sqlite_url) as reader, pytest.raises(StoreError, match=r"its runs: run-1 \(`skillharness"):
         reader.run("nope")
+
+
+async def test_unknown_run_names_the_latest_runs_a_user_started_not_every_child(sqlite_url: str) -> None:
+    """A training run has a hundred child runs; the message names the runs a user started, latest first."""
+    for i in range(12):
+        async with await RunLog.open(sqlite_url, provenance(f"top-{i:02d}")):
+            pass
+        async with await RunLog.open(
+            sqlite_url, provenance(f"top-{i:02d}.child", parent_run_id=f"top-{i:02d}")
+        ):
+            pass
+    with RunReader(sqlite_url) as reader, pytest.raises(StoreError) as info:
+        reader.run("nope")
+    message = str(info.value)
+    assert "its runs: top-11, top-10," in message
+    assert "the latest 10 of 12, besides 12 child runs of theirs" in message
+    assert "top-01" not in message
+    assert ".child" not in message
 
 
 async def test_answer_steps_are_the_plain_replies_and_the_named_tool_calls(store_url: str) -> None:

@@ -13,7 +13,7 @@ def test_public_surface_is_pinned() -> None:
         "RunStatus", "StepRole", "StoreConfig", "TraceStep", "content_hash", "settings_changes",
         "BaselineSample", "DiagnosisRow", "DualMetricRow", "GateDecisionRow", "GateObservationRow",
         "LedgerRecord", "LLMEventRow", "RunMetric", "RunStore", "TrainStepRow", "replica_neutral",
-        "writer_gone",
+        "run_id_problem", "writer_gone",
     }  # fmt: skip
 
 

@@ -40,6 +40,24 @@ from skillharness.train import (
 _ORACLE_TIMEOUT_S = 10.0
 
 
+def _check_diagnosable(provenance: RunProvenance) -> None:
+    """Refuse, before the bundle is checked, a run whose answers diagnosis must not or cannot read: a
+    test-pool run (the sealed holdout), or a training run (its answers are in its child runs; its own
+    empty waterfall would read as "no wrong answer")."""
+    run_id = provenance.run_id
+    if provenance.pool == "test":
+        raise ConfigError(
+            f"run {run_id!r} answered the test pool: diagnosis never reads the sealed holdout", run_id=run_id
+        )
+    if provenance.kind is RunKind.TRAIN:
+        raise ConfigError(
+            f"run {run_id!r} is a training run: its answers are stored in its child runs, not under its own "
+            f"id; diagnose one of them, e.g. its baseline {run_id}.baseline or a rollout "
+            f"{run_id}.e1s0.roll (`skillharness runs list` lists them)",
+            run_id=run_id,
+        )
+
+
 def _bundle(config: Config, bundle_dir: Path | None, expected_hash: str, run_id: str) -> Bundle:
     folder = bundle_dir or config.agent.bundle
     if folder is None:
@@ -60,12 +78,6 @@ async def _diagnose(
     config: Config, bundle: Bundle, run_id: str, *, evolve_prompts: bool = False
 ) -> tuple[DiagnosisReport, list[RenderedPrompt]]:
     with RunReader(config.store) as reader:
-        info = reader.run(run_id)
-        if info.provenance.pool == "test":
-            raise ConfigError(
-                f"run {run_id!r} answered the test pool: diagnosis never reads the sealed holdout",
-                run_id=run_id,
-            )
         predictions = reader.predictions(run_id)
     async with open_training(config, bundle, run_id=f"{run_id}.diagnose") as ctx:
         report = await run_waterfall(ctx, bundle, run_id, predictions)
@@ -212,6 +224,7 @@ def diagnose(
     cfg = load_config(config)
     with RunReader(cfg.store) as reader:
         provenance = reader.run(run).provenance
+    _check_diagnosable(provenance)
     bundle = _bundle(cfg, bundle_dir, provenance.bundle_hash, run)
     report, prompts = asyncio.run(_diagnose(cfg, bundle, run, evolve_prompts=evolve_prompts))
     truth = _truth(cfg, bundle, report)
@@ -229,7 +242,7 @@ def diagnose(
         }
         typer.echo(json.dumps(doc, indent=2))
         return
-    console = Console(width=max(Console().width, 120))
+    console = Console()  # the waterfall is a FitTable: at 80 columns (or a pipe) it continues below
     _print(console, run, report, truth, limit, resume_command(config, provenance))
     calls = evolve_calls(cfg.train)
     for prompt in prompts:

@@ -18,6 +18,7 @@ from skillharness.errors import ConfigError, SkillError
 from skillharness.eval import (
     Arm,
     HoldoutReport,
+    check_eval_id,
     check_transfers,
     default_eval_id,
     final_ref,
@@ -27,7 +28,7 @@ from skillharness.eval import (
 from skillharness.infer import InferProgress, RichProgress
 from skillharness.infer.runner import load_bundle
 from skillharness.skills import Workspace
-from skillharness.store import RunMetric, RunReader
+from skillharness.store import RunKind, RunMetric, RunReader
 
 _BASELINE_VERSION = "v0000"
 
@@ -68,10 +69,14 @@ def eval_command(
         purpose = purpose or "skillharness eval --bundle"
     else:
         raise ConfigError("name what to evaluate: either --run TRAIN_RUN or --bundle DIR")
-    console = Console(stderr=as_json)
-    progress: InferProgress = InferProgress() if as_json else RichProgress(console, label="eval")
     chosen = _protocols(protocols)
     eval_id = eval_id or default_eval_id()
+    try:  # before our agent's holdout reads the test pool, not after it when a transfer's id fails
+        check_eval_id(eval_id, settings.eval.protocols if chosen is None else chosen, ours=chosen is None)
+    except ConfigError as exc:
+        raise ConfigError(f"--eval-id: {exc}", key="--eval-id") from None
+    console = Console(stderr=as_json)
+    progress: InferProgress = InferProgress() if as_json else RichProgress(console, label="eval")
     with _resumable(eval_id), progress:
         reports = asyncio.run(_evaluate(settings, (final, baseline), run, purpose, eval_id, chosen, progress))
     if as_json:
@@ -199,11 +204,20 @@ def transfer_for_run(
     return list(reports.values())
 
 
-def _metrics(settings: Config, run_id: str) -> list[RunMetric]:
+def _metrics(settings: Config, run_id: str, flag: str) -> list[RunMetric]:
     """The run's metrics, once it is known to be trained on this config's split."""
     with contextlib.closing(RunReader(settings.store)) as reader:
-        trained_on = reader.run(run_id).provenance.pools_sha256  # StoreError naming the known runs
+        provenance = reader.run(run_id).provenance  # StoreError naming the known runs
         metrics = reader.ledger(RunMetric, run_id=run_id)
+    if provenance.kind is not RunKind.TRAIN:
+        # Only a training run records a final bundle; say what this run is, not "did it finish?".
+        part = f", part of training run {provenance.parent_run_id!r}" if provenance.parent_run_id else ""
+        raise ConfigError(
+            f"{flag} {run_id!r}: a run of kind {provenance.kind.value}{part}; only a training run records a "
+            "final bundle to evaluate (name a bundle folder or workspace instead)",
+            run_id=run_id,
+        )
+    trained_on = provenance.pools_sha256
     if settings.data.pools is None:
         raise ConfigError("data.pools is not set: the holdout is the test pool of a pools.json")
     split = load_pools(settings.data.pools, settings.data.pools_sha256).sha256
@@ -217,8 +231,8 @@ def _metrics(settings: Config, run_id: str) -> list[RunMetric]:
     return metrics
 
 
-def _workspace_arm(settings: Config, run_id: str) -> tuple[Workspace, Arm]:
-    ref = final_ref(_metrics(settings, run_id), run_id)
+def _workspace_arm(settings: Config, run_id: str, flag: str = "--run") -> tuple[Workspace, Arm]:
+    ref = final_ref(_metrics(settings, run_id, flag), run_id)
     workspace = Workspace.read(ref.workspace)
     bundle = workspace.load(ref.version)
     if bundle.bundle_hash != ref.bundle_hash:
@@ -246,7 +260,7 @@ def _bundle_arms(settings: Config, bundle: Path, against: str | None) -> tuple[A
         return final, Arm(load_bundle(Path(against)), against)
     if Path(against).exists():
         raise ConfigError(f"--against {against}: not a bundle folder or workspace")
-    return final, _workspace_arm(settings, against)[1]
+    return final, _workspace_arm(settings, against, "--against")[1]
 
 
 def register(app: typer.Typer) -> None:

@@ -5,17 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from pathlib import Path
-from typing import Annotated
 
 import typer
-from pydantic import TypeAdapter, ValidationError
 from rich.console import Console
 
 from skillharness.commands.folders import output_file
 from skillharness.commands.scores_table import print_scores
 from skillharness.config import load_config
 from skillharness.data import Pool
-from skillharness.errors import ConfigError, StoreError
+from skillharness.errors import ConfigError, StoreError, StoreMissing, StoreNotInitialised, StoreOutdated
 from skillharness.infer import (
     SIGTERM_EXIT,
     InferJob,
@@ -29,9 +27,10 @@ from skillharness.infer import (
     write_official_results,
 )
 from skillharness.infer.progress import RichProgress
-from skillharness.store import RunKind, RunProvenance, RunReader, RunStatus, StoreConfig
-from skillharness.util.model import describe_validation
+from skillharness.store import RunInfo, RunKind, RunReader, RunStatus, RunStore, StoreConfig, run_id_problem
 from skillharness.video import default_cache_dir
+
+_SHOWN_RUNS = 10  # the run ids a refused resume names: enough to spot a typo, never a wall of ids
 
 
 def infer(
@@ -114,6 +113,8 @@ def _job(
     job = load_job(settings, pool=pool, run_id=run_id, resume=resume)
     if resume:
         _check_resumable(job.store, job.run_id)
+    elif run_id is not None:
+        _check_new(job.store, job.run_id)
     return job
 
 
@@ -189,29 +190,90 @@ def _report(console: Console, job: InferJob, result: InferResult, export_officia
 
 def _check_run_id(run_id: str) -> None:
     """The store's own rule for run ids, checked before anything starts (one message, no traceback)."""
-    rule = TypeAdapter(Annotated[(str, *RunProvenance.model_fields["run_id"].metadata)])
+    if why := run_id_problem(run_id):
+        raise ConfigError(f"invalid --run-id {run_id!r}: {why}", field="--run-id")
+
+
+def _open_reader(store: StoreConfig) -> RunReader | None:
+    """A reader of the store; None when it does not exist yet or was never initialised (the run
+    creates it). A store of an older schema is upgraded first, as the run's own writer would do a
+    moment later: a reader never upgrades, and its refusal would block the resume of a run it holds."""
     try:
-        rule.validate_python(run_id)
-    except ValidationError as exc:
-        raise ConfigError(f"invalid --run-id {run_id!r}: {describe_validation(exc, limit=1)}") from None
+        return RunReader(store)
+    except (StoreMissing, StoreNotInitialised):  # it holds no run yet; the run creates it
+        return None
+    except StoreOutdated:
+        pass  # any other StoreError (unreadable, a newer schema) says why itself
+    RunStore.open(store).close()  # an older schema is upgraded, as the run's writer would
+    return RunReader(store)
+
+
+def _stored_run(store: StoreConfig, run_id: str) -> tuple[RunInfo | None, list[RunInfo]]:
+    """The stored run, or None and every run of the store (read only then: a typo's likely targets)."""
+    reader = _open_reader(store)
+    if reader is None:
+        return None, []
+    with contextlib.closing(reader):
+        try:
+            return reader.run(run_id), []
+        except StoreError:  # no such run
+            return None, reader.runs()
+
+
+def _resumable_ids(runs: list[RunInfo]) -> str:
+    """The runs ``infer --resume`` continues, the latest few: a typo's likely targets, not every gate arm
+    of every training run in the store."""
+    ids = [
+        info.run_id
+        for info in runs
+        if info.provenance.kind is RunKind.INFER and not info.provenance.parent_run_id
+    ]
+    if not ids:
+        return "it holds no run `infer` started"
+    shown = ", ".join(ids[-_SHOWN_RUNS:])
+    return f"its infer runs: {shown}" + (
+        f" (the latest {_SHOWN_RUNS} of {len(ids)})" if len(ids) > _SHOWN_RUNS else ""
+    )
 
 
 def _check_resumable(store: StoreConfig, run_id: str) -> None:
     """``--resume`` continues a stored infer run: an unknown run id is a typo, never a new run, and a
     training run's part (its baseline, a gate arm, a holdout) is continued by its own command."""
-    try:
-        with contextlib.closing(RunReader(store)) as reader:
-            provenance = reader.run(run_id).provenance
-    except StoreError as exc:
-        raise ConfigError(f"cannot resume run {run_id!r}: {exc}; drop --resume to start a new run") from exc
+    found, runs = _stored_run(store, run_id)
+    if found is None:
+        raise ConfigError(
+            f"cannot resume run {run_id!r}: the run store holds no such run ({_resumable_ids(runs)}); drop "
+            "--resume to start a new run",
+            run_id=run_id,
+        )
+    provenance = found.provenance
     if provenance.parent_run_id is not None or provenance.kind is not RunKind.INFER:
         owner = provenance.parent_run_id or run_id
         part = f", part of run {owner!r}" if provenance.parent_run_id else ""
         raise ConfigError(
             f"cannot resume run {run_id!r} (kind {provenance.kind.value}{part}): `infer --resume` continues "
             f"runs `infer` started; continue this one with `skillharness train --resume {owner}` (or, for a "
-            "holdout, `skillharness eval`)"
+            "holdout, `skillharness eval`)",
+            run_id=run_id,
         )
+
+
+def _check_new(store: StoreConfig, run_id: str) -> None:
+    """A new run's id is free, checked before the endpoints are probed; the advice fits the run that
+    holds it (``--resume`` only for a run `infer` started: it refuses any other)."""
+    found, _ = _stored_run(store, run_id)
+    if found is None:
+        return
+    provenance = found.provenance
+    if provenance.kind is RunKind.INFER and provenance.parent_run_id is None:
+        advice = "continue it with --resume, or choose another --run-id"
+    else:
+        part = f", part of training run {provenance.parent_run_id!r}" if provenance.parent_run_id else ""
+        advice = f"it is no run `infer` started (kind {provenance.kind.value}{part}); choose another --run-id"
+    raise ConfigError(
+        f"--run-id {run_id!r}: the run store already holds this run ({found.status.value}); {advice}",
+        run_id=run_id,
+    )
 
 
 def register(app: typer.Typer) -> None:

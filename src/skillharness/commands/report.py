@@ -40,13 +40,20 @@ def report(
         page,
         gate=settings.train.gate,
         confidence=settings.eval.confidence,
-        workspace=folder / "workspace",
+        workspace=_workspace(folder / "workspace"),
         oracle_url=oracle_url,
         agent_path=agent_path(settings.agent),
         mlflow_uri=settings.report.mlflow_uri,
         mlflow_experiment=settings.report.mlflow_experiment,
     )
     typer.echo(f"report: {files.html}\ndata:   {files.json}")
+
+
+def _workspace(beside_config: Path) -> Path | None:
+    """The run's workspace in this experiment's folder when it is there; else None, and the report
+    reads the one the run's ``final`` metric recorded (a config kept or copied elsewhere, pointing
+    at the same store, still finds the run's bundles for the simulator's truth)."""
+    return beside_config if beside_config.is_dir() else None
 
 
 def _page_path(page: Path, force: bool) -> Path:

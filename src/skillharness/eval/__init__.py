@@ -29,7 +29,7 @@ __all__, __getattr__ = lazy_surface(
             "load_test_pool",
         ),
         "skillharness.eval.group_scores": ("compare_group_scores",),
-        "skillharness.eval.transfer": ("check_transfers", "run_transfers", "under_protocol"),
+        "skillharness.eval.transfer": ("check_eval_id", "check_transfers", "run_transfers", "under_protocol"),
         "skillharness.eval.holdout_report": (
             "ArmCell",
             "GroupRow",

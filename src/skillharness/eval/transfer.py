@@ -20,12 +20,14 @@ from skillharness.errors import ConfigError
 from skillharness.eval.holdout import run_holdout
 from skillharness.eval.holdout_plan import Arm, HoldoutSettings
 from skillharness.eval.holdout_report import HoldoutReport
-from skillharness.eval.ledger import transfer_metric
+from skillharness.eval.ledger import EvalArm, arm_run_id, transfer_metric
 from skillharness.infer import InferProgress, check_agent_slot
 from skillharness.skills import Bundle
-from skillharness.store import RunStore
+from skillharness.store import RunStore, run_id_problem
 
-__all__ = ["TransferSettings", "check_transfers", "run_transfers", "under_protocol"]
+__all__ = ["TransferSettings", "check_eval_id", "check_transfers", "run_transfers", "under_protocol"]
+
+# The store's rule for a run id (pattern, length), which every arm's run id must meet.
 
 
 class TransferSettings(HoldoutSettings, Protocol):
@@ -77,9 +79,29 @@ async def run_transfers(
             baseline,
             train_run_id=train_run_id,
             purpose=f"{purpose} (transfer: {protocol.value})",
-            eval_id=f"{eval_id}.{protocol.value}",
+            eval_id=_transfer_id(eval_id, protocol),
             store=store,
             progress=progress,
             metric=transfer_metric(protocol.value),
         )
     return reports
+
+
+def _transfer_id(eval_id: str, protocol: ProtocolName) -> str:
+    """The evaluation of one protocol's transfer: ``<eval id>.<protocol>``."""
+    return f"{eval_id}.{protocol.value}"
+
+
+def check_eval_id(eval_id: str, protocols: Sequence[ProtocolName], *, ours: bool = True) -> None:
+    """Every run id the evaluation will write is valid, checked before the first arm asks anything:
+    our agent's arms (``ours``) and each transfer's, whose longer ids a long ``eval_id`` can push past
+    the store's limit after our agent's holdout has already read the test pool."""
+    evaluations = [eval_id] if ours else []
+    evaluations += [_transfer_id(eval_id, protocol) for protocol in protocols]
+    for evaluation in evaluations:
+        for arm in EvalArm:
+            run_id = arm_run_id(evaluation, arm)
+            if why := run_id_problem(run_id):
+                raise ConfigError(
+                    f"eval id {eval_id!r}: its run {run_id!r} is not a valid run id: {why}", eval_id=eval_id
+                )

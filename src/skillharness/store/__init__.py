@@ -29,6 +29,7 @@ from skillharness.store.records import (
     StepRole,
     TraceStep,
     content_hash,
+    run_id_problem,
 )
 from skillharness.store.run_settings import replica_neutral, settings_changes
 from skillharness.store.runstore import RunStore
@@ -58,6 +59,7 @@ __all__ = [
     "TrainStepRow",
     "content_hash",
     "replica_neutral",
+    "run_id_problem",
     "settings_changes",
     "writer_gone",
 ]

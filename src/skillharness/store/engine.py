@@ -8,6 +8,7 @@ engine cannot, whatever SQL is sent through it: SQLite is opened with ``mode=ro`
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -17,9 +18,9 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import QueuePool
 
-from skillharness.errors import StoreError
+from skillharness.errors import StoreError, StoreMissing
 
-__all__ = ["StoreLocation", "create_store_engine", "parse_store_url"]
+__all__ = ["StoreLocation", "create_store_engine", "parse_store_url", "refuse_foreign_sqlite"]
 
 
 @dataclass(frozen=True)
@@ -66,10 +67,40 @@ def create_store_engine(location: StoreLocation, *, readonly: bool, busy_timeout
     return create_engine(location.url, connect_args=connect_args, pool_pre_ping=True)
 
 
+def refuse_foreign_sqlite(tables: Iterable[str]) -> None:
+    """StoreError for a SQLite file holding tables and no ``schema_version``: another program's file.
+    A new SQLite store is built whole beside its path and linked in (store/initialise.py), so a file
+    of ours always has it; writing our tables into another program's file would be its owner's loss.
+    (A PostgreSQL database is commonly shared with other schemas' tables, and is not refused.)"""
+    found = sorted(name for name in tables if not name.startswith("sqlite_"))
+    if found and "schema_version" not in found:
+        shown = ", ".join(found[:5]) + (", …" if len(found) > 5 else "")
+        raise StoreError(
+            f"this SQLite file holds another program's tables ({shown}) and no schema_version: it was not "
+            "written by skillharness and will not be modified; name another file for the run store "
+            "(store.url, --store)",
+            tables=found,
+        )
+
+
+def _sqlite_tables(path: Path) -> list[str]:
+    """The tables of an existing SQLite file, read without changing a byte (the writer's WAL pragma
+    would rewrite the header of any file it opens)."""
+    conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+    try:
+        return [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    except sqlite3.DatabaseError:
+        return []  # not a database: the engine's own error says so
+    finally:
+        conn.close()
+
+
 def _sqlite_engine(path: Path, *, readonly: bool, busy_timeout_s: float) -> Engine:
     if readonly and not path.is_file():
-        raise StoreError(f"no run store at {path}", path=str(path))
+        raise StoreMissing(f"no run store at {path}", path=str(path))
     if not readonly:
+        if path.is_file() and path.stat().st_size > 0:
+            refuse_foreign_sqlite(_sqlite_tables(path))
         path.parent.mkdir(parents=True, exist_ok=True)
     target = f"file:{quote(str(path.resolve()))}?mode=ro" if readonly else str(path)
 

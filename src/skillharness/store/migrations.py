@@ -19,6 +19,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from skillharness.errors import StoreError
 from skillharness.store import schema
+from skillharness.store.engine import refuse_foreign_sqlite
 from skillharness.store.schema import CURRENT_VERSION
 
 # The provenance columns as version 2 knew them: its trigger step is frozen history.
@@ -204,7 +205,7 @@ if len(STEPS) != CURRENT_VERSION:  # a new table layout needs its upgrade step
 
 def stored_version(conn: Connection) -> int:
     """The store's layout version: 0 for an empty database; StoreError for a foreign one."""
-    tables = set(inspect(conn).get_table_names())
+    tables = {name for name in inspect(conn).get_table_names() if not name.startswith("sqlite_")}
     if schema.schema_version.name not in tables:
         if tables & {table.name for table in schema.metadata.sorted_tables}:
             raise StoreError(
@@ -212,6 +213,8 @@ def stored_version(conn: Connection) -> int:
                 "by skillharness and will not be modified",
                 tables=sorted(tables),
             )
+        if conn.dialect.name == "sqlite":
+            refuse_foreign_sqlite(tables)
         return 0
     row = conn.execute(text("SELECT version FROM schema_version WHERE id = 1")).first()
     if row is None:

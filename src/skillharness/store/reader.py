@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Engine, and_, func, or_, select
 from sqlalchemy.exc import SQLAlchemyError
 
-from skillharness.errors import StoreError, StoreNotInitialised
+from skillharness.errors import StoreError, StoreNotInitialised, StoreOutdated
 from skillharness.store.config import StoreConfig
 from skillharness.store.engine import StoreLocation, create_store_engine, parse_store_url
 from skillharness.store.ledger import LedgerRecord, select_records
@@ -57,7 +57,7 @@ class RunReader:
                 version=version,
             )
         if version < CURRENT_VERSION:
-            raise StoreError(
+            raise StoreOutdated(
                 f"the run store at {self._location.display} has schema version {version} (current: "
                 f"{CURRENT_VERSION}); a reader never upgrades it: run any writing command "
                 "(e.g. an infer run) once to upgrade it",
@@ -91,11 +91,20 @@ class RunReader:
         with self._engine.connect() as conn:
             row = conn.execute(select(runs).where(runs.c.run_id == run_id)).mappings().first()
         if row is None:
-            known = [info.run_id for info in self.runs()]
-            raise StoreError(
-                f"no run {run_id!r} in {self._location.display}; known runs: {known}", run_id=run_id
-            )
+            raise StoreError(f"no run {run_id!r} in {self._location.display}; {self._known()}", run_id=run_id)
         return run_of(row)
+
+    def _known(self, shown: int = 10) -> str:
+        """The runs a user started, the latest first: one training run has a hundred child runs
+        (gate arms, rollouts), and listing them all buries the id the user meant."""
+        everything = self.runs()
+        started = [info.run_id for info in reversed(everything) if info.provenance.parent_run_id is None]
+        if not started:
+            return "the store holds no runs"
+        more = f"; the latest {shown} of {len(started)}" if len(started) > shown else ""
+        children = len(everything) - len(started)
+        rest = f", besides {children} child runs of theirs" if children else ""
+        return f"its runs: {', '.join(started[:shown])}{more}{rest} (`skillharness runs list` shows them all)"
 
     def settings(self, run_id: str) -> dict[str, Any] | None:
         """The run's stored settings (dotted key → value), or None for a run from before they were kept."""

@@ -6,6 +6,7 @@ re-exported here; this module adds the run's provenance and status.
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from urllib.parse import urlsplit, urlunsplit
 
@@ -29,6 +30,7 @@ __all__ = [
     "TraceStep",
     "content_hash",
     "public_endpoint",
+    "run_id_problem",
 ]
 
 
@@ -55,6 +57,19 @@ def public_endpoint(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
+# The store's rule for a run id: it names the run's folder (no "/", no ".." first) and its children.
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")
+_RUN_ID_LONGEST = 200
+
+
+def run_id_problem(run_id: str, *, longest: int = _RUN_ID_LONGEST) -> str | None:
+    """Why ``run_id`` is no run id the store takes (at most ``longest`` characters), or None: checked
+    by commands before anything is created, with the rule stated rather than a pattern."""
+    if _RUN_ID.fullmatch(run_id) and len(run_id) <= longest:
+        return None
+    return f"a run id is 1 to {longest} letters, digits and . _ : - starting with a letter or digit"
+
+
 class RunProvenance(StrictModel):
     """What a run was: written once when the run is created, compared on resume, never changed.
 
@@ -62,7 +77,7 @@ class RunProvenance(StrictModel):
     never reach this object (the config holds only the name of their environment variable).
     """
 
-    run_id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
+    run_id: str = Field(min_length=1, max_length=_RUN_ID_LONGEST, pattern=f"^{_RUN_ID.pattern}$")
     kind: RunKind
     config_hash: str = Field(min_length=1, description="content_hash of the effective config.")
     bundle_hash: str = Field(min_length=1, description="The bundle's content hash.")
