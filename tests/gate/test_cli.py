@@ -120,7 +120,7 @@ def test_cli_exits_2_with_one_clear_line_on_a_user_error() -> None:
         check=False,
     )
     assert proc.returncode == 2
-    assert "p_plus + p_minus <= 1" in proc.stderr
+    assert "--p-plus 0.7 + --p-minus 0.6 is above 1" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 

@@ -145,6 +145,18 @@ def test_p0_1_missing_template_is_a_preflight_error(
     assert {p.check for p in report.problems} == {"templates"}
 
 
+def test_a_prompts_dir_that_is_a_file_is_named_as_such_with_its_setting(
+    tmp_path: Path, bench: Bench, shared_sim: SimServer
+) -> None:
+    """It said the file "does not exist", and named no setting."""
+    prompts = tmp_path / "prompts.md"
+    prompts.write_text("a file, not the folder of templates\n")
+    report = _preflight(tmp_path, bench, shared_sim, train={"prompts_dir": str(prompts)})
+    assert _messages(report, "templates") == [
+        f"prompt folder {prompts} is a file, not a folder (train.prompts_dir)"
+    ]
+
+
 def test_pools_sha_mismatch_is_a_preflight_error(tmp_path: Path, bench: Bench, shared_sim: SimServer) -> None:
     report = _preflight(tmp_path, bench, shared_sim, data={"pools_sha256": "0" * 64})
     [message] = _messages(report, "data")

@@ -13,7 +13,7 @@ from loop_support import loop_config
 from bench_support import Bench
 from skillharness.config import load_config
 from skillharness.data import Pool
-from skillharness.errors import StoreError
+from skillharness.errors import ConfigError, StoreError
 from skillharness.infer import load_job, run_inference
 from skillharness.sim import SimServer, decisive_world
 from skillharness.store import RunReader
@@ -90,3 +90,20 @@ async def test_a_refused_baseline_loses_no_run_id(train_bench: Bench, experiment
     assert afresh.baseline_run_id == "t-typo-2.baseline"  # afresh: the stop file stops it as it starts
     with RunReader(load_config(config).store) as reader:
         assert "t-typo-2.baseline" in {r.run_id for r in reader.children("t-typo-2")}
+
+
+async def test_a_baseline_that_is_no_infer_run_is_refused_by_its_kind(
+    train_bench: Bench, experiment: Path
+) -> None:
+    """A training run given as --baseline was refused with every train.* setting listed as
+    differing ("stored 8, now (not set)", 60 of them), which named no fault a user can fix."""
+    with SimServer(decisive_world(5), questions=train_bench.questions) as sim:
+        config = loop_config(experiment, train_bench, sim, epochs=1)
+        with pytest.raises(TrainingStopped, match="stop file"):
+            await _train(config, "t-first", None)
+        with pytest.raises(ConfigError) as refused:
+            await _train(config, "t-second", "t-first")
+    assert str(refused.value) == (
+        "--baseline t-first is a train run, not an infer run of the initial bundle on val "
+        "(skillharness infer --pool val); omit --baseline to run the baseline afresh"
+    )

@@ -14,7 +14,7 @@ from loop_support import loop_config, train_once
 
 from bench_support import Bench
 from net_support import free_port
-from skillharness.errors import ConfigError, FatalLLMError
+from skillharness.errors import ConfigError, FatalLLMError, TemplateError
 from skillharness.sim import SimServer
 
 
@@ -48,3 +48,16 @@ async def test_a_port_nothing_listens_on_stops_training_in_about_a_second(
         await train_once(path, "dead")
     assert time.monotonic() - started < 10.0
     assert f"nothing accepts them at {dead}/models" in str(info.value)
+
+
+async def test_a_prompts_dir_that_is_a_file_names_its_setting_without_preflight(
+    tmp_path: Path, bench: Bench, sim: SimServer
+) -> None:
+    """``--skip-preflight`` met it in the loop as "prompt folder X does not exist", naming no setting."""
+    prompts = tmp_path / "prompts.md"
+    prompts.write_text("a file, not the folder of templates\n")
+    path = loop_config(tmp_path, bench, sim, prompts_dir=str(prompts))
+    with pytest.raises(TemplateError) as info:
+        await train_once(path, "prompts")
+    assert str(info.value) == f"train.prompts_dir: prompt folder {prompts} is a file, not a folder"
+    assert "agent" not in sim.stats()["roles"], "no question was asked"

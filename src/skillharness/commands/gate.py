@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from collections.abc import Mapping
 from pathlib import Path
 
 import typer
@@ -16,6 +18,7 @@ from skillharness.commands.gate_tables import plan_table, print_guard, print_lev
 from skillharness.errors import ConfigError, SplitError
 from skillharness.sim import SimConfig
 from skillharness.train import (
+    MAX_OBSERVATIONS,
     ClassPlan,
     EProcessGate,
     FixedNStandardError,
@@ -29,7 +32,7 @@ from skillharness.train import (
     simulate,
 )
 from skillharness.train.config import GateConfig
-from skillharness.util.model import describe_validation
+from skillharness.util.model import ValidationProblem, validation_problems
 
 gate_app = typer.Typer(help="Plan a gate (is acceptance reachable, with what power?) or simulate one.")
 
@@ -39,15 +42,55 @@ _SIM_COUPLING = SimConfig().world.seed_coupling
 _ALPHA = typer.Option(_GATE.alpha, "--alpha", help="Type-I error of one gate.")
 _BET_CAP = typer.Option(_GATE.bet_cap, "--bet-cap", help="Largest bet, in (0, 1/2].")
 _STRATEGY = typer.Option(_GATE.bet_strategy, "--strategy", help="Bet strategy: agrapa or ons.")
-_SEED = typer.Option(0, "--seed", help="Seed of the simulations.")
+_SEED = typer.Option(0, "--seed", min=0, help="Seed of the simulations.")
 _MANIFEST = typer.Option(None, "--manifest", help="Read val questions per class from a split_manifest.json.")
 
 
-def _config(**values: object) -> GateConfig:
+# The flag that sets each train.gate setting (``gate simulate`` calls n_max --n-max).
+_FLAGS = {
+    "alpha": "--alpha",
+    "alpha_spending": "--alpha-spending",
+    "bet_cap": "--bet-cap",
+    "n_max": "--budget",
+    "bet_strategy": "--strategy",
+    "first_stage": "--first-stage",
+    "stage_growth": "--growth",
+    "mcnemar_alpha": "--mcnemar-alpha",
+    "guard_draws": "--guard-draws",
+    "guard_harm": "--guard-harm",
+    "guard_power": "--guard-power",
+    "guard_discordance": "--discordance",
+    "guard_max_draws": "--guard-max-draws",
+    "guard_clear": "--guard-clear",
+}
+
+
+def _config(flags: Mapping[str, str] = _FLAGS, **values: object) -> GateConfig:
+    """The gate's settings from the command's flags; a refusal names the flag, not the setting."""
     try:
         return GateConfig(**values)  # type: ignore[arg-type]
     except ValidationError as exc:
-        raise ConfigError(f"invalid gate settings: {describe_validation(exc)}") from exc
+        said = "; ".join(_flagged(problem, flags) for problem in validation_problems(exc))
+        raise ConfigError(f"invalid gate settings: {said}", field="gate flags") from exc
+
+
+def _flagged(problem: ValidationProblem, flags: Mapping[str, str]) -> str:
+    """One refusal in the flags' names: a rule across settings (``guard_power + guard_clear``)
+    names them in its text, whose words are swapped for their flags."""
+    if problem.loc:
+        return f"{flags.get(str(problem.loc[0]), problem.where)}: {problem.message}"
+    text = problem.message.removeprefix("Value error, ")
+    return re.sub(r"[a-z_]+", lambda word: flags.get(word.group(0), word.group(0)), text)
+
+
+def _check_size(runs: int, n: int, n_flag: str) -> None:
+    """Refuse a simulation too large to finish in a minute or two (its memory is bounded anyway)."""
+    if runs * n > MAX_OBSERVATIONS:
+        raise ConfigError(
+            f"--runs {runs} simulated gates of {n_flag} {n} observations each are {runs * n:,} observations, "
+            f"more than the {MAX_OBSERVATIONS:,} one simulation draws; lower --runs or {n_flag}",
+            field=f"--runs/{n_flag}",
+        )
 
 
 def parse_units(text: str, per_unit: int) -> dict[str, int]:
@@ -195,7 +238,7 @@ def plan(
     rho = _SIM_COUPLING if coupling is None else coupling
     if from_run is not None:
         discordance = _discordance_of_run(console, from_run, store, config_file, rho, coupling is None)
-    drawable = {k: gate_budget(n, temperature=temperature, n_max=budget) for k, n in distinct.items()}
+    drawable = _drawable(distinct, temperature, budget, runs)
     config = _config(
         alpha=alpha,
         alpha_spending=alpha_spending,
@@ -210,7 +253,7 @@ def plan(
         guard_max_draws=guard_max_draws,
         guard_clear=guard_clear or None,
     )
-    deltas = _floats(effects, "--effects")
+    deltas = _effects(effects, discordance, measured=from_run is not None)
     plans = plan_classes(drawable, config, effects=deltas, discordance=discordance, runs=runs, seed=seed)
     _print_plan(console, config, plans, distinct, deltas, temperature, runs, min_distinct)
     print_levels(console, config)
@@ -223,6 +266,27 @@ def plan(
         console.print("temperature 0: greedy answers ignore the seed, so one seed per draw couples nothing.")
     if config.guard_draws != 0:
         print_guard(console, _plan_guard(config, distinct, temperature))
+
+
+def _drawable(distinct: dict[str, int], temperature: float, budget: int, runs: int) -> dict[str, int]:
+    """The observations each class's gate can draw, refused when simulating them would take too long."""
+    drawable = {k: gate_budget(n, temperature=temperature, n_max=budget) for k, n in distinct.items()}
+    _check_size(runs, max(drawable.values()), "--budget")
+    return drawable
+
+
+def _effects(text: str, discordance: float, *, measured: bool) -> tuple[float, ...]:
+    """``--effects``: an effect is a difference of two rates at most ``discordance`` apart."""
+    deltas = _floats(text, "--effects")
+    source = "measured by --from-run" if measured else "--discordance"
+    for delta in deltas:
+        if abs(delta) > discordance:
+            raise ConfigError(
+                f"--effects {delta:g}: no effect is larger in size than the share of draws whose arms "
+                f"differ, {discordance:g} ({source})",
+                field="--effects",
+            )
+    return deltas
 
 
 def _val_counts(units: str, manifest: Path | None, questions_per_unit: int) -> dict[str, int]:
@@ -312,7 +376,14 @@ def simulate_cmd(
     ),
 ) -> None:
     """Run many seeded gates at true rates p+ / p- and print how they end."""
+    if p_plus + p_minus > 1:
+        raise ConfigError(
+            f"--p-plus {p_plus:g} + --p-minus {p_minus:g} is above 1: they are the shares of draws "
+            "the candidate wins and loses, so they sum to at most 1",
+            field="--p-plus/--p-minus",
+        )
     config = _config(
+        {**_FLAGS, "n_max": "--n-max"},
         alpha=alpha,
         bet_cap=bet_cap,
         n_max=n_max,
@@ -320,6 +391,7 @@ def simulate_cmd(
         first_stage=first_stage,
         stage_growth=growth,
     )
+    _check_size(runs, n_max, "--n-max")
     rules: list[GateRule] = [EProcessGate(config)]
     if baselines:
         rules += [StrictlyBetterMinibatch(), FixedNStandardError(n=n_max)]

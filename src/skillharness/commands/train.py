@@ -19,7 +19,7 @@ from skillharness.config import Config, load_config
 from skillharness.errors import ConfigError, StoreError
 from skillharness.eval import holdout_of_final
 from skillharness.infer.progress import RichProgress
-from skillharness.store import RunMetric, RunReader
+from skillharness.store import RunMetric, RunReader, run_id_problem
 from skillharness.train import (
     VAL_GAIN_LABEL,
     Checkpoint,
@@ -64,6 +64,7 @@ def train(
     settings = load_config(config, {"train.budget.max_calls": max_calls})
     if resume is not None and run_id is not None and run_id != resume:
         raise ConfigError("give --resume RUN alone, or --resume RUN --run-id RUN to start it if new")
+    _check_flags(config, resume, run_id, stop_file)
     chosen = resume or run_id or default_train_run_id()
     console = Console()
     folder = run_folder(config.resolve().parent, chosen)
@@ -83,7 +84,7 @@ def train(
     if not skip_preflight:
         _preflight(console, settings)
     console.print(f"training run [bold]{chosen}[/] in {folder}", soft_wrap=True)  # a path stays whole
-    outcome = _run(console, settings, request, config)
+    outcome = _run(console, settings, request, config, max_calls)
     print_outcome(console, outcome)
     if settings.eval.run_holdout_eval:
         _holdout(console, settings, chosen)
@@ -103,23 +104,23 @@ def _preflight(console: Console, settings: Config) -> None:
         raise typer.Exit(2)
 
 
-def _run(console: Console, settings: Config, request: TrainRequest, config: Path) -> TrainOutcome:
-    """The training loop under its progress display; a stop or Ctrl-C ends the command resumably."""
+def _run(
+    console: Console, settings: Config, request: TrainRequest, config: Path, max_calls: int | None = None
+) -> TrainOutcome:
+    """The training loop under its progress display; a stop or Ctrl-C ends the command resumably.
+    ``max_calls`` is the ``--max-calls`` given: each resume command printed repeats it."""
     try:
         with TrainProgress(console, run_id=request.run_id, epochs=settings.train.epochs) as progress:
             return asyncio.run(run_training(settings, request, observer=progress))
     except TrainingStopped as exc:
         console.print(f"[yellow]stopped[/]: {exc}")
         # Unwrapped: a command cut across lines (a log is 80 wide) cannot be pasted back.
-        hint = _resume_hint(settings, config, request, exc.context.get("reason"))
+        hint = _resume_hint(settings, config, request, exc.context.get("reason"), max_calls=max_calls)
         console.print(hint, soft_wrap=True)
         raise typer.Exit(3) from None
     except KeyboardInterrupt:
-        console.print(
-            "[yellow]interrupted[/]; resume with: "
-            f"skillharness train --config {config} --resume {request.run_id}",
-            soft_wrap=True,
-        )
+        resume = _resume_command(config, request.run_id, max_calls)
+        console.print(f"[yellow]interrupted[/]; resume with: {resume}", soft_wrap=True)
         raise typer.Exit(130) from None
 
 
@@ -132,10 +133,20 @@ BUDGET_SETTINGS = {
 }
 
 
-def _resume_hint(settings: Config, config: Path, request: TrainRequest, reason: object) -> str:
+def _resume_command(config: Path, run_id: str, max_calls: int | None) -> str:
+    """The command that resumes ``run_id``, with the ``--max-calls`` this invocation was given:
+    pasted without it, a resume would run with no call limit at all (the flag is no setting stored)."""
+    resume = f"skillharness train --config {config} --resume {run_id}"
+    return resume if max_calls is None else f"{resume} --max-calls {max_calls:d}"
+
+
+def _resume_hint(
+    settings: Config, config: Path, request: TrainRequest, reason: object, *, max_calls: int | None = None
+) -> str:
     """How to go on after a stop; after a budget stop, with the limit that stopped it raised; after
-    a stop file, with the file removed (left there, it stops every resume at once)."""
-    resume = f"skillharness train --config {config} --resume {request.run_id}"
+    a stop file, with the file removed (left there, it stops every resume at once). ``max_calls``
+    is the ``--max-calls`` given, repeated in every hint but the one that raises it."""
+    resume = _resume_command(config, request.run_id, max_calls)
     if reason == "stop_file":
         return f"remove the stop file {request.stop_file}, then resume with: {resume}"
     if reason not in BUDGET_SETTINGS:
@@ -143,8 +154,49 @@ def _resume_hint(settings: Config, config: Path, request: TrainRequest, reason: 
     setting = BUDGET_SETTINGS[str(reason)]
     if reason == "max_calls":
         more = 2 * (settings.train.budget.max_calls or 0) or 1
-        return f"the budget stopped it: raise {setting} to resume, e.g. {resume} --max-calls {more:d}"
+        raised = _resume_command(config, request.run_id, more)
+        return f"the budget stopped it: raise {setting} to resume, e.g. {raised}"
     return f"the budget stopped it: raise {setting} in {config}, then {resume}"
+
+
+# Room a training run's id leaves for its children's suffixes (the longest, ".val.fresh<sample>.<16
+# hex>", is about 40 characters): every child id must still pass the store's rule of 200 characters.
+_CHILD_ROOM = 48
+
+
+def _check_flags(config: Path, resume: str | None, run_id: str | None, stop_file: Path | None) -> None:
+    """The run ids and stop file given, checked before anything is read or created."""
+    for flag, given in (("--resume", resume), ("--run-id", run_id)):
+        if given is not None:
+            check_run_id(flag, given, new=not run_folder(config.resolve().parent, given).is_dir())
+    if stop_file is not None:
+        check_stop_file(stop_file)
+
+
+def check_run_id(flag: str, run_id: str, *, new: bool = True) -> None:
+    """Refuse a run id the store would refuse, before anything is created: it names the run's folder
+    (``runs/../../x`` would be written outside the experiment) and every child run's id. A ``new``
+    run's id must also leave its children room; a run that exists is not locked out by that rule."""
+    why = run_id_problem(run_id, longest=200 - _CHILD_ROOM) if new else run_id_problem(run_id)
+    if why:
+        raise ConfigError(f"invalid {flag} {run_id!r}: {why}", field=flag)
+
+
+def check_stop_file(path: Path) -> None:
+    """Refuse a ``--stop-file`` that could never be created, or is a folder: a typo found only when
+    the run must stop, or a stop at once whose hint says to remove that folder."""
+    if path.is_dir():
+        raise ConfigError(
+            f"--stop-file {path} is a folder; name a file (it need not exist: creating it stops the run)",
+            field="--stop-file",
+        )
+    if not path.parent.is_dir():
+        what = "is no folder" if path.parent.exists() else "does not exist"
+        raise ConfigError(
+            f"--stop-file {path}: its folder {path.parent} {what}, so the file could never be "
+            "created to stop the run; create the folder or name another path",
+            field="--stop-file",
+        )
 
 
 def _refuse_unknown_resume(settings: Config, config: Path, folder: Path, run_id: str) -> None:

@@ -25,6 +25,7 @@ __all__, __getattr__ = lazy_surface(
         ),
         "skillharness.train.evolve.prompts": ("render_evolve_prompts",),
         "skillharness.train.gate": (
+            "MAX_OBSERVATIONS",
             "ClassPlan",
             "EProcessGate",
             "FixedNStandardError",

@@ -51,10 +51,11 @@ from skillharness.train.gate.reachability import (
     threshold,
 )
 from skillharness.train.gate.rules import EProcessGate, FixedNStandardError, GateRule, StrictlyBetterMinibatch
-from skillharness.train.gate.simulate import SimulationSummary, simulate
+from skillharness.train.gate.simulate import MAX_OBSERVATIONS, SimulationSummary, simulate
 
 __all__ = [
     "INFRA",
+    "MAX_OBSERVATIONS",
     "AGrapa",
     "BetStrategy",
     "ClassPlan",

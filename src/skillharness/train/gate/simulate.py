@@ -11,7 +11,12 @@ from skillharness.errors import ConfigError
 from skillharness.train.gate.ladder import DecisionKind
 from skillharness.train.gate.rules import GateRule
 
-__all__ = ["SimulationSummary", "draw_observations", "simulate"]
+__all__ = ["MAX_OBSERVATIONS", "SimulationSummary", "draw_observations", "simulate"]
+
+# Observations one simulation draws, over all its gates: about a minute of work. Beyond it a
+# mistyped budget (10^6) would run for hours instead of being refused.
+MAX_OBSERVATIONS = 1 << 28
+_CHUNK = 1 << 22  # observations drawn and decided at once (about 230 MB)
 
 
 def draw_observations(
@@ -55,15 +60,29 @@ def simulate(
     """Run ``runs`` gates of ``rule`` on ``n`` drawn observations each (seeded, vectorized)."""
     if runs < 1 or n < 1:
         raise ConfigError(f"runs and n must be >= 1, got runs={runs}, n={n}", field="runs/n")
-    d = draw_observations(p_plus, p_minus, runs, n, np.random.default_rng(seed))
-    result = rule.run(d)
+    if runs * n > MAX_OBSERVATIONS:
+        raise ConfigError(
+            f"{runs} simulated gates of {n} observations each ({runs * n:,}) are more than the "
+            f"{MAX_OBSERVATIONS:,} one simulation draws; fewer gates or a smaller budget",
+            field="runs/n",
+        )
+    rng = np.random.default_rng(seed)
+    # A chunk of gates at a time bounds the memory (about 55 bytes an observation, all at once 37 GiB
+    # at n = 10^6); the generator draws the same numbers in order however the rows are chunked.
+    rows = max(1, _CHUNK // n)
+    kinds, used = [], []
+    for start in range(0, runs, rows):
+        result = rule.run(draw_observations(p_plus, p_minus, min(rows, runs - start), n, rng))
+        kinds.append(result.kinds)
+        used.append(result.n_used)
+    all_kinds = np.concatenate(kinds)
     return SimulationSummary(
         rule=rule.name,
         p_plus=p_plus,
         p_minus=p_minus,
         runs=runs,
-        accept_rate=float(np.mean(result.kinds == DecisionKind.ACCEPT)),
-        harm_reject_rate=float(np.mean(result.kinds == DecisionKind.REJECT_EVIDENCE)),
-        inertia_rate=float(np.mean(result.kinds == DecisionKind.REJECT_INERTIA)),
-        mean_observations=float(np.mean(result.n_used)),
+        accept_rate=float(np.mean(all_kinds == DecisionKind.ACCEPT)),
+        harm_reject_rate=float(np.mean(all_kinds == DecisionKind.REJECT_EVIDENCE)),
+        inertia_rate=float(np.mean(all_kinds == DecisionKind.REJECT_INERTIA)),
+        mean_observations=float(np.mean(np.concatenate(used))),
     )

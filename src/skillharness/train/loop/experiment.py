@@ -11,18 +11,19 @@ import contextlib
 import secrets
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Protocol
 
 from skillharness.agent.config import AgentConfig
 from skillharness.data import FrozenPools, Pool, load_pool_questions
 from skillharness.data.questions import Question
-from skillharness.errors import ConfigError
+from skillharness.errors import ConfigError, TemplateError
 from skillharness.infer import inputs_hash, open_session, run_provenance
 from skillharness.infer.runner import InferSettings, check_media
 from skillharness.skills import Bundle
 from skillharness.store import RunKind
 from skillharness.train.config import TrainConfig
-from skillharness.train.roles.templates import load_templates
+from skillharness.train.roles.templates import PromptTemplates, load_templates
 from skillharness.train.state.caller import RoleCaller
 from skillharness.train.state.context import TrainContext
 from skillharness.train.state.draws import draw_temperature
@@ -72,6 +73,16 @@ def trained_task_types(
     return classes
 
 
+def _templates(folder: Path | None) -> PromptTemplates:
+    """The run's templates; a problem with a folder of the user's names the setting that chose it."""
+    try:
+        return load_templates(folder)
+    except TemplateError as exc:
+        if folder is None:
+            raise
+        raise TemplateError(f"train.prompts_dir: {exc}", **exc.context) from None
+
+
 @contextlib.asynccontextmanager
 async def open_training(
     config: TrainSettings, bundle: Bundle, *, run_id: str, kind: RunKind = RunKind.TRAIN
@@ -82,7 +93,7 @@ async def open_training(
     check_media(
         config.data, [q for unit in train_units for q in unit] + list(val), subtitles=config.agent.subtitles
     )
-    templates = load_templates(config.train.prompts_dir)
+    templates = _templates(config.train.prompts_dir)
     provenance = run_provenance(
         run_id=run_id,
         kind=kind,

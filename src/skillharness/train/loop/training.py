@@ -201,6 +201,13 @@ async def _baseline(
         return await val_score(ctx, initial, run_suffix="baseline", check_stop=check_stop)
     with RunReader(store_url) as reader:
         info = reader.run(reuse).provenance
+        if info.kind is not RunKind.INFER:  # a train run's settings would all "differ", unhelpfully
+            raise ConfigError(
+                f"--baseline {reuse} is a {info.kind.value} run, not an infer run of the initial bundle "
+                "on val (skillharness infer --pool val); omit --baseline to run the baseline afresh",
+                run_id=reuse,
+                field="--baseline",
+            )
         wanted = {
             "bundle_hash": initial.bundle_hash,
             "pools_sha256": ctx.provenance.pools_sha256,

@@ -212,8 +212,9 @@ async def _probes(config: PreflightSettings, timeout_s: float, out: Collector) -
 
 def _templates(config: PreflightSettings, out: Collector) -> str:
     messages = check_templates(config.train.prompts_dir)
+    key = " (train.prompts_dir)" if config.train.prompts_dir is not None else ""  # the setting to fix
     for message in messages:
-        out.fail("templates", message)
+        out.fail("templates", message + key)
     return f"every template loads and renders ({config.train.prompts_dir or 'packaged prompts'})"
 
 

@@ -254,7 +254,8 @@ def _load_all(folder: Path | str | Traversable | None) -> tuple[PromptTemplates,
         packaged_prompts() if folder is None else (Path(folder) if isinstance(folder, str | Path) else folder)
     )
     if not root.is_dir():  # one message, not one per template
-        return PromptTemplates(str(root), {}), [f"prompt folder {root} does not exist"]
+        what = "is a file, not a folder" if isinstance(root, Path) and root.exists() else "does not exist"
+        return PromptTemplates(str(root), {}), [f"prompt folder {root} {what}"]
     sources, unreadable = _read_sources(root)
     problems = list(unreadable.values())
     env = _environment(sources)
