@@ -103,7 +103,8 @@ def test_unreachable_minimum_is_reported_not_hidden(tmp_path: Path, real: list[Q
 
 
 def test_sizes_larger_than_the_data_are_refused(real: list[Question]) -> None:
-    with pytest.raises(SplitError, match="need 1000 video units, only 900"):
+    needle = "--sizes 400,100,500 needs 1000 video units, but the questions hold only 900"
+    with pytest.raises(SplitError, match=needle):
         make_split(real, SplitParams(sizes=(400, 100, 500), unit="video"))
 
 
@@ -219,14 +220,14 @@ def test_split_parameter_edge_cases_are_refused() -> None:
 @pytest.mark.parametrize(
     ("flags", "needle"),
     [
-        (["--sizes", "1,-1,1"], "pool sizes must be >= 0"),
-        (["--sizes", "0,0,0"], "all 0"),
-        (["--sample", "0"], "sample: Input should be greater than or equal to 1"),
-        (["--min-val-per-class", "-1"], "min_val_per_class"),
-        (["--bet-cap", "0"], "bet_cap"),
-        (["--alpha", "1.5"], "alpha"),
-        (["--min-distinct", "0"], "min_distinct"),
-        (["--n-max", "0"], "n_max"),
+        (["--sizes", "1,-1,1"], "--sizes 1,-1,1: pool sizes must be >= 0"),
+        (["--sizes", "0,0,0"], "--sizes 0,0,0: pool sizes are all 0"),
+        (["--sample", "0"], "--sample 0: Input should be greater than or equal to 1"),
+        (["--min-val-per-class", "-1"], "--min-val-per-class -1: Input should be greater"),
+        (["--bet-cap", "0"], "--bet-cap 0.0: "),
+        (["--alpha", "1.5"], "--alpha 1.5: "),
+        (["--min-distinct", "0"], "--min-distinct 0: "),
+        (["--n-max", "0"], "--n-max 0: "),
     ],
 )
 def test_bad_split_flags_are_user_errors_not_tracebacks(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from collections import Counter
 from pathlib import Path
@@ -21,6 +22,7 @@ from skillharness.data import (
     load_adapter,
     load_benchmark,
 )
+from skillharness.data.adapter import builtin_adapters
 
 data_app = typer.Typer(help="Benchmark data tools.", no_args_is_help=True)
 
@@ -56,8 +58,16 @@ def synth(
     typer.echo(f"  videos:    {path / 'videos'}")
     typer.echo(f"  subtitles: {path / 'subtitles'}")
     if "benchmark" in manifest:
-        typer.echo(f"  check:     skillharness data check --benchmark {manifest['benchmark']} {questions}")
+        typer.echo(f"  check:     skillharness data check --benchmark {_layout_arg(layout)} {questions}")
     typer.echo(f"  look:      skillharness frames {first_video} --count 8 --out frames/")
+
+
+def _layout_arg(layout: str) -> str:
+    """``--layout`` as ``--benchmark`` takes it back: a built-in name, or the adapter file's path
+    (its ``name:`` is no built-in, so a command naming it would fail)."""
+    if layout in builtin_adapters():
+        return layout
+    return shlex.quote(str(Path(layout).expanduser().resolve()))
 
 
 _WIDTH = 80  # a common terminal, and what a pipe gets
@@ -104,6 +114,9 @@ def summary_lines(loaded: LoadedBenchmark, source: str) -> list[str]:
     lines += _table("duration", sorted(Counter(q.duration for q in questions).items()))
     lines.append("")
     lines.append(_clip_line(questions))
+    if loaded.unread_fields:  # a misspelt clip or subtitle field would otherwise pass unseen
+        lines.append("fields the adapter names that no row has (misspelt?):")
+        lines += [_fit(f"  {key}: {name}") for name, key in loaded.unread_fields.items()]
     if loaded.dropped:
         lines.append(_fit(f"left out (no answer in the answers file): {len(loaded.dropped)} question(s)"))
     return lines

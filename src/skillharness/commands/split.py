@@ -23,7 +23,7 @@ from skillharness.data.split import Pool, Split, SplitParams, count_table, make_
 from skillharness.errors import ConfigError, SplitError
 from skillharness.train import class_coverage, include_hint
 from skillharness.train.config import GateConfig
-from skillharness.util.model import describe_validation
+from skillharness.util.model import validation_problems
 
 split_app = typer.Typer(help="Freeze train/val/test pools (split) or check frozen ones (split verify).")
 
@@ -57,7 +57,19 @@ def split_gate(
     try:
         return GateConfig(**{k: v for k, v in given.items() if v is not None})  # type: ignore[arg-type]
     except ValidationError as exc:
-        raise ConfigError(f"invalid gate flag: {describe_validation(exc)}") from exc
+        raise ConfigError(f"invalid gate flag: {_flag_problems(exc, given)}") from exc
+
+
+def _flag_problems(exc: ValidationError, given: dict[str, Any], whole: str = "sizes") -> str:
+    """``exc`` with each field named by its flag and the value given (``--alpha 2: ...``): the user
+    typed flags, not the fields of the model behind them. A problem with no field is ``whole``'s
+    (SplitParams checks its sizes together)."""
+    parts = []
+    for problem in validation_problems(exc):
+        name = str(problem.loc[0]) if problem.loc else whole
+        value = f" {given[name]}" if name in given else ""
+        parts.append(f"--{name.replace('_', '-')}{value}: {problem.message.removeprefix('Value error, ')}")
+    return "; ".join(parts)
 
 
 def split_coverage(
@@ -96,7 +108,7 @@ def split_params(sizes: str, **flags: Any) -> SplitParams:
     try:
         return SplitParams(sizes=_parse_sizes(sizes), **flags)
     except ValidationError as exc:
-        raise ConfigError(f"invalid split parameters: {describe_validation(exc)}") from exc
+        raise ConfigError(f"invalid split flag: {_flag_problems(exc, {**flags, 'sizes': sizes})}") from exc
 
 
 def benchmark_name(benchmark: str) -> str:

@@ -345,6 +345,19 @@ class Adapter(StrictModel):
         return self.answers.form if self.answers is not None else "letter"
 
     @property
+    def per_row_fields(self) -> dict[str, str]:
+        """The row fields only some rows need (a clip window, a subtitle file), each with the
+        adapter key that names it: a row without them is about the whole video, or unsubtitled."""
+        named: dict[str, str] = {}
+        if self.clip is not None:
+            named |= {self.clip.start: "clip.start", self.clip.end: "clip.end"}
+        if self.subtitle is not None:
+            named |= dict.fromkeys(self.subtitle.path.fields, "subtitle.path")
+            if self.subtitle.offset is not None:
+                named[self.subtitle.offset] = "subtitle.offset"
+        return named
+
+    @property
     def required_fields(self) -> tuple[str, ...]:
         """Every row field a row must have, in a stable order (clip and subtitle are per row)."""
         names: list[str] = [f for s in self._sources() for f in s.fields]
@@ -374,6 +387,8 @@ def load_adapter(name_or_path: str | Path) -> Adapter:
         return known[text]
     path = Path(text)
     if path.suffix.lower() in (".yaml", ".yml") or path.is_file():
+        if path.is_dir():  # "not found" would send the user looking for a file that is there
+            raise DataError(f"adapter file {path} is a folder; name the adapter's .yaml file", file=str(path))
         if not path.is_file():
             raise DataError(f"adapter file not found: {path}", file=str(path))
         return _read(path)

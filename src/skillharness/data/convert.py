@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import Field
+
 from skillharness.data.adapter import Adapter
 from skillharness.data.convert_read import check_fit, read_all_rows, read_answers
 from skillharness.data.convert_rows import DEFAULT_DURATION, Problems, convert_row
@@ -30,6 +32,9 @@ class LoadedBenchmark(StrictModel):
     benchmark: Benchmark
     questions: tuple[Question, ...]
     dropped: tuple[str, ...] = ()  # question ids left out for want of an answer (answers.missing: drop)
+    # The adapter's per-row fields (clip, subtitle) that no row has, by the key naming them: legal
+    # (every question about its whole video), but most often a misspelt field name.
+    unread_fields: dict[str, str] = Field(default_factory=dict)
 
 
 def load_benchmark(
@@ -66,7 +71,13 @@ def load_benchmark(
         problems.items.append(f"{source}: the file holds no questions{why}")
     _raise_if_any(source, adapter, problems.items)
     return LoadedBenchmark(
-        adapter=adapter.name, benchmark=benchmark, questions=tuple(questions), dropped=tuple(dropped)
+        adapter=adapter.name,
+        benchmark=benchmark,
+        questions=tuple(questions),
+        dropped=tuple(dropped),
+        unread_fields={
+            name: key for name, key in adapter.per_row_fields.items() if not any(name in r.data for r in rows)
+        },
     )
 
 

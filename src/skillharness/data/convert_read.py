@@ -10,7 +10,7 @@ from typing import Any
 
 from skillharness.data.adapter import Adapter, builtin_adapters
 from skillharness.data.convert_rows import Row, cell_text
-from skillharness.data.loader import read_rows
+from skillharness.data.loader import json_error, read_rows
 from skillharness.errors import DataError
 
 __all__ = ["check_fit", "read_all_rows", "read_answers"]
@@ -113,13 +113,17 @@ def read_answers(source: Path, adapter: Adapter, override: Path | str | None) ->
         return None
     base = source if source.is_dir() else source.parent
     path = Path(override) if override is not None else base / spec.file
+    if path.is_dir():
+        raise DataError(
+            f"answers file {path} is a folder, not a file (adapter {adapter.name!r})", file=str(path)
+        )
     if not path.is_file():
         raise DataError(f"answers file not found: {path} (adapter {adapter.name!r})", file=str(path))
     if spec.id_field is None:
         try:
             data = json.loads(path.read_text(encoding="utf-8-sig"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise DataError(f"{path}: not valid JSON: {exc}", file=str(path)) from exc
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            raise DataError(f"{path}: not valid JSON: {json_error(exc)}", file=str(path)) from exc
         if not isinstance(data, dict):
             raise DataError(
                 f"{path}: expected a JSON object {{question id: answer}}, got {type(data).__name__}",

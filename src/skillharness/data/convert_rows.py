@@ -20,7 +20,7 @@ from skillharness.data.loader import _parse_options as parse_option_list
 from skillharness.data.questions import _OPTION_RE, OPTION_LETTERS, Question
 from skillharness.util.model import validation_problems
 
-__all__ = ["DEFAULT_DURATION", "Problems", "Row", "cell_text", "convert_row"]
+__all__ = ["DEFAULT_DURATION", "Problems", "Row", "cell_text", "convert_row", "is_absent"]
 
 # The duration group of a layout that has none: one stratum for the split, one row in reports.
 DEFAULT_DURATION = "all"
@@ -58,10 +58,16 @@ def _value(source: Source | None, row: Row, default: str = "") -> str:
     return cell_text(row.data.get(str(source.field)))
 
 
+def is_absent(value: Any) -> bool:
+    """No value: null, or NaN, which is how pandas writes an empty cell (``json.dump`` of a
+    DataFrame's records prints ``NaN``): a row without a clip window is not a window [nan, nan]."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def cell_text(value: Any) -> str:
     # CSV and parquet hand back numbers for ids like 4010069381 or duration groups like 600;
     # an integral float (600.0) is the same group as 600.
-    if value is None:
+    if is_absent(value):
         return ""
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         return str(int(value))
@@ -101,7 +107,7 @@ def _raw_options(row: Row, adapter: Adapter) -> list[Any]:
     spec = adapter.options
     if spec.form == "columns":
         cells = [row.data.get(name) for name in spec.columns]
-        present = [c is not None and cell_text(c).strip() not in spec.missing for c in cells]
+        present = [not is_absent(c) and cell_text(c).strip() not in spec.missing for c in cells]
         kept = len(present) - present[::-1].index(True) if any(present) else 0
         gaps = [name for name, here in zip(spec.columns[:kept], present[:kept], strict=True) if not here]
         if gaps:  # a row with fewer options leaves its last columns empty, never one in between
@@ -162,8 +168,9 @@ def _options(
 def _answer(raw: Any, texts: tuple[str, ...], adapter: Adapter, where: str, problems: Problems) -> str | None:
     """The answer letter, from the form the file uses; None (and a problem) if it names no option."""
     form, letters = adapter.answer_form, OPTION_LETTERS[: len(texts)]
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        problems.add(where, "answer", f"no answer: the answer is {'null' if raw is None else 'empty'}")
+    if is_absent(raw) or (isinstance(raw, str) and not raw.strip()):
+        kind = "null" if raw is None else "NaN" if isinstance(raw, float) else "empty"
+        problems.add(where, "answer", f"no answer: the answer is {kind}")
         return None
     if form == "text":
         wanted = cell_text(raw).strip()
@@ -211,7 +218,7 @@ def _clip(row: Row, adapter: Adapter, where: str, problems: Problems) -> tuple[f
     if spec is None:
         return None, None
     start, end = row.data.get(spec.start), row.data.get(spec.end)
-    if start in (None, "") and end in (None, ""):
+    if all(is_absent(v) or (isinstance(v, str) and not v.strip()) for v in (start, end)):
         return None, None  # this row is about the whole video
     try:
         low, high = float(start), float(end)  # type: ignore[arg-type]
@@ -251,8 +258,11 @@ def _build(
     subtitle = adapter.subtitle
     offset = 0.0
     if subtitle is not None and subtitle.offset is not None:
+        raw_offset = row.data.get(subtitle.offset)
         try:
-            offset = float(row.data.get(subtitle.offset) or 0.0)
+            offset = 0.0 if is_absent(raw_offset) else float(raw_offset or 0.0)
+            if not math.isfinite(offset):  # an offset of inf would shift every cue off the video
+                raise ValueError(raw_offset)
         except (TypeError, ValueError):
             message = f"subtitle offset {row.data.get(subtitle.offset)!r} is not a number"
             problems.add(where, subtitle.offset, message)

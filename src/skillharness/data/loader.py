@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import csv
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from skillharness.data.questions import VIDEO_MME, Benchmark, Question
 from skillharness.errors import DataError
 from skillharness.util.model import validation_problems
 
-__all__ = ["MAX_REPORTED_PROBLEMS", "REQUIRED_COLUMNS", "load_questions", "read_rows"]
+__all__ = ["MAX_REPORTED_PROBLEMS", "REQUIRED_COLUMNS", "json_error", "load_questions", "read_rows"]
 
 REQUIRED_COLUMNS = (
     "video_id",
@@ -40,6 +40,9 @@ MAX_REPORTED_PROBLEMS = 50
 # Spreadsheet exports often start with a UTF-8 byte-order mark; without "-sig" it would become part
 # of the first column name (every row "missing video_id") or make the JSON unreadable.
 _ENCODING = "utf-8-sig"
+# json.loads recurses once per nesting level: a file nested deeper than the interpreter's stack
+# (a runaway "[[[[..." from a broken export) raises RecursionError, not JSONDecodeError.
+_JSON_ERRORS = (json.JSONDecodeError, UnicodeDecodeError, RecursionError)
 
 
 def load_questions(path: Path | str, benchmark: Benchmark = VIDEO_MME) -> list[Question]:
@@ -155,7 +158,7 @@ def _parse_options(value: Any) -> tuple[str, ...]:
         text = value.strip()
         try:
             value = json.loads(text)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             try:
                 value = ast.literal_eval(text)
             except (ValueError, SyntaxError, TypeError, RecursionError) as exc:
@@ -192,8 +195,8 @@ def read_rows(source: Path, suffix: str | None = None) -> Iterator[Mapping[str, 
 def _json_rows(source: Path) -> Iterable[Mapping[str, Any]]:
     try:
         data = json.loads(source.read_text(encoding=_ENCODING))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"{source}: not valid JSON: {exc}", file=str(source)) from exc
+    except _JSON_ERRORS as exc:
+        raise DataError(f"{source}: not valid JSON: {json_error(exc)}", file=str(source)) from exc
     if not isinstance(data, list):
         raise DataError(
             f"{source}: expected a JSON list of rows, got {type(data).__name__}", file=str(source)
@@ -215,15 +218,24 @@ def _jsonl_rows(source: Path) -> Iterator[Mapping[str, Any]]:
                 continue
             try:
                 row = json.loads(line)
-            except json.JSONDecodeError as exc:
+            except _JSON_ERRORS as exc:
                 raise DataError(
-                    f"{source}: line {line_no}: not valid JSON: {exc}", file=str(source), row=line_no
+                    f"{source}: line {line_no}: not valid JSON: {json_error(exc)}",
+                    file=str(source),
+                    row=line_no,
                 ) from exc
             if not isinstance(row, dict):
                 raise DataError(
                     f"{source}: line {line_no}: expected an object", file=str(source), row=line_no
                 )
             yield row
+
+
+def json_error(exc: Exception) -> str:
+    """What was wrong with a JSON text, in words (a RecursionError's own message names Python's stack)."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply (lists or objects inside each other thousands of levels down)"
+    return str(exc)
 
 
 def _csv_rows(source: Path) -> Iterator[Mapping[str, Any]]:
@@ -238,6 +250,7 @@ def _tsv_rows(source: Path) -> Iterator[Mapping[str, Any]]:
 def _delimited_rows(source: Path, delimiter: str) -> Iterator[Mapping[str, Any]]:
     with source.open(encoding=_ENCODING, newline="") as handle:
         reader = csv.DictReader(handle, delimiter=delimiter)
+        _check_header(source, reader.fieldnames or ())
         for row in reader:
             # DictReader files cells past the header under the key None, where no field reads them.
             if None in row:
@@ -249,6 +262,20 @@ def _delimited_rows(source: Path, delimiter: str) -> Iterator[Mapping[str, Any]]
                     row=reader.line_num,
                 )
             yield row
+
+
+def _check_header(source: Path, names: Sequence[str]) -> None:
+    # DictReader keeps the last of two columns with one name: the other's cells would vanish
+    # unseen (a second "answer" column silently replacing the first). Unnamed columns (a
+    # spreadsheet's trailing commas) hold nothing any adapter reads.
+    twice = sorted({name for name in names if name.strip() and names.count(name) > 1})
+    if twice:
+        raise DataError(
+            f"{source}: line 1 (the header): column(s) {', '.join(map(repr, twice))} named more than "
+            "once; rename or remove the copies",
+            file=str(source),
+            row=1,
+        )
 
 
 def _parquet_rows(source: Path) -> Iterable[Mapping[str, Any]]:

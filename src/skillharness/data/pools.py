@@ -21,7 +21,7 @@ from skillharness.data.config import DEFAULT_BENCHMARK
 from skillharness.data.convert import load_benchmark
 from skillharness.data.questions import Question
 from skillharness.data.split import Pool, Split, UnitKind, count_table, group_units
-from skillharness.errors import SplitError
+from skillharness.errors import DataError, SplitError
 from skillharness.util.atomic import (
     atomic_write_bytes,
     atomic_write_json,
@@ -145,7 +145,10 @@ def write_split(
     out_dir.mkdir(parents=True, exist_ok=True)
     existing = existing_artifacts(out_dir)
     if existing and not force:
-        listing = ", ".join(f"{p.name} (sha256 {sha256_file(p)})" for p in existing)
+        # A folder in a file's place has no sha256 to show (hashing it would end in "Is a directory").
+        listing = ", ".join(
+            f"{p.name} (sha256 {sha256_file(p)})" if p.is_file() else f"{p.name} (a folder)" for p in existing
+        )
         raise SplitError(
             f"split artifacts already exist in {out_dir}: {listing}. They are frozen evidence; "
             "pass --force to replace them (the old files are backed up first).",
@@ -227,9 +230,9 @@ def source_drift(pools_path: Path, questions: Path) -> str | None:
     if not manifest_path.is_file() or not questions.exists():
         return None
     try:
-        recorded = json.loads(manifest_path.read_text(encoding="utf-8"))["source"]["sha256"]
-    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
-        return f"{manifest_path}: unreadable manifest: {exc!r}"
+        recorded = _read_manifest(manifest_path).source_sha256
+    except SplitError as exc:
+        return str(exc)
     digest = source_sha256(questions)
     if digest == recorded:
         return None
@@ -239,36 +242,99 @@ def source_drift(pools_path: Path, questions: Path) -> str | None:
     )
 
 
+@dataclass(frozen=True)
+class _Manifest:
+    """What ``split verify`` checks against, read from ``split_manifest.json``."""
+
+    source: Path
+    source_sha256: str
+    benchmark: str
+    counts: dict[str, Any]
+    pool_sizes: dict[str, Any]
+    pools_sha256: str
+
+
+def _a(name: str) -> str:
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
+
+
+def _read_manifest(path: Path) -> _Manifest:
+    """The manifest's recorded facts; SplitError naming the key when one is missing or of the wrong type."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SplitError(f"{path}: unreadable manifest: {exc}", file=str(path)) from exc
+
+    def field(kind: type, *keys: str) -> Any:
+        value: Any = doc
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        if not isinstance(value, kind):  # a hand edit: say which key, not which Python error
+            got = "missing" if value is None else _a(type(value).__name__)
+            raise SplitError(
+                f"{path}: unreadable manifest: key {'.'.join(keys)!r} is {got}, expected {_a(kind.__name__)}",
+                file=str(path),
+                key=".".join(keys),
+            )
+        return value
+
+    source = field(dict, "source")
+    return _Manifest(
+        source=Path(field(str, "source", "path")),
+        source_sha256=field(str, "source", "sha256"),
+        # Manifests from before adapters name none: they were read as Video-MME.
+        benchmark=str(source.get("benchmark", DEFAULT_BENCHMARK)),
+        counts=field(dict, "counts"),
+        pool_sizes=field(dict, "pool_sizes"),
+        pools_sha256=field(str, "pools_sha256"),
+    )
+
+
 def verify_split(out_dir: Path, questions_path: Path | None = None) -> list[str]:
-    """Re-check the artifacts in ``out_dir``; return the list of problems (empty = verified)."""
+    """Re-check the artifacts in ``out_dir``; return the list of problems (empty = verified).
+
+    A pools.json edited by hand is described, not only refused: its changed sha256, then what the
+    edit did (a question in two pools, pool sizes and counts that no longer match)."""
     manifest_path = out_dir / MANIFEST_FILE
+    if out_dir.is_file():
+        return [f"{out_dir} is a file; give the folder holding {POOLS_FILE} and {MANIFEST_FILE}"]
     if not manifest_path.is_file():
         return [f"{manifest_path} is missing"]
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        recorded_path, recorded_sha = Path(manifest["source"]["path"]), manifest["source"]["sha256"]
-        # Manifests from before adapters name none: they were read as Video-MME.
-        benchmark = manifest["source"].get("benchmark", DEFAULT_BENCHMARK)
-        recorded_counts, recorded_sizes = manifest["counts"], manifest["pool_sizes"]
-        pools = load_pools(out_dir / POOLS_FILE, manifest["pools_sha256"])
-    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
-        return [f"{manifest_path}: unreadable manifest: {exc!r}"]
+        recorded = _read_manifest(manifest_path)
     except SplitError as exc:
         return [str(exc)]
-    problems: list[str] = []
+    pools_path, problems = out_dir / POOLS_FILE, []
+    if pools_path.is_file() and (digest := sha256_file(pools_path)) != recorded.pools_sha256:
+        problems.append(
+            f"{pools_path}: sha256 {digest} does not match the expected {recorded.pools_sha256} "
+            f"recorded in {manifest_path}; the frozen split was changed"
+        )
+    try:
+        pools = load_pools(pools_path)
+    except SplitError as exc:
+        return [*problems, str(exc)]
     sizes = {
-        name: {"units": len(pools.units[name]), "questions": len(pools.questions[name])} for name in Pool
+        str(name): {"units": len(pools.units[name]), "questions": len(pools.questions[name])} for name in Pool
     }
-    if sizes != recorded_sizes:
-        problems.append(f"pool sizes in pools.json {sizes} differ from the manifest's {recorded_sizes}")
-    source = questions_path or recorded_path
+    if sizes != recorded.pool_sizes:
+        problems.append(f"pool sizes in pools.json {sizes} differ from the manifest's {recorded.pool_sizes}")
+    return problems + _check_source(recorded, pools, questions_path or recorded.source, manifest_path)
+
+
+def _check_source(recorded: _Manifest, pools: FrozenPools, source: Path, manifest_path: Path) -> list[str]:
+    """The source's sha256 and the per-pool counts, re-read through the recorded adapter."""
     if not source.exists():
-        return [*problems, f"source questions file {source} not found; pass --questions to re-check counts"]
-    if (digest := source_sha256(source)) != recorded_sha:
-        problems.append(f"source {source}: sha256 {digest} != manifest {recorded_sha}")
-        return problems
-    questions = load_benchmark(source, load_adapter(benchmark)).questions
-    if _recount(pools, questions, source, problems) != recorded_counts:
+        return [f"source questions file {source} not found; pass --questions to re-check counts"]
+    if (digest := source_sha256(source)) != recorded.source_sha256:
+        return [f"source {source}: sha256 {digest} != manifest {recorded.source_sha256}"]
+    try:
+        adapter = load_adapter(recorded.benchmark)
+    except DataError as exc:  # the manifest names the adapter: say so, or the user looks at the flags
+        return [f"{manifest_path}: source.benchmark {recorded.benchmark!r}: {exc}"]
+    problems: list[str] = []
+    questions = load_benchmark(source, adapter).questions
+    if _recount(pools, questions, source, problems) != recorded.counts:
         problems.append("per-pool counts recomputed from pools.json differ from the manifest")
     return problems
 

@@ -83,6 +83,15 @@ class Question(StrictModel):
     group_type: GroupType | None = None
     group_structure: str | None = None  # a logic group's, e.g. "[1, [2, 3], 4]"
 
+    @field_validator("video_id", "videoID", "question_id")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        # min_length lets "   " through: a CSV cell of spaces would be an id no pools.json entry
+        # or video file name can be told apart from its neighbours by eye.
+        if not value.strip():
+            raise ValueError(f"{value!r} is blank (only whitespace)")
+        return value
+
     @field_validator("answer", mode="before")
     @classmethod
     def _upper_answer(cls, value: object) -> object:

@@ -160,8 +160,12 @@ def make_split(questions: Sequence[Question], params: SplitParams) -> Split:
         units = _stratified_sample(units, params.sample, rng)
     wanted = sum(params.sizes)
     if wanted > len(units):
+        # Named by the flags the user typed, so the message says which one to change.
+        sizes = ",".join(map(str, params.sizes))
+        source = f"--sample {params.sample} draws" if params.sample is not None else "the questions hold"
         raise SplitError(
-            f"pool sizes {params.sizes} need {wanted} {params.unit} units, only {len(units)} available"
+            f"--sizes {sizes} needs {wanted} {params.unit} units, but {source} only {len(units)}",
+            flag="--sizes",
         )
     assignment = _deal(units, dict(zip(Pool, params.sizes, strict=True)), rng)
     unmet: tuple[str, ...] = ()
