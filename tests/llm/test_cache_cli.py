@@ -100,3 +100,42 @@ def test_stats_and_clear_refuse_a_database_that_is_not_a_cache(tmp_path) -> None
             result.exception
         )
     assert store.read_bytes() == before
+
+
+@pytest.mark.parametrize("namespace", ["a?", "a*", "a[b]", "a\\"])
+def test_a_namespace_with_pattern_characters_touches_only_itself(cache_url: str, namespace: str) -> None:
+    # SCAN reads its MATCH as a glob: unescaped, "a?" matched (and clear deleted) "ab"'s entries.
+    neighbours = ["a", "ab", "abc", "a?x", "a*b"]
+    for name in (namespace, *neighbours):
+        asyncio.run(_put(cache_url, name, "k", b"v", None))
+    try:
+        assert "entries:   1" in run_cli("stats", "--url", cache_url, "--namespace", namespace)
+        assert "cleared 1 entries" in run_cli("clear", "--url", cache_url, "--namespace", namespace, "--yes")
+        for name in neighbours:
+            assert "entries:   1" in run_cli("stats", "--url", cache_url, "--namespace", name), name
+    finally:
+        for name in neighbours:
+            run_cli("clear", "--url", cache_url, "--namespace", name, "--yes")
+
+
+@pytest.mark.parametrize("path", ["abc", "1a", "0/1"])
+def test_a_redis_url_whose_database_is_not_a_number_is_refused(redis_url: str, path: str) -> None:
+    # redis-py ignores such a path and uses database 0: a typo would clear db 0's namespace.
+    url = redis_url.rsplit("/", 1)[0] + "/" + path
+    result = CliRunner().invoke(APP, ["cache", "clear", "--url", url, "--yes"])
+    assert isinstance(result.exception, CacheError), result.output
+    assert f"the database {path!r} in the URL's path is not a number" in str(result.exception)
+
+
+def test_a_cache_table_of_another_layout_is_named_not_queried(tmp_path) -> None:
+    other = tmp_path / "other.sqlite"
+    with contextlib.closing(sqlite3.connect(other)) as conn:
+        conn.executescript("CREATE TABLE cache_entries (k TEXT, v BLOB);")
+    before = other.read_bytes()
+    for args in (["stats"], ["prune"], ["clear", "--yes"]):
+        result = CliRunner().invoke(APP, ["cache", *args, "--url", f"sqlite:///{other}"])
+        assert isinstance(result.exception, CacheError), result.output
+        message = str(result.exception)
+        assert f"{other}: its table cache_entries is not a response cache's" in message, message
+        assert "(columns k, v)" in message
+    assert other.read_bytes() == before

@@ -169,4 +169,6 @@ def test_public_api_is_pinned() -> None:
         "load_json_export",
         "read_skills_folder",
         "skill_name",
+        "stray_skill_entries",  # what bundle check notes: skills/ entries never read
+        "MANIFEST_FILE",  # a workspace's commit point: bundle check/diff name a workspace by it
     }

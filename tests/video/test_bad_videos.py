@@ -115,3 +115,17 @@ def test_degraded_results_cache_only_the_good_frames(
     second = sampler.uniform(video, 10)
     assert second.from_cache == len(first.frames)
     assert second.failed_timestamps == first.failed_timestamps  # failures are retried, not remembered
+
+
+def test_a_folder_is_named_as_a_folder_not_as_missing(tmp_path: Path, sampler: FrameSampler) -> None:
+    video = tmp_path / "clip.mp4"
+    video.mkdir()
+    _assert_data_error(lambda: sampler.uniform(video, 4), video, "is a folder, not a video file")
+    _assert_data_error(lambda: video_duration(video), video, "is a folder, not a video file")
+
+
+def test_an_empty_file_says_it_is_empty(tmp_path: Path, sampler: FrameSampler) -> None:
+    video = tmp_path / "empty.mp4"
+    video.write_bytes(b"")
+    _assert_data_error(lambda: sampler.uniform(video, 4), video, r"the file is empty \(0 bytes\)")
+    assert _no_frames_cached(sampler)

@@ -313,3 +313,26 @@ async def test_the_agent_loop_asks_about_the_clip_only(
     tool_frames = [t for step in sink.steps[1:] for t in step.frames_shown]
     assert tool_frames, "the simulated agent asked for more frames"
     assert all(0.0 <= t <= 2.0 for t in shown), shown
+
+
+def test_a_window_open_to_the_end_is_sampled_and_cached(gop_video: Path, tmp_path: Path) -> None:
+    # The frame-cache key once rounded the end to whole microseconds: infinity raised OverflowError.
+    args = ["frames", str(gop_video), "--count", "2", "--clip-start", "8", "--clip-end", "inf"]
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    for run in range(2):  # the second run reads the frames the first one cached
+        result = CliRunner().invoke(
+            command_app(frames_command.register), [*args, *cache, "--out", str(tmp_path / f"out{run}")]
+        )
+        assert result.exit_code == 0, result.output
+        assert "duration 2.000 s (clip [8s, infs] of the file" in result.output
+    first = sorted(p.read_bytes() for p in (tmp_path / "out0").iterdir())
+    assert first == sorted(p.read_bytes() for p in (tmp_path / "out1").iterdir())
+
+
+def test_a_window_shorter_than_a_microsecond_names_the_window_and_the_file(
+    gop_video: Path, sampler: FrameSampler
+) -> None:
+    for window in (Window(0.0, 1e-9), Window(9.9999999, 12.0)):
+        with pytest.raises(DataError, match="is shorter than a microsecond: no frame lies in it") as info:
+            sampler.uniform(gop_video, 2, window)
+        assert str(gop_video) in str(info.value)

@@ -14,8 +14,16 @@ from skillharness.commands.fit_table import Col, FitTable
 from skillharness.data import DEFAULT_BENCHMARK, read_questions
 from skillharness.data.questions import VIDEO_MME, slugify
 from skillharness.errors import ConfigError, SkillError
-from skillharness.skills.bundle import SKILLS_DIR, SYSTEM_FILE, TOOLS_FILE, Bundle, initial_bundle
+from skillharness.skills.bundle import (
+    SKILLS_DIR,
+    SYSTEM_FILE,
+    TOOLS_FILE,
+    Bundle,
+    initial_bundle,
+    stray_skill_entries,
+)
 from skillharness.skills.export import ExportFormat, export_bundle, load_export_source
+from skillharness.skills.workspace import MANIFEST_FILE
 
 bundle_app = typer.Typer(help="Create, validate and compare skill bundles.", no_args_is_help=True)
 
@@ -38,6 +46,19 @@ def _task_types(questions: Path | None, benchmark: str) -> tuple[str, ...]:
     if questions is None:
         return VIDEO_MME.task_types
     return tuple(sorted({q.task_type for q in read_questions(questions, benchmark)}))
+
+
+def _load(folder: Path) -> Bundle:
+    """The bundle in ``folder``; a workspace is named as one ("system.md: missing" would not say
+    that its bundles are the version folders inside it)."""
+    if (folder / MANIFEST_FILE).is_file() and not (folder / SYSTEM_FILE).exists():
+        versions = sorted(p.name for p in folder.glob("v[0-9][0-9][0-9][0-9]*") if p.is_dir())
+        raise SkillError(
+            f"{folder}: is a workspace, not a bundle folder; name one of its versions "
+            f"({', '.join(str(folder / v) for v in versions[-2:]) or 'none yet'})",
+            file=str(folder),
+        )
+    return Bundle.load(folder)
 
 
 @bundle_app.command("init")
@@ -71,20 +92,13 @@ def check(
 ) -> None:
     """Validate a bundle folder (a skill for each task type: Video-MME's, or --questions') and
     print its hashes."""
-    bundle = Bundle.load(folder)
+    bundle = _load(folder)
     task_types = _task_types(questions, benchmark)
     missing = bundle.missing_task_types(task_types)
     if missing and not partial:
         raise SkillError(f"{folder}: no skill document for {', '.join(missing)} (use --partial to allow)")
+    _notes(folder, bundle, task_types, questions)
     console = Console()
-    unused = sorted(set(bundle.skills) - {slugify(t) for t in task_types})
-    if unused:  # a misnamed file, or a skill for another benchmark: the agent is never shown it
-        typer.secho(
-            f"note: {len(unused)} skill(s) for no task type of {questions or 'Video-MME'}, never shown to "
-            f"the agent: {', '.join(unused)}",
-            err=True,
-            fg=typer.colors.YELLOW,
-        )
     table = FitTable(
         f"{folder}  ·  bundle {bundle.bundle_hash[:16]}",
         [
@@ -101,6 +115,26 @@ def check(
     typer.echo(f"{summary}; bundle hash {bundle.bundle_hash}")
 
 
+def _notes(folder: Path, bundle: Bundle, task_types: tuple[str, ...], questions: Path | None) -> None:
+    """Say (on stderr) what the folder holds that the agent will never be shown."""
+    stray = stray_skill_entries(folder)
+    if stray:  # a skill in a subfolder, or saved as .txt or .MD, is silently not part of the bundle
+        typer.secho(
+            f"note: {len(stray)} entr{'y' if len(stray) == 1 else 'ies'} in {folder / SKILLS_DIR} never "
+            f"read (only {SKILLS_DIR}/<slug>.md files are skills): {', '.join(stray)}",
+            err=True,
+            fg=typer.colors.YELLOW,
+        )
+    unused = sorted(set(bundle.skills) - {slugify(t) for t in task_types})
+    if unused:  # a misnamed file, or a skill for another benchmark: the agent is never shown it
+        typer.secho(
+            f"note: {len(unused)} skill(s) for no task type of {questions or 'Video-MME'}, never shown to "
+            f"the agent: {', '.join(unused)}",
+            err=True,
+            fg=typer.colors.YELLOW,
+        )
+
+
 @bundle_app.command("diff")
 def diff(
     a: Annotated[Path, typer.Argument(help="Old bundle folder.")],
@@ -109,7 +143,7 @@ def diff(
     context: Annotated[int, typer.Option("--context", min=0, help="Context lines around each change.")] = 3,
 ) -> None:
     """Print a unified diff per file between two bundles."""
-    old, new = Bundle.load(a).files(), Bundle.load(b).files()
+    old, new = _load(a).files(), _load(b).files()
     console = Console(no_color=plain, highlight=False)
     changed = 0
     for rel in sorted(set(old) | set(new)):

@@ -1,7 +1,15 @@
 """Skills: region-aware skill documents, patch edits, content-hashed bundles, a crash-safe workspace."""
 
 from skillharness.skills.agent_skills import ExportError, SkillFile, read_skills_folder, skill_name
-from skillharness.skills.bundle import SKILLS_DIR, SYSTEM_FILE, TOOLS_FILE, Bundle, EditTarget, initial_bundle
+from skillharness.skills.bundle import (
+    SKILLS_DIR,
+    SYSTEM_FILE,
+    TOOLS_FILE,
+    Bundle,
+    EditTarget,
+    initial_bundle,
+    stray_skill_entries,
+)
 from skillharness.skills.document import MomentumUpdate, SkillDocument
 from skillharness.skills.edits import (
     Edit,
@@ -18,10 +26,18 @@ from skillharness.skills.hashing import canonical_bytes, content_hash
 from skillharness.skills.lines import inserted_lines, normalised_line, with_line
 from skillharness.skills.markers import APPENDIX_MARKER, MOMENTUM_MARKER
 from skillharness.skills.patch import apply_edit_set, apply_edit_set_to_text
-from skillharness.skills.workspace import EditRecord, Manifest, VersionReason, VersionRecord, Workspace
+from skillharness.skills.workspace import (
+    MANIFEST_FILE,
+    EditRecord,
+    Manifest,
+    VersionReason,
+    VersionRecord,
+    Workspace,
+)
 
 __all__ = [
     "APPENDIX_MARKER",
+    "MANIFEST_FILE",
     "MOMENTUM_MARKER",
     "SKILLS_DIR",
     "SYSTEM_FILE",
@@ -57,5 +73,6 @@ __all__ = [
     "parse_edit_set",
     "read_skills_folder",
     "skill_name",
+    "stray_skill_entries",
     "with_line",
 ]

@@ -10,6 +10,7 @@ On disk a bundle is a folder::
 from __future__ import annotations
 
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -228,6 +229,20 @@ class Bundle:
         return Bundle(system, skills, tools, source=self.source)
 
 
+def stray_skill_entries(path: Path | str) -> list[str]:
+    """What ``skills/`` of a bundle folder holds that :meth:`Bundle.load` never reads: subfolders
+    (a skill there is never shown to the agent) and files not named ``*.md``. Hidden entries
+    (an editor's swap file, ``.DS_Store``) are left out."""
+    skills_dir = Path(path) / SKILLS_DIR
+    if not skills_dir.is_dir():
+        return []
+    return [
+        f"{entry.name}/" if entry.is_dir() else entry.name
+        for entry in sorted(skills_dir.iterdir())
+        if not entry.name.startswith(".") and (entry.is_dir() or entry.suffix != ".md")
+    ]
+
+
 def initial_bundle(task_types: Iterable[str] | None = None) -> Bundle:
     """The packaged starting bundle: by default the 12 Video-MME task types' skills; with
     ``task_types`` (a benchmark's own vocabulary, from its questions), one skill per task type:
@@ -294,13 +309,19 @@ def _validate(
 
 def _read_text(path: Path) -> str:
     try:
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            # A FIFO (or device) would block the read forever, or never end.
+            raise SkillError(f"{path}: not a regular file (a pipe or a device)", file=str(path))
         data = path.read_bytes()
     except FileNotFoundError:
         raise SkillError(f"{path}: missing", file=str(path)) from None
     except OSError as exc:
         raise SkillError(f"{path}: cannot read ({exc.strerror})", file=str(path)) from exc
     try:
-        return data.decode("utf-8")
+        # utf-8-sig: an editor's byte-order mark is not text the agent should be sent (nor hash);
+        # every other file a user writes (questions, subtitles, templates) is read the same way.
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise SkillError(f"{path}:{line}: not valid UTF-8", file=str(path), line=line) from exc
@@ -312,10 +333,26 @@ def _parse_tools(text: str, source: str) -> dict[str, str]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
-        raise SkillError(f"{source}:{line or '?'}: invalid YAML ({exc})", file=source, line=line) from exc
+        # One line: PyYAML's own text repeats the source with carets over several lines.
+        why = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        raise SkillError(f"{source}:{line or '?'}: invalid YAML: {why}", file=source, line=line) from exc
     if not isinstance(loaded, dict) or not all(isinstance(k, str) for k in loaded):
         raise SkillError(f"{source}: expected a mapping of tool name to description", file=source)
+    for name, text in loaded.items():
+        if isinstance(text, str) and not _is_utf8(text):
+            # A "\ud800" escape loads as a lone surrogate, which no file or hash can hold.
+            raise SkillError(
+                f"{source}: tool {name!r}: the description is not valid Unicode text", file=source
+            )
     return loaded
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class _ToolsDumper(yaml.SafeDumper):

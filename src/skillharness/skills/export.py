@@ -228,6 +228,7 @@ def export_bundle(
         files = {"": prompt_text(bundle, names).encode("utf-8")}
     else:
         files = {"": BundleExport.of(bundle, names).model_dump_json(indent=2).encode("utf-8") + b"\n"}
+    _check_not_source(out, bundle)
     _check_out(out, force, folder=fmt is ExportFormat.SKILLS)
     try:
         if fmt is ExportFormat.SKILLS:
@@ -237,6 +238,36 @@ def export_bundle(
     except OSError as exc:  # no permission, a file where a parent folder should be, a full disk
         raise ExportError(f"--out {out}: cannot write ({exc.strerror or exc})", file=str(out)) from exc
     return list(files)
+
+
+def _source_folders(bundle: Bundle) -> list[Path]:
+    """The folder ``bundle`` was read from, and the workspace holding it when it is a version."""
+    folder = Path(bundle.source)
+    if not folder.is_dir():  # built in memory, or read from a JSON export
+        return []
+    folders = [folder.resolve()]
+    if (folder.parent / MANIFEST_FILE).is_file():
+        folders.append(folder.parent.resolve())
+    return folders
+
+
+def _check_not_source(out: Path, bundle: Bundle) -> None:
+    """Refuse an ``out`` in, or holding, the bundle's own folder (or its workspace): even with
+    --force, the export would replace ``system.md`` or ``manifest.json`` with itself, or add a skill
+    file that joins the bundle on its next load."""
+    target = out.resolve()
+    for folder in _source_folders(bundle):
+        where = "is" if target == folder else "lies in" if folder in target.parents else "holds"
+        if target == folder or folder in target.parents or target in folder.parents:
+            raise ExportError(
+                f"--out {out}: {where} {folder}, the folder the bundle is read from; "
+                "write the export outside its source",
+                file=str(out),
+            )
+    existing = next(p for p in (out, *out.parents) if p.exists())
+    if existing != out and not existing.is_dir():
+        # mkdir's own message would be "File exists", naming neither the file nor the problem.
+        raise ExportError(f"--out {out}: {existing} is a file, not a folder", file=str(out))
 
 
 def _check_out(out: Path, force: bool, *, folder: bool) -> None:

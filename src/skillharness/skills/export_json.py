@@ -16,6 +16,8 @@ from typing import Literal
 from pydantic import ValidationError
 
 from skillharness import __version__
+from skillharness.data.questions import slugify
+from skillharness.llm.roles import AGENT_TOOL_NAMES
 from skillharness.skills.agent_skills import ExportError
 from skillharness.skills.bundle import Bundle
 from skillharness.skills.document import SkillDocument
@@ -110,6 +112,7 @@ class BundleExport(StrictModel):
                 f"{self.skillharness_version}); this version reads {BUNDLE_HASH_SCHEME!r}",
                 file=source,
             )
+        self._check_names(source)
         skills = {
             slug: SkillDocument.parse(skill.checked(f"skills.{slug}", source), source=f"{source}#{slug}")
             for slug, skill in self.skills.items()
@@ -126,7 +129,36 @@ class BundleExport(StrictModel):
                 f"{self.bundle_hash[:12]}",
                 file=source,
             )
+        for slug, skill in self.skills.items():  # recorded for runs to be matched by: never a stale one
+            if bundle.relevant_hash(slug) != skill.relevant_hash:
+                raise ExportError(
+                    f"{source}: skills.{slug}: relevant_hash {skill.relevant_hash[:12]} is not the "
+                    f"hash of the texts, {bundle.relevant_hash(slug)[:12]} (edited by hand?)",
+                    file=source,
+                    entry=f"skills.{slug}",
+                )
         return bundle
+
+    def _check_names(self, source: str) -> None:
+        """The keys name entries a bundle can hold (no sha256 covers a key): else the bundle's own
+        check would name a file (``bundle.json/skills/X.md``) that exists nowhere."""
+        for slug in self.skills:
+            if not slug or slugify(slug) != slug:
+                like = slugify(slug) or "ocr_problems"
+                raise ExportError(
+                    f"{source}: skills.{slug}: not a task-type slug (such as {like})",
+                    file=source,
+                    entry=f"skills.{slug}",
+                )
+        if set(self.tools) != set(AGENT_TOOL_NAMES):
+            unknown = sorted(set(self.tools) - set(AGENT_TOOL_NAMES))
+            missing = [name for name in AGENT_TOOL_NAMES if name not in self.tools]
+            raise ExportError(
+                f"{source}: tools: must be exactly {', '.join(AGENT_TOOL_NAMES)} "
+                f"(unknown: {unknown or 'none'}; missing: {missing or 'none'})",
+                file=source,
+                entry="tools",
+            )
 
 
 def load_json_export(path: Path) -> Bundle:

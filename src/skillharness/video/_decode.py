@@ -96,8 +96,12 @@ def _count(opens: int = 0, seeks: int = 0, frames: int = 0) -> None:
 
 @contextlib.contextmanager
 def open_video(path: Path) -> Iterator[tuple[av.container.InputContainer, av.VideoStream]]:
+    if path.is_dir():
+        raise DataError(f"{path} is a folder, not a video file", file=str(path))
     if not path.is_file():
         raise DataError(f"video file not found: {path}", file=str(path))
+    if path.stat().st_size == 0:  # FFmpeg would say only "Invalid data found when processing input"
+        raise DataError(f"cannot read video {path}: the file is empty (0 bytes)", file=str(path))
     try:
         container = av.open(str(path), mode="r")
     except (av.error.FFmpegError, OSError, ValueError) as exc:

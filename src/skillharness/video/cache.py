@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,7 +76,7 @@ class FrameCache:
         parts: list[object] = [_FORMAT_VERSION, video.digest(), round(timestamp_s * 1_000_000), longest_side]
         parts.append(quality)
         if window is not None:  # left out for the whole video: its existing entries stay valid
-            parts += ["window", round(window.start_s * 1_000_000), round(window.end_s * 1_000_000)]
+            parts += ["window", _micros(window.start_s), _micros(window.end_s)]
         return content_hash(parts)
 
     def _path(self, key: str, suffix: str) -> Path:
@@ -137,6 +138,12 @@ class FrameCache:
     def _discard(path: Path) -> None:
         with contextlib.suppress(OSError):
             path.unlink()
+
+
+def _micros(seconds: float) -> int | str:
+    """Whole microseconds; an infinite end ("to the end of the video") has no integer, so it is
+    keyed by its name."""
+    return round(seconds * 1_000_000) if math.isfinite(seconds) else repr(seconds)
 
 
 def _parse(data: bytes) -> tuple[dict[str, object], bytes] | None:

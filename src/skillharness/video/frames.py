@@ -129,7 +129,14 @@ def window_span(video: Path | str, duration_s: float, window: Window | None) -> 
             f"clip window {window.label()} starts after the end of {video} (duration {duration_s:.3f} s)",
             file=str(video),
         )
-    return _round_us(min(window.end_s, duration_s) - window.start_s)
+    span = _round_us(min(window.end_s, duration_s) - window.start_s)
+    if span <= 0:  # shorter than the microsecond timestamps are rounded to: no frame fits in it
+        raise DataError(
+            f"clip window {window.label()} of {video} (duration {duration_s:.6f} s) is shorter than a "
+            "microsecond: no frame lies in it",
+            file=str(video),
+        )
+    return span
 
 
 class FrameSampler:
@@ -313,6 +320,8 @@ def _frame_set(
 
 def _existing(video: Path | str) -> Path:
     path = Path(video)
+    if path.is_dir():  # "not found" would send the user looking for a file that is there
+        raise DataError(f"{path} is a folder, not a video file", file=str(path))
     if not path.is_file():
         raise DataError(f"video file not found: {path}", file=str(path))
     return path

@@ -6,6 +6,9 @@ FLUSHDB. Redis expires entries itself, so ``prune`` has nothing to do.
 
 from __future__ import annotations
 
+import re
+from urllib.parse import unquote, urlsplit
+
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
@@ -18,6 +21,25 @@ _SCAN_BATCH = 500
 # Deletes a flight lock only when it still holds the caller's token (it may have expired and been
 # taken by another process since).
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+# The characters SCAN's MATCH reads as a pattern: a namespace holding one ("a?", "run*") must match
+# only itself, or stats would count, and clear delete, another namespace's entries.
+_GLOB = re.compile(r"([*?\[\]\\])")
+
+
+def _glob_literal(text: str) -> str:
+    """``text`` as a SCAN pattern that matches exactly ``text``."""
+    return _GLOB.sub(r"\\\1", text)
+
+
+def _check_db(url: str) -> None:
+    """ValueError when a ``redis://`` URL's path is not a database number: redis-py ignores such a
+    path without a word and uses database 0, so ``/abc`` (or ``/1a``) would read and clear db 0."""
+    parts = urlsplit(url)
+    if parts.scheme == "unix":  # the path is the socket; the database is a ``?db=`` parameter
+        return
+    db = unquote(parts.path).strip("/")
+    if db and not db.isdecimal():
+        raise ValueError(f"the database {db!r} in the URL's path is not a number (redis://host:port/0)")
 
 
 class RedisBackend:
@@ -28,6 +50,7 @@ class RedisBackend:
         self.prefix = f"{namespace}:cache:"
         self.flight_prefix = f"{namespace}:flight:"  # apart from the entries: stats and clear skip them
         try:
+            _check_db(url)
             self._redis = aioredis.from_url(url, socket_connect_timeout=10, socket_timeout=30)
         except (RedisError, ValueError) as exc:
             raise CacheError(f"cache url {redact_url(url)}: {exc}", url=redact_url(url)) from exc
@@ -77,7 +100,9 @@ class RedisBackend:
             raise self._fail(exc) from exc
 
     async def _keys(self) -> list[bytes]:
-        return [k async for k in self._redis.scan_iter(match=self.prefix + "*", count=_SCAN_BATCH)]
+        return [
+            k async for k in self._redis.scan_iter(match=_glob_literal(self.prefix) + "*", count=_SCAN_BATCH)
+        ]
 
     async def stats(self) -> BackendStats:
         try:

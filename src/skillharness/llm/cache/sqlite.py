@@ -25,6 +25,7 @@ CREATE TABLE IF NOT EXISTS cache_entries (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS cache_entries_expiry ON cache_entries (namespace, expires_at);
 """
+_COLUMNS = frozenset({"namespace", "key", "value", "created_at", "expires_at"})
 
 
 def _why_unwritable(path: Path) -> str:
@@ -58,6 +59,17 @@ def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
             file=str(path),
             tables=tables,
         )
+    if tables:
+        # A table of that name laid out otherwise (another tool's) would fail every query with
+        # "no such column"; say which file holds what, before WAL mode rewrites its header.
+        columns = [str(row[1]) for row in conn.execute("PRAGMA table_info(cache_entries)")]
+        if not _COLUMNS.issubset(columns):
+            raise CacheError(
+                f"{path}: its table cache_entries is not a response cache's (columns {', '.join(columns)}); "
+                "name another file for the cache",
+                file=str(path),
+                columns=columns,
+            )
 
 
 class SQLiteBackend:
