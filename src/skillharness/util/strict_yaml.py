@@ -3,14 +3,21 @@
 PyYAML keeps the last of two equal keys without a word, so `batch_size: 0` above `batch_size: 8`
 would set 8 and hide the first line from its author. Every file a user writes (the config, an
 adapter, a bundle's tools, a simulator world) is read through here.
+
+Booleans are YAML 1.2's: only ``true`` and ``false``. PyYAML reads YAML 1.1, where ``off``, ``no``,
+``on`` and ``yes`` are booleans too, so a column named ``off`` or a missing-option marker ``no``
+would arrive as ``False``. A boolean setting written ``yes`` still means true: the config's models
+read the words ``yes``/``no``/``on``/``off`` as booleans.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
 from yaml.constructor import ConstructorError
+from yaml.resolver import Resolver
 
 __all__ = ["safe_load"]
 
@@ -35,6 +42,16 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                 )
             seen[key] = key_node
         return super().construct_mapping(node, deep=deep)
+
+
+_BOOL = "tag:yaml.org,2002:bool"
+_UniqueKeyLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _BOOL]
+    for first, resolvers in Resolver.yaml_implicit_resolvers.items()
+}
+_UniqueKeyLoader.add_implicit_resolver(
+    _BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
 
 
 def safe_load(text: str) -> Any:
