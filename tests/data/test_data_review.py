@@ -18,6 +18,7 @@ from skillharness.commands import split as split_cmd
 from skillharness.data import Adapter, load_adapter, load_benchmark
 from skillharness.data.loader import REQUIRED_COLUMNS
 from skillharness.data.pools import verify_split
+from skillharness.data.questions import Question
 from skillharness.errors import DataError, SplitError
 
 _DEEP = "[" * (sys.getrecursionlimit() * 20)  # far past the interpreter's stack
@@ -127,6 +128,19 @@ def test_nan_cells_are_empty_not_the_text_nan(tmp_path: Path) -> None:
     assert (first.clip_start, first.clip_end) == (None, None), "about the whole video"
     assert first.options == ("A. x", "B. y"), "a NaN option column is no option"
     assert (second.clip_start, second.clip_end) == (1.0, 4.0)
+
+
+def test_an_infinite_clip_end_is_refused_naming_the_row(tmp_path: Path) -> None:
+    """``inf`` parses as a float: a window to infinity names no frame, no subtitle cue, no cache key."""
+    rows = [
+        {"vid": "v1", "qid": "1", "q": "?", "a0": "x", "a1": "y", "a2": "z", "ans": 1, "s": 1.0, "e": "inf"}
+    ]
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps(rows))
+    with pytest.raises(DataError, match=r"question_id 1.*both ends finite seconds"):
+        load_benchmark(path, _clip_adapter())
+    with pytest.raises(ValueError, match="ends must be finite seconds"):  # the model, whatever the reader
+        Question.model_validate({**_row(1), "clip_start": 0.0, "clip_end": float("inf")})
 
 
 def test_a_nan_answer_or_id_is_named_as_missing(tmp_path: Path) -> None:

@@ -227,7 +227,10 @@ def _clip(row: Row, adapter: Adapter, where: str, problems: Problems) -> tuple[f
         problems.add(where, "clip", f"clip window needs two numbers, got {got}")
         return None, None
     if low < 0 or high <= low or not (math.isfinite(low) and math.isfinite(high)):
-        message = f"clip window [{low}, {high}] s: the start must be >= 0 and the end after it"
+        message = (
+            f"clip window [{low}, {high}] s: the start must be >= 0 and the end after it, "
+            "both ends finite seconds"
+        )
         problems.add(where, "clip", message)
         return None, None
     return low, high

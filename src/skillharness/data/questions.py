@@ -9,6 +9,7 @@ lettered ``A``-``J``; its answer is always a letter, whatever form the file used
 
 from __future__ import annotations
 
+import math
 import re
 from enum import StrEnum
 
@@ -140,6 +141,8 @@ def _check_clip(start: float | None, end: float | None) -> None:
         return
     if start is None or end is None:
         raise ValueError(f"a clip window needs both ends, got start={start} end={end}")
+    if not (math.isfinite(start) and math.isfinite(end)):  # inf/NaN: no frame, cue or cache key
+        raise ValueError(f"a clip window's ends must be finite seconds, got start={start} end={end}")
     if start < 0:
         raise ValueError(f"clip start {start} is negative")
     if end <= start:
