@@ -87,3 +87,10 @@ def test_bad_world_file_is_a_clear_user_error(tmp_path: Path):
     assert done.returncode == 2
     assert "world.yaml" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_world_that_is_a_folder_is_named_as_one(tmp_path: Path):
+    done = subprocess.run([*CLI, "sim", "config", "--world", str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert f"--world {tmp_path} is a folder" in " ".join(done.stderr.split())
+    assert "not found" not in done.stderr

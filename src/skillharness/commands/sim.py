@@ -34,6 +34,10 @@ def load_sim_config(world: Path | None, seed: int | None) -> Any:
 
     data: dict[str, Any] = {}
     if world is not None:
+        if world.is_dir():
+            raise ConfigError(
+                f"--world {world} is a folder; name the world's YAML or JSON file", file=str(world)
+            )
         if not world.is_file():
             raise ConfigError(f"--world file not found: {world}", file=str(world))
         try:
