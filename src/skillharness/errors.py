@@ -19,6 +19,7 @@ errors (the endpoint, the disk or the store misbehaved)::
         ├── StoreError               run store schema/version/readonly problems
         │   ├── StoreMissing         no store at the path a reader was given
         │   ├── StoreNotInitialised  the store exists but no run was ever recorded in it
+        │   ├── RunInputsChanged     a resume whose inputs differ from the stored run's
         │   └── StoreOutdated        an older schema, which a reader never upgrades
         ├── CacheError               cache backend problems (never a corrupt entry: that is a miss)
         └── ExcludedShareError       a diagnosis excluded too many wrong answers to go on
@@ -129,6 +130,15 @@ class StoreMissing(StoreError):
 
 class StoreOutdated(StoreError):
     """The store has an older schema: a reader never upgrades it, the next writer does."""
+
+
+class RunInputsChanged(StoreError):
+    """A resume with inputs (settings, bundle, model) other than the stored run's. ``differences``
+    says which, without the advice, so a command can name its own flag for a new run."""
+
+    def __init__(self, message: str, *, differences: str, **context: Any) -> None:
+        super().__init__(message, **context)
+        self.differences = differences
 
 
 class StoreNotInitialised(StoreError):

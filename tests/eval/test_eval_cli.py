@@ -190,3 +190,21 @@ def test_an_interrupted_evaluation_names_its_id_to_finish_it(capsys: pytest.Capt
         raise KeyboardInterrupt
     assert stopped.value.exit_code == 130
     assert "run the same command with --eval-id eval-20261207T1-abc" in capsys.readouterr().err
+
+
+def test_an_eval_id_made_with_other_inputs_names_the_flag_not_a_run_id() -> None:
+    """The store's refusal says "start a new run id"; an evaluation's runs are named by --eval-id."""
+    from skillharness.commands.eval import _resumable
+    from skillharness.errors import RunInputsChanged
+
+    refusal = RunInputsChanged(
+        "cannot resume run 'e1.final': x; start a new run id for a different configuration",
+        differences="bundle_hash: stored 'aa', now 'bb'",
+        run_id="e1.final",
+    )
+    with pytest.raises(ConfigError) as info, _resumable("e1"):
+        raise refusal
+    message = str(info.value)
+    assert "--eval-id e1: an evaluation made with other inputs (its run 'e1.final': bundle_hash" in message
+    assert "omit --eval-id for a new evaluation" in message
+    assert "start a new run id" not in message

@@ -14,7 +14,7 @@ from rich.console import Console
 from skillharness.agent.protocols.names import ProtocolName
 from skillharness.config import Config, load_config
 from skillharness.data.pools import load_pools
-from skillharness.errors import ConfigError, SkillError
+from skillharness.errors import ConfigError, RunInputsChanged, SkillError
 from skillharness.eval import (
     Arm,
     HoldoutReport,
@@ -92,9 +92,17 @@ def eval_command(
 @contextlib.contextmanager
 def _resumable(eval_id: str) -> Iterator[None]:
     """Ctrl-C: say the evaluation's id, printed nowhere else; without it, going on would be a new
-    evaluation, one more read of the test pool."""
+    evaluation, one more read of the test pool. An id whose runs were made with other inputs is
+    refused naming --eval-id, not a run id the user never typed."""
     try:
         yield
+    except RunInputsChanged as exc:  # the store names a run id; an evaluation's are named by --eval-id
+        run = exc.context.get("run_id")
+        raise ConfigError(
+            f"--eval-id {eval_id}: an evaluation made with other inputs (its run {run!r}: {exc.differences});"
+            " omit --eval-id for a new evaluation",
+            eval_id=eval_id,
+        ) from exc
     except KeyboardInterrupt:
         typer.echo(
             f"interrupted; to finish this evaluation (the same read of the test pool, not another), "

@@ -134,7 +134,7 @@ class Lease:
         return StoreError(
             f"run {self.run_id!r} is being written by pid {pid} on {where}: its last heartbeat is "
             f"{age:.1f} s old and it expires in {left:.1f} s unless renewed; wait for it to end "
-            "(or stop it) before resuming"
+            "(or stop it), then resume it or choose another run id"
             + ("" if host == self.host else f"; if {host} has crashed, retry once the lease has expired"),
             run_id=self.run_id,
             pid=pid,

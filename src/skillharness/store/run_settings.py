@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
-from skillharness.errors import StoreError
+from skillharness.errors import RunInputsChanged
 from skillharness.store.ledger import RunMetric
 from skillharness.store.records import RunProvenance
 from skillharness.store.rows import now_iso
@@ -170,8 +170,9 @@ def check_same_run(
         )
         if "config_hash" in differing and stored_settings is None:
             summary += "; the run predates stored settings, so the changed ones cannot be named"
-    raise StoreError(
+    raise RunInputsChanged(
         f"cannot resume run {stored.run_id!r}: {summary}; start a new run id for a different configuration",
+        differences=summary,
         run_id=stored.run_id,
         fields=differing,
         settings=[change.split(":", 1)[0] for change in changes],
