@@ -296,3 +296,15 @@ def test_a_folder_where_pools_json_goes_is_refused_as_an_artifact(tmp_path: Path
     assert "split artifacts already exist" in str(result.exception)
     assert "pools.json (a folder)" in str(result.exception)
     assert (out / "pools.json").is_dir(), "nothing replaced without --force"
+
+
+def test_a_list_or_object_where_an_id_goes_is_named_not_turned_into_text(tmp_path: Path) -> None:
+    """str(["a"]) would make an id "['a']" that names no video and nothing the user wrote."""
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps([_row(1, question_id=["a"]), _row(2, video_id={"id": 2}), _row(3)]))
+    with pytest.raises(DataError) as info:
+        load_benchmark(path, load_adapter("videomme"))
+    message = str(info.value)
+    assert "field 'question_id': a list, where one value is expected" in message
+    assert "field 'video_id': a dict, where one value is expected" in message
+    assert "'['a']'" not in message

@@ -85,6 +85,10 @@ def convert_row(
             f"{where}: missing field(s) {', '.join(missing)} (has {', '.join(row.data) or 'none'})"
         )
         return None
+    if nested := _nested_ids(row, adapter):
+        for name in nested:  # str(["a"]) would be an id "['a']" that names nothing the user wrote
+            problems.add(where, name, f"a {type(row.data[name]).__name__}, where one value is expected")
+        return None
     raw_answer = row.data.get(adapter.answer.field) if adapter.answer else None
     if answers is not None:
         if qid not in answers:
@@ -101,6 +105,15 @@ def convert_row(
     if len(problems.items) > before or answer is None:
         return None
     return _build(row, adapter, qid, where, options, answer, clip, problems)
+
+
+def _nested_ids(row: Row, adapter: Adapter) -> list[str]:
+    """The row's fields that name a question (its ids, task type, question) holding a list or an object."""
+    given = (adapter.video_id, adapter.video_file, adapter.question_id, adapter.question, adapter.task_type)
+    sources = [s for s in given if s is not None]
+    fields = {s.field for s in sources if s.field is not None}
+    fields |= {name for s in sources for name in s.template_fields}
+    return sorted(name for name in fields if isinstance(row.data.get(name), list | dict))
 
 
 def _raw_options(row: Row, adapter: Adapter) -> list[Any]:
