@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,9 @@ from skillharness.commands import data as data_cmd
 from skillharness.commands import split as split_cmd
 from skillharness.data import Adapter, load_adapter, load_benchmark
 from skillharness.data.loader import REQUIRED_COLUMNS
-from skillharness.data.pools import verify_split
+from skillharness.data.pools import verify_split, write_split
 from skillharness.data.questions import Question
+from skillharness.data.split import SplitParams, make_split
 from skillharness.errors import DataError, SplitError
 
 _DEEP = "[" * (sys.getrecursionlimit() * 20)  # far past the interpreter's stack
@@ -308,3 +310,42 @@ def test_a_list_or_object_where_an_id_goes_is_named_not_turned_into_text(tmp_pat
     assert "field 'question_id': a list, where one value is expected" in message
     assert "field 'video_id': a dict, where one value is expected" in message
     assert "'['a']'" not in message
+
+
+SPLIT_UNDER_A_LIMIT = """
+import resource, signal, sys
+from pathlib import Path
+from skillharness.data import load_adapter, load_benchmark
+from skillharness.data.pools import write_split
+from skillharness.data.split import SplitParams, make_split
+source, out, limit = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+questions = load_benchmark(source, load_adapter("videomme")).questions
+split = make_split(questions, SplitParams(sizes=(4, 4, 4), unit="video"))
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as a full disk's
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+try:
+    write_split(split, list(questions), source, out, force=False, version="t")
+except OSError as exc:
+    print(exc.filename)
+    sys.exit(3)
+"""
+
+
+def test_a_split_whose_manifest_write_fails_leaves_no_pools_file_behind(tmp_path: Path) -> None:
+    """pools.json without its manifest is refused as "manifest missing" and needs --force to redo:
+    the two are written all or none."""
+    source = tmp_path / "q.json"
+    source.write_text(json.dumps([_row(i) for i in range(1, 13)]))
+    questions = load_benchmark(source, load_adapter("videomme")).questions
+    sizes = write_split(
+        make_split(questions, SplitParams(sizes=(4, 4, 4), unit="video")), list(questions), source,
+        tmp_path / "scratch", force=False, version="t",
+    )  # fmt: skip
+    pools, manifest = sizes.pools_path.stat().st_size, sizes.manifest_path.stat().st_size
+    assert pools < manifest, "the limit below lets pools.json through and stops the manifest"
+    out = tmp_path / "split"
+    args = [sys.executable, "-c", SPLIT_UNDER_A_LIMIT, str(source), str(out), str((pools + manifest) // 2)]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3, done.stderr
+    assert done.stdout.strip() == str(out / "split_manifest.json")
+    assert not list(out.iterdir()), "neither file, and no temp file"

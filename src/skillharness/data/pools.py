@@ -23,9 +23,9 @@ from skillharness.data.questions import Question
 from skillharness.data.split import Pool, Split, UnitKind, count_table, group_units
 from skillharness.errors import DataError, SplitError
 from skillharness.util.atomic import (
-    atomic_write_bytes,
-    atomic_write_json,
+    atomic_write_files,
     fsync_dir,
+    json_bytes,
     sha256_bytes,
     sha256_file,
 )
@@ -157,10 +157,10 @@ def write_split(
     backup = _backup(out_dir, existing) if existing else None
     data = pools_bytes(split)
     pools_sha = sha256_bytes(data)
-    atomic_write_bytes(out_dir / POOLS_FILE, data)
     manifest = _manifest(split, questions, source, source_sha256(source), pools_sha, version)
     manifest["source"]["benchmark"] = benchmark
-    atomic_write_json(out_dir / MANIFEST_FILE, manifest)
+    # Both or neither: a pools.json without its manifest would be refused as "manifest missing".
+    atomic_write_files({out_dir / POOLS_FILE: data, out_dir / MANIFEST_FILE: json_bytes(manifest)})
     return WriteResult(out_dir / POOLS_FILE, out_dir / MANIFEST_FILE, pools_sha, backup)
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "atomic_write_json",
     "atomic_write_text",
     "fsync_dir",
+    "json_bytes",
     "new_mode",
     "sha256_bytes",
     "sha256_file",
@@ -133,9 +134,14 @@ def atomic_write_text(path: Path | str, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def json_bytes(obj: Any) -> bytes:
+    """``obj`` as stable, indented UTF-8 JSON with a final newline (what :func:`atomic_write_json` writes)."""
+    return (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
 def atomic_write_json(path: Path | str, obj: Any) -> bytes:
     """Write ``obj`` as stable, indented JSON atomically; return the bytes written."""
-    data = (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    data = json_bytes(obj)
     atomic_write_bytes(path, data)
     return data
 
