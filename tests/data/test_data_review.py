@@ -349,3 +349,14 @@ def test_a_split_whose_manifest_write_fails_leaves_no_pools_file_behind(tmp_path
     assert done.returncode == 3, done.stderr
     assert done.stdout.strip() == str(out / "split_manifest.json")
     assert not list(out.iterdir()), "neither file, and no temp file"
+
+
+def test_a_csv_row_shorter_than_its_header_is_named_as_one(tmp_path: Path) -> None:
+    path = tmp_path / "q.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(REQUIRED_COLUMNS)
+        writer.writerow([*(json.dumps(v) if k == "options" else v for k, v in _row(1).items())])
+        writer.writerow([v for k, v in _row(2).items() if k not in ("options", "answer")])  # cut short
+    with pytest.raises(DataError, match=r"row 2 .*field 'options': no value \(an empty cell, or a row with"):
+        load_benchmark(path, load_adapter("videomme"))

@@ -15,7 +15,9 @@ def test_only_true_and_false_are_booleans_so_a_column_named_off_stays_a_name() -
     """YAML 1.1 (PyYAML's) reads off/no/on/yes as booleans: a subtitle offset column named ``off``
     or a missing-option marker ``no`` would arrive as False."""
     loaded = safe_load("offset: off\nmissing: [no, n/a]\nanswer: yes\nflag: true\nother: FALSE\n")
-    assert loaded == {"offset": "off", "missing": ["no", "n/a"], "answer": "yes", "flag": True, "other": False}
+    assert loaded == {
+        "offset": "off", "missing": ["no", "n/a"], "answer": "yes", "flag": True, "other": False
+    }  # fmt: skip
     assert yaml.safe_load("x: off") == {"x": False}, "PyYAML's own loader is left as it is"
 
 

@@ -163,6 +163,8 @@ def _parse_options(value: Any) -> tuple[str, ...]:
                 value = ast.literal_eval(text)
             except (ValueError, SyntaxError, TypeError, RecursionError) as exc:
                 raise ValueError(f"not a list of options: {text[:80]!r}") from exc
+    if value is None:  # a CSV row shorter than its header leaves its last cells None
+        raise ValueError("no value (an empty cell, or a row with fewer cells than the header)")
     if not isinstance(value, list | tuple) or not all(isinstance(o, str) for o in value):
         raise ValueError(f"expected a list of strings, got {type(value).__name__}")
     return tuple(value)
