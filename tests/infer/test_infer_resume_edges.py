@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from infer_support import PACED_WORLD, Bench, write_config
 
+from bench_support import store_runs
 from cli_support import run_cli as cli
 from skillharness.data import Pool
-from skillharness.llm.types import SamplingParams
 from skillharness.sim import LatencyConfig, SimConfig, SimServer
-from skillharness.store import RunKind, RunProvenance, RunReader, RunStatus, RunStore, StoreConfig
+from skillharness.store import RunKind, RunReader, RunStatus
 
 pytestmark = pytest.mark.sim_world(PACED_WORLD)
 
@@ -159,23 +159,11 @@ async def test_resume_of_a_training_runs_part_is_refused_naming_the_command_that
     tmp_path: Path, bench: Bench, sim: SimServer
 ) -> None:
     config = write_config(tmp_path / "exp.yaml", bench, sim)
-    store = RunStore.open(StoreConfig(url=f"sqlite:///{tmp_path / 'runs.sqlite'}"))
-    try:
-        parent = RunProvenance(
-            run_id="t1",
-            kind=RunKind.TRAIN,
-            config_hash="c" * 64,
-            bundle_hash="b" * 64,
-            pool=Pool.TRAIN,
-            model=sim.model_name,
-            endpoints=(sim.base_url,),
-            sampling=SamplingParams(temperature=0.7),
-        )
-        child = {"run_id": "t1.baseline", "kind": RunKind.INFER, "pool": Pool.VAL, "parent_run_id": "t1"}
-        for provenance in (parent, parent.model_copy(update=child)):
-            await (await store.open_run(provenance)).close(RunStatus.INTERRUPTED)
-    finally:
-        store.close()
+    parts = (
+        {"run_id": "t1", "kind": RunKind.TRAIN, "pool": Pool.TRAIN},
+        {"run_id": "t1.baseline", "parent_run_id": "t1"},
+    )
+    await store_runs(tmp_path / "runs.sqlite", sim, *parts, status=RunStatus.INTERRUPTED)
     refused = cli("infer", "--config", str(config), "--pool", "val", "--run-id", "t1.baseline", "--resume")
     assert refused.returncode == 2
     assert "cannot resume run 't1.baseline' (kind infer, part of run 't1')" in refused.stderr
