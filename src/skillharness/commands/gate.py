@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
-import json
-import math
-import re
-from collections.abc import Mapping
 from pathlib import Path
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 
 from skillharness.commands.fit_table import Col, FitTable
 from skillharness.commands.gate_coupling import independent_from_run, print_coupling, run_discordance
+from skillharness.commands.gate_inputs import (
+    GATE_FLAGS,
+    check_size,
+    floats,
+    gate_config,
+    parse_units,
+    read_manifest_val_counts,
+)
 from skillharness.commands.gate_tables import plan_table, print_guard, print_levels, warn_few
-from skillharness.errors import ConfigError, SplitError
+from skillharness.errors import ConfigError
 from skillharness.sim import SimConfig
 from skillharness.train import (
-    MAX_OBSERVATIONS,
     ClassPlan,
     EProcessGate,
     FixedNStandardError,
@@ -32,7 +34,6 @@ from skillharness.train import (
     simulate,
 )
 from skillharness.train.config import GateConfig
-from skillharness.util.model import ValidationProblem, validation_problems
 
 gate_app = typer.Typer(help="Plan a gate (is acceptance reachable, with what power?) or simulate one.")
 
@@ -46,99 +47,6 @@ _SEED = typer.Option(0, "--seed", min=0, help="Seed of the simulations.")
 _MANIFEST = typer.Option(None, "--manifest", help="Read val questions per class from a split_manifest.json.")
 
 
-# The flag that sets each train.gate setting (``gate simulate`` calls n_max --n-max).
-_FLAGS = {
-    "alpha": "--alpha",
-    "alpha_spending": "--alpha-spending",
-    "bet_cap": "--bet-cap",
-    "n_max": "--budget",
-    "bet_strategy": "--strategy",
-    "first_stage": "--first-stage",
-    "stage_growth": "--growth",
-    "mcnemar_alpha": "--mcnemar-alpha",
-    "guard_draws": "--guard-draws",
-    "guard_harm": "--guard-harm",
-    "guard_power": "--guard-power",
-    "guard_discordance": "--discordance",
-    "guard_max_draws": "--guard-max-draws",
-    "guard_clear": "--guard-clear",
-}
-
-
-def _config(flags: Mapping[str, str] = _FLAGS, **values: object) -> GateConfig:
-    """The gate's settings from the command's flags; a refusal names the flag, not the setting."""
-    try:
-        return GateConfig(**values)  # type: ignore[arg-type]
-    except ValidationError as exc:
-        said = "; ".join(_flagged(problem, flags) for problem in validation_problems(exc))
-        raise ConfigError(f"invalid gate settings: {said}", field="gate flags") from exc
-
-
-def _flagged(problem: ValidationProblem, flags: Mapping[str, str]) -> str:
-    """One refusal in the flags' names: a rule across settings (``guard_power + guard_clear``)
-    names them in its text, whose words are swapped for their flags."""
-    if problem.loc:
-        return f"{flags.get(str(problem.loc[0]), problem.where)}: {problem.message}"
-    text = problem.message.removeprefix("Value error, ")
-    return re.sub(r"[a-z_]+", lambda word: flags.get(word.group(0), word.group(0)), text)
-
-
-def _check_size(runs: int, n: int, n_flag: str) -> None:
-    """Refuse a simulation too large to finish in a minute or two (its memory is bounded anyway)."""
-    if runs * n > MAX_OBSERVATIONS:
-        raise ConfigError(
-            f"--runs {runs} simulated gates of {n_flag} {n} observations each are {runs * n:,} observations, "
-            f"more than the {MAX_OBSERVATIONS:,} one simulation draws; lower --runs or {n_flag}",
-            field=f"--runs/{n_flag}",
-        )
-
-
-def parse_units(text: str, per_unit: int) -> dict[str, int]:
-    """``"Object Reasoning=30,OCR Problems=6"`` -> drawable observations per class."""
-    counts: dict[str, int] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        name, sep, value = part.rpartition("=")
-        if not sep or not name.strip() or not value.strip().isdigit():
-            raise ConfigError(f"--units entries look like 'Class Name=30', got {part!r}", field="--units")
-        if name.strip() in counts:
-            raise ConfigError(f"--units gives class {name.strip()!r} twice", field="--units")
-        counts[name.strip()] = int(value) * per_unit
-    if not counts:
-        raise ConfigError("--units is empty", field="--units")
-    return counts
-
-
-def read_manifest_val_counts(path: Path) -> dict[str, int]:
-    """Val questions per task type from a ``split_manifest.json`` (``counts.val.<type>.<duration>``).
-
-    A task type present in any pool but absent from val is listed with 0: it is the class whose
-    gate can never accept, so the plan must show it rather than drop it.
-    """
-    try:
-        doc = json.loads(path.read_text())
-        counts = doc["counts"]
-        val = counts["val"]
-        tasks = sorted({task for pool in counts.values() for task in pool})
-        return {task: sum(int(n) for n in val.get(task, {}).values()) for task in tasks}
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{path}: manifest not found", file=str(path)) from exc
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
-        raise SplitError(
-            f"{path}: not a split manifest with counts.val.<task type>.<duration> ({exc})", file=str(path)
-        ) from exc
-
-
-def _floats(text: str, flag: str) -> tuple[float, ...]:
-    try:
-        values = tuple(float(x) for x in text.split(",") if x.strip())
-    except ValueError as exc:
-        raise ConfigError(f"{flag} must be comma-separated numbers, got {text!r}", field=flag) from exc
-    if not all(math.isfinite(x) for x in values):  # float() reads 'nan' and 'inf'
-        raise ConfigError(f"{flag} must be finite numbers, got {text!r}", field=flag)
-    return values
-
-
-# ``gate plan``'s own options; the shared ones above keep plan and simulate in step.
 _UNITS = typer.Option("", "--units", help='Val units per class, e.g. "Object Reasoning=30,OCR Problems=6".')
 _PER_UNIT = typer.Option(1, "--questions-per-unit", min=1, help="Observations one --units unit gives.")
 _BUDGET = typer.Option(_GATE.n_max, "--budget", help="Largest number of observations per gate (n_max).")
@@ -239,7 +147,7 @@ def plan(
     if from_run is not None:
         discordance = _discordance_of_run(console, from_run, store, config_file, rho, coupling is None)
     drawable = _drawable(distinct, temperature, budget, runs)
-    config = _config(
+    config = gate_config(
         alpha=alpha,
         alpha_spending=alpha_spending,
         bet_cap=bet_cap,
@@ -271,13 +179,13 @@ def plan(
 def _drawable(distinct: dict[str, int], temperature: float, budget: int, runs: int) -> dict[str, int]:
     """The observations each class's gate can draw, refused when simulating them would take too long."""
     drawable = {k: gate_budget(n, temperature=temperature, n_max=budget) for k, n in distinct.items()}
-    _check_size(runs, max(drawable.values()), "--budget")
+    check_size(runs, max(drawable.values()), "--budget")
     return drawable
 
 
 def _effects(text: str, discordance: float, *, measured: bool) -> tuple[float, ...]:
     """``--effects``: an effect is a difference of two rates at most ``discordance`` apart."""
-    deltas = _floats(text, "--effects")
+    deltas = floats(text, "--effects")
     source = "measured by --from-run" if measured else "--discordance"
     for delta in deltas:
         if abs(delta) > discordance:
@@ -382,8 +290,8 @@ def simulate_cmd(
             "the candidate wins and loses, so they sum to at most 1",
             field="--p-plus/--p-minus",
         )
-    config = _config(
-        {**_FLAGS, "n_max": "--n-max"},
+    config = gate_config(
+        {**GATE_FLAGS, "n_max": "--n-max"},
         alpha=alpha,
         bet_cap=bet_cap,
         n_max=n_max,
@@ -391,7 +299,7 @@ def simulate_cmd(
         first_stage=first_stage,
         stage_growth=growth,
     )
-    _check_size(runs, n_max, "--n-max")
+    check_size(runs, n_max, "--n-max")
     rules: list[GateRule] = [EProcessGate(config)]
     if baselines:
         rules += [StrictlyBetterMinibatch(), FixedNStandardError(n=n_max)]

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from skillharness import __version__
 from skillharness.commands.fit_table import Col, FitTable
+from skillharness.commands.flag_errors import flag_problems
 from skillharness.data.adapter import builtin_adapters
 from skillharness.data.config import DEFAULT_BENCHMARK
 from skillharness.data.pools import FrozenPools, verify_split, write_split
@@ -23,7 +24,6 @@ from skillharness.data.split import Pool, Split, SplitParams, count_table, make_
 from skillharness.errors import ConfigError, SplitError
 from skillharness.train import class_coverage, include_hint
 from skillharness.train.config import GateConfig
-from skillharness.util.model import validation_problems
 
 split_app = typer.Typer(help="Freeze train/val/test pools (split) or check frozen ones (split verify).")
 
@@ -57,19 +57,7 @@ def split_gate(
     try:
         return GateConfig(**{k: v for k, v in given.items() if v is not None})  # type: ignore[arg-type]
     except ValidationError as exc:
-        raise ConfigError(f"invalid gate flag: {_flag_problems(exc, given)}") from exc
-
-
-def _flag_problems(exc: ValidationError, given: dict[str, Any], whole: str = "sizes") -> str:
-    """``exc`` with each field named by its flag and the value given (``--alpha 2: ...``): the user
-    typed flags, not the fields of the model behind them. A problem with no field is ``whole``'s
-    (SplitParams checks its sizes together)."""
-    parts = []
-    for problem in validation_problems(exc):
-        name = str(problem.loc[0]) if problem.loc else whole
-        value = f" {given[name]}" if name in given else ""
-        parts.append(f"--{name.replace('_', '-')}{value}: {problem.message.removeprefix('Value error, ')}")
-    return "; ".join(parts)
+        raise ConfigError(f"invalid gate flag: {flag_problems(exc, given=given)}") from exc
 
 
 def split_coverage(
@@ -108,7 +96,8 @@ def split_params(sizes: str, **flags: Any) -> SplitParams:
     try:
         return SplitParams(sizes=_parse_sizes(sizes), **flags)
     except ValidationError as exc:
-        raise ConfigError(f"invalid split flag: {_flag_problems(exc, {**flags, 'sizes': sizes})}") from exc
+        given = {**flags, "sizes": sizes}  # SplitParams checks its sizes together: a rule of --sizes
+        raise ConfigError(f"invalid split flag: {flag_problems(exc, given=given, whole='sizes')}") from exc
 
 
 def benchmark_name(benchmark: str) -> str:
